@@ -1,0 +1,182 @@
+/* A generation: everything the workers need to forward packets, built by
+ * the control thread from a validated config plus runtime state (health,
+ * overrides, port MACs), fully validated, then published with one pointer
+ * swap (control/publish.h) and never modified again while workers may see
+ * it. Plain C: no DPDK types, so it can be built and tested without EAL.
+ *
+ * Threads: mlv_gen_build/mlv_gen_free on the control thread only. The
+ * look-up functions are pure reads and may be called by any thread holding
+ * the generation (workers between RCU quiescent states).
+ */
+#ifndef MLV_GENERATION_H
+#define MLV_GENERATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/config.h"
+#include "dataplane/counters.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_key.h"
+
+/* One backend of one VIP, as the workers see it. */
+struct mlv_gen_backend {
+	uint32_t uid;        /* stable for (VIP name, backend name) for the
+				process lifetime; what conntrack remembers */
+	uint16_t index;      /* position in vip->backends (name order) */
+	bool usable;         /* present and healthy: tracked flows may keep
+				it (a draining backend is usable) */
+	bool draining;       /* owns no slots; keeps its established flows */
+	struct mlv_ip address;
+	uint32_t weight;     /* effective weight (after overrides/health) */
+	const struct mlv_encap_tmpl *encap; /* [gen->n_tx] one per transmit slot */
+	char name[MLV_NAME_MAX];
+};
+
+struct mlv_gen_vip {
+	uint32_t uid;                 /* stable for the VIP name */
+	uint8_t family;               /* 4 or 6 */
+	uint8_t protocol;
+	uint16_t port_be;             /* network byte order, as in flow keys */
+	uint8_t address[16];
+	enum mlv_forwarding forwarding;
+	uint32_t table_size;
+	const uint16_t *table;        /* table_size slots, MLV_MAGLEV_NO_BACKEND if none */
+	uint64_t fingerprint;
+	uint32_t n_backends;
+	const struct mlv_gen_backend *backends;
+	uint32_t n_usable;            /* backends that can take new flows */
+	uint16_t mtu_room;            /* largest inner IP packet that fits the
+					 transmit port MTU after encapsulation */
+	char name[MLV_NAME_MAX];
+};
+
+/* What the daemon knows about the ports when it builds a generation:
+ * constant after start except next-hop MACs, which may be re-resolved. */
+struct mlv_gen_port_info {
+	uint8_t mac[6];              /* the DPDK port's own MAC */
+	uint8_t next_hop[6];         /* where encapsulated packets go */
+	uint16_t mtu;
+	struct mlv_ip address;       /* outer source, IPv4 */
+	struct mlv_ip address6;      /* outer source, IPv6 */
+	uint16_t tx_slot;            /* transmit slot used by traffic arriving here */
+};
+
+/* Runtime state the control plane layers over the config. */
+struct mlv_gen_backend_state {
+	bool healthy;                /* false: leaves the table, flows re-selected */
+	bool drain_override;         /* drain set at runtime */
+	bool has_weight_override;
+	uint32_t weight_override;
+	bool has_mac;                /* l2dsr: a resolved MAC (neighbour table)
+					that replaces the configured one */
+	uint8_t mac[6];
+};
+
+/* Called by the builder for each (vip, backend) to get runtime state;
+ * NULL callback = all healthy, no overrides. */
+typedef void (*mlv_gen_state_fn)(const char *vip, const char *backend,
+				 struct mlv_gen_backend_state *out, void *ctx);
+
+struct mlv_generation {
+	uint32_t number;             /* increases by one per publish */
+	uint32_t n_vips;
+	const struct mlv_gen_vip *vips;
+	uint32_t n_all_backends;     /* every VIP's backends, contiguous: */
+	const struct mlv_gen_backend *all_backends; /* vip->backends points in here */
+	uint32_t n_tx;               /* transmit slots (distinct tx ports) */
+	uint32_t n_ports;
+	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
+	uint32_t n_workers;
+	/* counters this generation's packets are counted in, per worker:
+	 * vip_ctr[w][vip - vips], backend_ctr[w][backend - all_backends]. */
+	struct mlv_flow_counters **vip_ctr;
+	struct mlv_flow_counters **backend_ctr;
+	void *priv;                  /* builder-owned look-up structures */
+	/* VIP tables copied from `previous` because the VIP's table size and
+	 * (name, effective weight) list were unchanged: for logs and tests. */
+	uint32_t n_tables_reused;
+	/* Config port index transmitting for each slot: [n_tx]. */
+	uint16_t tx_ports[MLV_MAX_PORTS];
+	/* Owned by control/publish.c while the generation waits for its grace
+	 * period; never read by workers. */
+	uint64_t retire_token;
+	struct mlv_generation *retire_next;
+};
+
+/* Build generation `number` for cfg. ports[] describes cfg->ports in
+ * order. previous (NULL for the first) carries uids forward: a (VIP,
+ * backend) pair present in both keeps its uid, a new one gets a uid never
+ * used before; it also lets unchanged VIP tables be reused. Returns MLV_OK and *out, or an error
+ * with nothing allocated. Control thread.
+ *
+ * Details (docs/generations.md):
+ * - uids are never reused along a chain of generations each built from
+ *   the one before (the counter lives in the generation); pass the current
+ *   generation as previous on every rebuild.
+ * - Backends are ordered by name (strcmp), whatever the config order, so
+ *   tables are byte-identical across instances.
+ * - Unhealthy: weight 0, not usable. Drain (config state, weight 0 after
+ *   overrides, or runtime drain): weight 0, usable. An l2dsr backend with no
+ *   MAC (neither configured nor resolved) is treated as unhealthy.
+ * - gen->ports[i].tx_slot is set; a port transmits via itself or its
+ *   tx_port. ports[i].mtu/address/address6 left zero/unset fall back to the
+ *   config port's values.
+ * - A VIP whose table size and (name, effective weight) list equal those
+ *   of the same-named VIP in previous gets a copy of that table and
+ *   fingerprint instead of a rebuild (the table is a pure function of them).
+ * - vip->mtu_room is the smallest room over the VIP's transmit ports and
+ *   backend address families (conservative for mixed-family backends).
+ * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
+ * (address, port, protocol), duplicate backend names, an unknown tx_port,
+ * or bad Maglev input; MLV_E_RANGE for n_workers 0 or above
+ * MLV_MAX_WORKERS and too many ports/VIPs/backends; MLV_E_CONFIG when a
+ * transmitting port has no address of a backend's family or the method
+ * cannot carry the VIP's family; MLV_E_LIMIT when uids run out;
+ * MLV_E_NOMEM. */
+enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
+			   const struct mlv_gen_port_info *ports,
+			   uint32_t n_workers, uint32_t number,
+			   mlv_gen_state_fn state, void *state_ctx,
+			   const struct mlv_generation *previous,
+			   struct mlv_generation **out);
+
+/* Free a generation no worker can still see. Control thread. */
+void mlv_gen_free(struct mlv_generation *gen);
+
+/* The VIP matching (dst, dport, proto, family) of key, or NULL. For
+ * fragments and ICMP errors (key ports 0) pass any_port = true: the VIP
+ * with the lowest port on that address and protocol matches. Any thread
+ * holding gen. */
+const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
+					   const struct mlv_flow_key *key,
+					   bool any_port);
+
+/* The backend with uid in vip, or NULL if it is no longer there. */
+const struct mlv_gen_backend *mlv_gen_find_backend(
+	const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
+	uint32_t uid);
+
+/* The VIP / backend with this uid anywhere in gen, or NULL. Backend uids
+ * are unique within a generation (one per VIP and backend name pair).
+ * For the control plane (stats folding); any thread holding gen. */
+const struct mlv_gen_vip *mlv_gen_find_vip_uid(const struct mlv_generation *gen,
+					       uint32_t uid);
+const struct mlv_gen_backend *mlv_gen_find_backend_uid(
+	const struct mlv_generation *gen, uint32_t uid);
+
+/* Index of backend in gen->all_backends (for counters). */
+static inline uint32_t mlv_gen_backend_index(const struct mlv_generation *gen,
+					     const struct mlv_gen_backend *b)
+{
+	return (uint32_t)(b - gen->all_backends);
+}
+
+/* Index of vip in gen->vips (for counters). */
+static inline uint32_t mlv_gen_vip_index(const struct mlv_generation *gen,
+					 const struct mlv_gen_vip *vip)
+{
+	return (uint32_t)(vip - gen->vips);
+}
+
+#endif

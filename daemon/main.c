@@ -1,0 +1,149 @@
+/* maglevd: an L4 load balancer on DPDK. See README.md and
+ * docs/operations.md; the life cycle is in daemon/daemon.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control/config.h"
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/options.h"
+#include "daemon/stats_file.h"
+#include "dataplane/port_plan.h"
+
+#define EXIT_USAGE 2
+
+/* --check-config: load and validate, print OK or every diagnostic. */
+static int check_config(const char *path)
+{
+	struct mlv_config *cfg = NULL;
+	struct mlv_port_plan plan;
+	struct mlv_diags diags;
+	enum mlv_err err;
+	char why[512];
+
+	mlv_diags_init(&diags);
+	err = mlv_config_load(path, &cfg, &diags);
+	mlv_diags_print(&diags, stderr);
+	if (err && diags.n_errors == 0)
+		fprintf(stderr, "%s: error: %s\n", path, mlv_strerror(err));
+	mlv_diags_free(&diags);
+	if (err)
+		return EXIT_FAILURE;
+	/* Valid, but something this release cannot start with yet. */
+	if (mlv_port_plan_make(cfg, &plan, why, sizeof(why)) != MLV_OK)
+		fprintf(stderr, "%s: warning: %s (maglevd will refuse to start)\n",
+			path, why);
+	mlv_config_free(cfg);
+	puts("OK");
+	return EXIT_SUCCESS;
+}
+
+/* Signals are taken through a signalfd by the control loop. They are
+ * blocked here, before rte_eal_init creates any thread, so every thread
+ * inherits the mask and none is interrupted by them. */
+static int block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	/* a stats-file or log reader going away must not kill us */
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static enum mlv_err load_config(const char *path, struct mlv_config **out)
+{
+	struct mlv_diags diags;
+	enum mlv_err err;
+
+	mlv_diags_init(&diags);
+	err = mlv_config_load(path, out, &diags);
+	mlv_daemon_log_diags(&diags);
+	mlv_diags_free(&diags);
+	if (err)
+		mlv_err_log("cannot start with %s: %s", path, mlv_strerror(err));
+	return err;
+}
+
+static void write_final_stats(const char *path, json_t *doc)
+{
+	if (!path || !doc)
+		return;
+	if (mlv_stats_file_write(path, doc) != MLV_OK)
+		mlv_warn("stats file %s: cannot write the final one: %s", path,
+			 strerror(errno));
+}
+
+static int run(const struct mlv_options *opts)
+{
+	struct mlv_daemon d;
+	json_t *final_stats = NULL;
+	enum mlv_err err;
+	int sigfd;
+
+	memset(&d, 0, sizeof(d));
+	d.opts = opts;
+	clock_gettime(CLOCK_MONOTONIC, &d.started);
+	mlv_log_set_level(opts->log_level);
+
+	sigfd = block_signals();
+	if (sigfd < 0) {
+		mlv_err_log("signals: %s", strerror(errno));
+		return EXIT_FAILURE;
+	}
+	err = load_config(opts->config_path, &d.cfg);
+	if (!err)
+		err = mlv_daemon_start(&d);
+	if (!err) {
+		err = mlv_daemon_control_loop(&d, sigfd);
+		/* Workers stop, then ports (a net_pcap TX file is complete
+		 * after close); the final counters are read after both. */
+		mlv_daemon_stop_workers(&d);
+		if (d.eal_ready)
+			mlv_ports_close(&d.ports);
+		if (opts->stats_file) {
+			final_stats = mlv_stats_json(&d, true);
+			if (!final_stats)
+				mlv_warn("final stats: out of memory");
+		}
+	}
+	mlv_daemon_teardown(&d);
+	write_final_stats(opts->stats_file, final_stats);
+	json_decref(final_stats);
+	close(sigfd);
+	if (!err)
+		mlv_info("stopped");
+	return err ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct mlv_options opts;
+
+	if (mlv_options_parse(argc, argv, &opts, stderr) != MLV_OK)
+		return EXIT_USAGE;
+	switch (opts.mode) {
+	case MLV_MODE_HELP:
+		mlv_options_usage(stdout);
+		return EXIT_SUCCESS;
+	case MLV_MODE_VERSION:
+		printf("maglevd %s\n", MLV_VERSION);
+		return EXIT_SUCCESS;
+	case MLV_MODE_CHECK_CONFIG:
+		return check_config(opts.config_path);
+	case MLV_MODE_RUN:
+		break;
+	}
+	return run(&opts);
+}

@@ -1,0 +1,237 @@
+/* Bringing the data plane up and down, in that order and its reverse. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+
+static enum mlv_err init_eal(struct mlv_daemon *d)
+{
+	const struct mlv_options *o = d->opts;
+	char *const *args = o->has_eal_override ? o->eal_override : d->cfg->eal_args;
+	int n = o->has_eal_override ? o->n_eal_override : (int)d->cfg->n_eal_args;
+	enum mlv_err err;
+	int ret;
+
+	err = mlv_eal_args_build("maglevd", args, n, d->cfg->workers,
+				 o->log_level, &d->eal);
+	if (err) {
+		mlv_err_log("EAL arguments: %s", mlv_strerror(err));
+		return err;
+	}
+	if (mlv_log_enabled(MLV_LOG_DEBUG)) {
+		char line[1024];
+		size_t used = 0;
+
+		line[0] = '\0';
+		for (int i = 1; i < d->eal.argc && used < sizeof(line); i++)
+			used += (size_t)snprintf(line + used, sizeof(line) - used,
+						 " %s", d->eal.argv[i]);
+		mlv_debug("EAL arguments:%s", line);
+	}
+	ret = rte_eal_init(d->eal.argc, d->eal.argv);
+	if (ret < 0) {
+		mlv_err_log("DPDK EAL initialisation failed: %s (EAL arguments "
+			    "come from dataplane.eal_args or after \"--\")",
+			    rte_strerror(rte_errno));
+		return MLV_E_DPDK;
+	}
+	d->eal_ready = true;
+	return MLV_OK;
+}
+
+static enum mlv_err pick_lcores(struct mlv_daemon *d)
+{
+	unsigned lcore;
+
+	d->n_workers = 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (d->n_workers == d->cfg->workers)
+			break;
+		d->worker_lcores[d->n_workers++] = lcore;
+	}
+	if (d->n_workers < d->cfg->workers) {
+		mlv_err_log("dataplane.workers is %u but the EAL has %u worker "
+			    "lcore(s) besides the main one (%u); give it %u "
+			    "lcores, e.g. -l 0-%u", d->cfg->workers, d->n_workers,
+			    rte_get_main_lcore(), d->cfg->workers + 1,
+			    d->cfg->workers);
+		return MLV_E_CONFIG;
+	}
+	if (rte_lcore_count() > d->n_workers + 1)
+		mlv_warn("the EAL has %u lcores; only %u are used (1 control + "
+			 "%u workers)", rte_lcore_count(), d->n_workers + 1,
+			 d->n_workers);
+	return MLV_OK;
+}
+
+static enum mlv_err create_workers(struct mlv_daemon *d)
+{
+	const struct mlv_conntrack_config *c = &d->cfg->conntrack;
+	struct mlv_ct_params ct = {
+		.entries = c->entries_per_worker,
+		.tcp_timeout_ms = c->tcp_timeout_ms,
+		.tcp_handshake_timeout_ms = c->tcp_handshake_timeout_ms,
+		.tcp_closing_timeout_ms = c->tcp_closing_timeout_ms,
+		.udp_timeout_ms = c->udp_timeout_ms,
+		/* fragments: as long as a UDP flow; they carry no state */
+		.other_timeout_ms = c->udp_timeout_ms,
+	};
+	const char *why = NULL;
+	enum mlv_err err;
+
+	err = mlv_ct_check_params(&ct, &why);
+	if (err) {
+		mlv_err_log("dataplane.conntrack: %s", why ? why : mlv_strerror(err));
+		return MLV_E_CONFIG;
+	}
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		struct mlv_worker_params p = {
+			.id = i,
+			.lcore = d->worker_lcores[i],
+			.pub = d->pub,
+			.ct = &ct,
+			.ports = &d->ports,
+			.idle = d->cfg->idle,
+			.idle_max_sleep_us = d->cfg->idle_max_sleep_us,
+		};
+
+		err = mlv_worker_create(&p, &d->workers[i]);
+		if (err) {
+			mlv_err_log("worker %u: cannot allocate it and %u "
+				    "conntrack entries (%zu MB): %s", i,
+				    ct.entries, mlv_ct_mem_size(ct.entries) >> 20,
+				    mlv_strerror(err));
+			return err;
+		}
+	}
+	mlv_info("%u worker(s), %u conntrack entries each (%zu MB)",
+		 d->n_workers, mlv_ct_capacity(d->workers[0]->ct),
+		 mlv_ct_mem_size(ct.entries) >> 20);
+	return MLV_OK;
+}
+
+enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
+				const struct mlv_config *cfg)
+{
+	struct mlv_generation *gen = NULL;
+	uint32_t number = d->generation + 1;
+	enum mlv_err err;
+
+	/* The current generation carries uids forward (control/generation.h);
+	 * the control thread may read it: only it frees generations. */
+	err = mlv_gen_build(cfg, d->ports.info, d->n_workers, number, NULL,
+			    NULL, mlv_publish_current(d->pub), &gen);
+	if (err) {
+		mlv_err_log("cannot build generation %u: %s", number,
+			    mlv_strerror(err));
+		return err;
+	}
+	err = mlv_publish(d->pub, gen);
+	if (err) {
+		mlv_err_log("cannot publish generation %u: %s", number,
+			    mlv_strerror(err));
+		mlv_gen_free(gen);
+		return err;
+	}
+	d->generation = number;
+	return MLV_OK;
+}
+
+static enum mlv_err launch(struct mlv_daemon *d)
+{
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		int ret = rte_eal_remote_launch(mlv_worker_run, d->workers[i],
+						d->worker_lcores[i]);
+
+		if (ret != 0) {
+			mlv_err_log("cannot launch worker %u on lcore %u: %s", i,
+				    d->worker_lcores[i], rte_strerror(-ret));
+			/* those already running are stopped by teardown */
+			return MLV_E_DPDK;
+		}
+		d->launched = true;
+	}
+	return MLV_OK;
+}
+
+enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
+{
+	struct mlv_publish_hooks hooks = {
+		.on_publish = mlv_stats_track,
+		.on_free = mlv_stats_fold,
+	};
+	enum mlv_err err;
+
+	if ((err = init_eal(d)) || (err = pick_lcores(d)))
+		return err;
+	if ((err = mlv_ports_open(&d->ports, d->cfg, d->worker_lcores,
+				  d->n_workers)))
+		return err;
+	if ((err = mlv_stats_create(&d->stats))) {
+		mlv_err_log("statistics: %s", mlv_strerror(err));
+		return err;
+	}
+	hooks.ctx = d->stats;
+	if ((err = mlv_publish_create(d->n_workers, &hooks, &d->pub))) {
+		mlv_err_log("publisher: %s", mlv_strerror(err));
+		return err;
+	}
+	if ((err = create_workers(d)))
+		return err;
+	if ((err = mlv_daemon_publish(d, d->cfg)))
+		return err;
+	if ((err = launch(d)))
+		return err;
+	mlv_info("running: generation %u, %u VIP(s), %u port(s), %u worker(s)",
+		 d->generation, d->cfg->n_vips, d->ports.n, d->n_workers);
+	return MLV_OK;
+}
+
+void mlv_daemon_stop_workers(struct mlv_daemon *d)
+{
+	if (!d->launched)
+		return;
+	for (uint32_t i = 0; i < d->n_workers; i++)
+		if (d->workers[i])
+			mlv_worker_request_stop(d->workers[i]);
+	rte_eal_mp_wait_lcore();
+	for (uint32_t i = 0; i < d->n_workers; i++)
+		if (d->workers[i] && d->workers[i]->exit_err)
+			mlv_err_log("worker %u had stopped early: %s", i,
+				    mlv_strerror(d->workers[i]->exit_err));
+	d->launched = false;
+}
+
+void mlv_daemon_teardown(struct mlv_daemon *d)
+{
+	int ret;
+
+	mlv_daemon_stop_workers(d);
+	if (d->eal_ready)
+		mlv_ports_close(&d->ports);
+	/* Frees every generation through the stats fold hook. */
+	mlv_publish_destroy(d->pub);
+	d->pub = NULL;
+	mlv_stats_destroy(d->stats);
+	d->stats = NULL;
+	for (uint32_t i = 0; i < MLV_MAX_WORKERS; i++) {
+		mlv_worker_destroy(d->workers[i]);
+		d->workers[i] = NULL;
+	}
+	if (d->eal_ready) {
+		ret = rte_eal_cleanup();
+		if (ret != 0)
+			mlv_warn("EAL cleanup: %s", rte_strerror(-ret));
+		d->eal_ready = false;
+	}
+	mlv_eal_args_free(&d->eal);
+	mlv_config_free(d->cfg);
+	d->cfg = NULL;
+}

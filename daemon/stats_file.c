@@ -1,0 +1,256 @@
+#include "stats_file.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control/maglev.h"
+#include "daemon/daemon.h"
+
+/* json_integer takes a signed 64-bit value: counters stay far below
+ * 2^63, so the cast loses nothing in practice. */
+static int set_u64(json_t *obj, const char *key, uint64_t v)
+{
+	return json_object_set_new(obj, key, json_integer((json_int_t)v));
+}
+
+static json_t *worker_counters_json(const struct mlv_worker_counters *c)
+{
+	json_t *obj = json_object();
+
+	if (!obj)
+		return NULL;
+	for (int i = 0; i < MLV_CTR__COUNT; i++)
+		if (set_u64(obj, mlv_worker_counter_name((enum mlv_worker_counter)i),
+			    c->ctr[i])) {
+			json_decref(obj);
+			return NULL;
+		}
+	return obj;
+}
+
+static json_t *drops_json(const struct mlv_worker_counters *c)
+{
+	json_t *obj = json_object();
+	uint64_t total = 0;
+
+	if (!obj)
+		return NULL;
+	for (int i = 0; i < MLV_DROP__COUNT; i++) {
+		total += c->drop[i];
+		if (set_u64(obj, mlv_drop_reason_name((enum mlv_drop_reason)i),
+			    c->drop[i]))
+			goto fail;
+	}
+	if (set_u64(obj, "total", total))
+		goto fail;
+	return obj;
+fail:
+	json_decref(obj);
+	return NULL;
+}
+
+static json_t *flow_json(const struct mlv_flow_counters *c)
+{
+	json_t *obj = json_object();
+
+	if (!obj)
+		return NULL;
+	for (int i = 0; i < MLV_FLOW__COUNT; i++)
+		if (set_u64(obj, mlv_flow_counter_name((enum mlv_flow_counter)i),
+			    c->v[i])) {
+			json_decref(obj);
+			return NULL;
+		}
+	return obj;
+}
+
+static json_t *conntrack_json(const struct mlv_ct *ct)
+{
+	const struct mlv_ct_stats *s = mlv_ct_get_stats(ct);
+
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}",
+			 "occupancy", (json_int_t)mlv_ct_occupancy(ct),
+			 "capacity", (json_int_t)mlv_ct_capacity(ct),
+			 "inserts", (json_int_t)s->inserts,
+			 "evictions", (json_int_t)s->evictions,
+			 "expired_reused", (json_int_t)s->expired_reused);
+}
+
+static json_t *workers_json(const struct mlv_daemon *d,
+			    struct mlv_worker_counters *sum, json_t **ct_sum)
+{
+	const struct mlv_worker_counters *blocks[MLV_MAX_WORKERS];
+	uint64_t occ = 0, cap = 0, ev = 0;
+	json_t *arr = json_array();
+
+	if (!arr)
+		return NULL;
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		const struct mlv_worker *w = d->workers[i];
+		json_t *o;
+
+		blocks[i] = w ? &w->ctr : NULL;
+		if (!w)
+			continue;
+		occ += mlv_ct_occupancy(w->ct);
+		cap += mlv_ct_capacity(w->ct);
+		ev += mlv_ct_get_stats(w->ct)->evictions;
+		o = json_pack("{s:I, s:I, s:o*, s:o*, s:o*}",
+			      "id", (json_int_t)i,
+			      "lcore", (json_int_t)w->lcore,
+			      "counters", worker_counters_json(&w->ctr),
+			      "drops", drops_json(&w->ctr),
+			      "conntrack", conntrack_json(w->ct));
+		if (!o || json_array_append_new(arr, o))
+			goto fail;
+	}
+	mlv_stats_workers(blocks, d->n_workers, sum);
+	*ct_sum = json_pack("{s:I, s:I, s:I}", "occupancy", (json_int_t)occ,
+			    "capacity", (json_int_t)cap,
+			    "evictions", (json_int_t)ev);
+	if (!*ct_sum)
+		goto fail;
+	return arr;
+fail:
+	json_decref(arr);
+	return NULL;
+}
+
+static json_t *backend_json(const struct mlv_daemon *d,
+			    const struct mlv_generation *gen,
+			    const struct mlv_gen_backend *b)
+{
+	struct mlv_flow_counters c;
+	char addr[MLV_IP_STRLEN];
+
+	mlv_stats_backend(d->stats, gen, b, &c);
+	return json_pack("{s:s, s:s, s:I, s:b, s:b, s:o*}",
+			 "name", b->name,
+			 "address", mlv_ip_format(&b->address, addr, sizeof(addr)),
+			 "weight", (json_int_t)b->weight,
+			 "usable", b->usable,
+			 "draining", b->draining,
+			 "counters", flow_json(&c));
+}
+
+static json_t *vip_json(const struct mlv_daemon *d,
+			const struct mlv_generation *gen,
+			const struct mlv_gen_vip *v)
+{
+	struct mlv_flow_counters c;
+	struct mlv_ip ip = { .family = v->family };
+	char addr[MLV_IP_STRLEN], fp[19];
+	json_t *backends = json_array(), *o;
+
+	if (!backends)
+		return NULL;
+	for (uint32_t i = 0; i < v->n_backends; i++) {
+		o = backend_json(d, gen, &v->backends[i]);
+		if (!o || json_array_append_new(backends, o)) {
+			json_decref(backends);
+			return NULL;
+		}
+	}
+	memcpy(ip.bytes, v->address, sizeof(ip.bytes));
+	/* 64 bits do not survive a JSON number (IEEE doubles): hex text */
+	snprintf(fp, sizeof(fp), "0x%016llx", (unsigned long long)v->fingerprint);
+	mlv_stats_vip(d->stats, gen, v, &c);
+	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:s, s:I, s:I, s:o*, s:o}",
+			 "name", v->name,
+			 "address", mlv_ip_format(&ip, addr, sizeof(addr)),
+			 "port", (int)ntohs(v->port_be),
+			 "protocol", v->protocol == 6 ? "tcp" :
+				     v->protocol == 17 ? "udp" : "other",
+			 "forwarding", mlv_forwarding_name(v->forwarding),
+			 "table_size", (json_int_t)v->table_size,
+			 "fingerprint", fp,
+			 "usable_backends", (json_int_t)v->n_usable,
+			 "mtu_room", (json_int_t)v->mtu_room,
+			 "counters", flow_json(&c),
+			 "backends", backends);
+}
+
+static json_t *vips_json(const struct mlv_daemon *d,
+			 const struct mlv_generation *gen)
+{
+	json_t *arr = json_array(), *o;
+
+	if (!arr || !gen)
+		return arr;
+	for (uint32_t i = 0; i < gen->n_vips; i++) {
+		o = vip_json(d, gen, &gen->vips[i]);
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
+{
+	const struct mlv_generation *gen =
+		d->pub ? mlv_publish_current(d->pub) : NULL;
+	struct mlv_worker_counters sum;
+	struct timespec now, wall;
+	json_t *ct_sum = NULL, *workers;
+	double uptime;
+
+	memset(&sum, 0, sizeof(sum));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	uptime = (double)(now.tv_sec - d->started.tv_sec) +
+		 (double)(now.tv_nsec - d->started.tv_nsec) / 1e9;
+	workers = workers_json(d, &sum, &ct_sum);
+	if (!workers)
+		return NULL;
+	return json_pack("{s:s, s:i, s:b, s:f, s:f, s:I, s:s, s:{s:I, s:I},"
+			 " s:I, s:o, s:{s:o*, s:o*, s:o}, s:o*}",
+			 "version", MLV_VERSION,
+			 "pid", (int)getpid(),
+			 "final", final,
+			 "time", (double)wall.tv_sec + (double)wall.tv_nsec / 1e9,
+			 "uptime_s", uptime,
+			 "generation", (json_int_t)d->generation,
+			 "config", d->cfg && d->cfg->path ? d->cfg->path : "",
+			 "reloads", "ok", (json_int_t)d->reloads_ok,
+			 "failed", (json_int_t)d->reloads_failed,
+			 "n_workers", (json_int_t)d->n_workers,
+			 "workers", workers,
+			 "totals",
+			 "counters", worker_counters_json(&sum),
+			 "drops", drops_json(&sum),
+			 "conntrack", ct_sum,
+			 "vips", vips_json(d, gen));
+}
+
+enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc)
+{
+	char tmp[4096];
+	int n;
+
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return MLV_E_IO;
+	}
+	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) != 0) {
+		int saved = errno;
+
+		unlink(tmp);
+		errno = saved;
+		return MLV_E_IO;
+	}
+	if (rename(tmp, path) != 0) {
+		int saved = errno;
+
+		unlink(tmp);
+		errno = saved;
+		return MLV_E_IO;
+	}
+	return MLV_OK;
+}

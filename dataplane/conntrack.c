@@ -1,0 +1,243 @@
+/* Connection tracking: creation, the insert/evict slow path, removal and
+ * the incremental sweep. The look-up hot path is inline in conntrack.h.
+ * Design and measurements: docs/conntrack.md. */
+#include "conntrack.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* The table header sits in front of the entries in the same block,
+ * padded to whole cache lines so entries stay 64-byte aligned. */
+#define MLV_CT_LINE 64u
+#define MLV_CT_HEADER_SIZE \
+	((sizeof(struct mlv_ct) + MLV_CT_LINE - 1) & ~(size_t)(MLV_CT_LINE - 1))
+
+enum mlv_err mlv_ct_check_params(const struct mlv_ct_params *p,
+				 const char **detail)
+{
+	static const struct {
+		size_t offset;
+		const char *what;
+	} timeouts[] = {
+		{offsetof(struct mlv_ct_params, tcp_timeout_ms),
+		 "tcp timeout must be between 1 ms and 2^30 ms"},
+		{offsetof(struct mlv_ct_params, tcp_handshake_timeout_ms),
+		 "tcp handshake timeout must be between 1 ms and 2^30 ms"},
+		{offsetof(struct mlv_ct_params, tcp_closing_timeout_ms),
+		 "tcp closing timeout must be between 1 ms and 2^30 ms"},
+		{offsetof(struct mlv_ct_params, udp_timeout_ms),
+		 "udp timeout must be between 1 ms and 2^30 ms"},
+		{offsetof(struct mlv_ct_params, other_timeout_ms),
+		 "other (fragment) timeout must be between 1 ms and 2^30 ms"},
+	};
+	const char *unused;
+
+	if (detail == NULL)
+		detail = &unused;
+	*detail = NULL;
+	if (p == NULL) {
+		*detail = "no conntrack parameters";
+		return MLV_E_INVAL;
+	}
+	if (p->entries == 0 || p->entries > MLV_CT_MAX_ENTRIES) {
+		*detail = "entries must be between 1 and 2^28";
+		return MLV_E_RANGE;
+	}
+	for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+		uint32_t t;
+
+		memcpy(&t, (const char *)p + timeouts[i].offset, sizeof(t));
+		if (t == 0 || t > MLV_CT_MAX_TIMEOUT_MS) {
+			*detail = timeouts[i].what;
+			return MLV_E_RANGE;
+		}
+	}
+	return MLV_OK;
+}
+
+uint32_t mlv_ct_capacity_for(uint32_t entries)
+{
+	if (entries == 0 || entries > MLV_CT_MAX_ENTRIES)
+		return 0;
+	return (entries + MLV_CT_WAYS - 1) / MLV_CT_WAYS * MLV_CT_WAYS;
+}
+
+size_t mlv_ct_mem_size(uint32_t entries)
+{
+	uint32_t cap = mlv_ct_capacity_for(entries);
+
+	if (cap == 0)
+		return 0;
+	/* header + slack to align a block that is not 64-byte aligned */
+	return MLV_CT_HEADER_SIZE + MLV_CT_LINE +
+	       (size_t)cap * sizeof(struct mlv_ct_entry);
+}
+
+struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
+			     void *(*alloc)(size_t size, void *ctx),
+			     void (*release)(void *ptr, void *ctx), void *ctx)
+{
+	if (mlv_ct_check_params(p, NULL) != MLV_OK || alloc == NULL ||
+	    release == NULL)
+		return NULL;
+
+	uint32_t cap = mlv_ct_capacity_for(p->entries);
+	void *block = alloc(mlv_ct_mem_size(p->entries), ctx);
+
+	if (block == NULL)
+		return NULL;
+
+	uintptr_t base = ((uintptr_t)block + MLV_CT_LINE - 1) &
+			 ~(uintptr_t)(MLV_CT_LINE - 1);
+	struct mlv_ct *ct = (struct mlv_ct *)base;
+
+	/* The entries are left alone: zeroed memory is a table of free slots
+	 * (used == 0, state FREE), and not touching it keeps lazily zeroed
+	 * pages unmapped until flows arrive. */
+	ct->entries = (struct mlv_ct_entry *)(base + MLV_CT_HEADER_SIZE);
+	ct->n_buckets = cap / MLV_CT_WAYS;
+	ct->occupancy = 0;
+	ct->timeout_ms[MLV_CT_FREE] = 0;   /* never a result of mlv_ct_update */
+	ct->timeout_ms[MLV_CT_TCP_OPENING] = p->tcp_handshake_timeout_ms;
+	ct->timeout_ms[MLV_CT_TCP_ESTABLISHED] = p->tcp_timeout_ms;
+	ct->timeout_ms[MLV_CT_TCP_CLOSING] = p->tcp_closing_timeout_ms;
+	ct->timeout_ms[MLV_CT_UDP] = p->udp_timeout_ms;
+	ct->timeout_ms[MLV_CT_OTHER] = p->other_timeout_ms;
+	ct->sweep_cursor = 0;
+	memset(&ct->stats, 0, sizeof(ct->stats));
+	ct->block = block;
+	ct->release = release;
+	ct->ctx = ctx;
+	return ct;
+}
+
+void mlv_ct_destroy(struct mlv_ct *ct)
+{
+	if (ct == NULL)
+		return;
+	ct->release(ct->block, ct->ctx);
+}
+
+/* Eviction order when a bucket is full of live flows: flows that have not
+ * proved themselves (handshake not completed, or closing) go before
+ * established TCP, UDP and fragment flows, so a flood of SYNs recycles
+ * its own entries instead of flushing established ones. */
+static inline uint32_t evict_class(uint8_t state)
+{
+	return state == MLV_CT_TCP_ESTABLISHED || state == MLV_CT_UDP ||
+	       state == MLV_CT_OTHER;
+}
+
+/* a is a better victim than b: lower class, or same class and earlier
+ * expiry (modular: all expiries in a bucket lie within 2^31 ms of now). */
+static inline bool better_victim(const struct mlv_ct_entry *a,
+				 const struct mlv_ct_entry *b)
+{
+	uint32_t ca = evict_class(a->state), cb = evict_class(b->state);
+
+	if (ca != cb)
+		return ca < cb;
+	return (int32_t)(a->expires_ms - b->expires_ms) < 0;
+}
+
+struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
+				   const struct mlv_flow_key *key,
+				   uint32_t hash, uint32_t now_ms)
+{
+	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
+	uint32_t w = mlv_ct__first_way(hash);
+	struct mlv_ct_entry *slot = NULL, *victim = NULL;
+
+	/* The first free or expired slot from the flow's preferred way on;
+	 * the bucket is already in cache from the failed look-up. */
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
+
+		if (!e->used || !mlv_ct__live(e->expires_ms, now_ms)) {
+			slot = e;
+			break;
+		}
+		if (victim == NULL || better_victim(e, victim))
+			victim = e;
+	}
+
+	if (slot == NULL) {
+		slot = victim;
+		ct->stats.evictions++;
+	} else if (slot->used) {
+		ct->stats.expired_reused++;
+	} else {
+		ct->occupancy++;
+	}
+	ct->stats.inserts++;
+
+	*slot = (struct mlv_ct_entry){
+		.key = *key,
+		.hash = hash,
+		.expires_ms = now_ms,   /* expired until mlv_ct_update */
+		.state = MLV_CT_FREE,
+		.used = 1,
+	};
+	return slot;
+}
+
+void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e)
+{
+	if (ct == NULL || e == NULL || !e->used)
+		return;
+	if (e < ct->entries ||
+	    e >= ct->entries + (size_t)ct->n_buckets * MLV_CT_WAYS)
+		return;
+	e->used = 0;
+	e->state = MLV_CT_FREE;
+	ct->occupancy--;
+	ct->stats.removed++;
+}
+
+uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets)
+{
+	uint32_t reclaimed = 0;
+	uint32_t cursor = ct->sweep_cursor;
+
+	if (ct->occupancy == 0)
+		return 0;   /* idle worker: nothing to visit */
+	if (n_buckets > ct->n_buckets)
+		n_buckets = ct->n_buckets;
+	for (uint32_t n = 0; n < n_buckets; n++) {
+		struct mlv_ct_entry *b = &ct->entries[(size_t)cursor * MLV_CT_WAYS];
+
+		for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+			if (b[i].used && !mlv_ct__live(b[i].expires_ms, now_ms)) {
+				b[i].used = 0;
+				b[i].state = MLV_CT_FREE;
+				reclaimed++;
+			}
+		}
+		if (++cursor == ct->n_buckets)
+			cursor = 0;
+	}
+	ct->sweep_cursor = cursor;
+	ct->occupancy -= reclaimed;
+	ct->stats.swept += reclaimed;
+	return reclaimed;
+}
+
+uint32_t mlv_ct_occupancy(const struct mlv_ct *ct)
+{
+	return ct->occupancy;
+}
+
+uint32_t mlv_ct_capacity(const struct mlv_ct *ct)
+{
+	return ct->n_buckets * MLV_CT_WAYS;
+}
+
+const struct mlv_ct_stats *mlv_ct_get_stats(const struct mlv_ct *ct)
+{
+	return &ct->stats;
+}
+
+uint32_t mlv_ct_bucket_index(const struct mlv_ct *ct, uint32_t hash)
+{
+	return (uint32_t)(mlv_ct__bucket(ct, hash) - ct->entries) / MLV_CT_WAYS;
+}

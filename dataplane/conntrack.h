@@ -1,0 +1,363 @@
+/* Per-worker connection tracking: a fixed-size, set-associative table of
+ * 64-byte entries. One table belongs to one worker and is never shared, so
+ * nothing here is atomic or locked. No allocation after mlv_ct_create; the
+ * cost of a look-up is bounded by one bucket.
+ *
+ * Timeouts follow state: a TCP flow that has not completed its handshake
+ * expires after handshake_timeout (a SYN flood cannot flush established
+ * flows), FIN/RST shorten it to closing_timeout, UDP flows have an idle
+ * timeout. Inserting into a full bucket reuses an expired entry if there
+ * is one, else evicts the stalest entry, preferring not-yet-established
+ * ones. Plain C.
+ *
+ * Why hand-rolled instead of rte_hash: rte_hash has no per-entry expiry
+ * and no way to evict the stalest entry when full (an add into a full
+ * table fails with -ENOSPC, so the caller would need a second structure,
+ * e.g. an LRU list, plus a delete), and a miss followed by an add walks
+ * the buckets twice (look-up, then add). rte_hash also keeps keys in a
+ * separate key store, so a hit reads the signature bucket and then the
+ * key slot: two cache lines. Here an entry holds key, hash, expiry and
+ * backend in one cache line, a hit usually reads just that line, and a
+ * miss claims its slot in the same pass over the bucket. Measured side
+ * by side by tools/ct-bench (figures in docs/benchmarks.md; design in
+ * docs/conntrack.md).
+ */
+#ifndef MLV_CONNTRACK_H
+#define MLV_CONNTRACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "control/error.h"
+#include "flow_key.h"
+
+enum mlv_ct_state {
+	MLV_CT_FREE = 0,
+	MLV_CT_TCP_OPENING,      /* SYN seen / handshake not completed */
+	MLV_CT_TCP_ESTABLISHED,  /* an ACK without SYN seen */
+	MLV_CT_TCP_CLOSING,      /* FIN or RST seen */
+	MLV_CT_UDP,
+	MLV_CT_OTHER,            /* fragments and other 3-tuple flows */
+	MLV_CT__NSTATES
+};
+
+/* One tracked flow. What a flow remembers is its backend, by the uid the
+ * control plane gives each (VIP, backend) for the process lifetime; the
+ * cached index saves a look-up while the generation has not changed. */
+struct mlv_ct_entry {
+	struct mlv_flow_key key;   /* 40 */
+	uint32_t hash;             /* mlv_flow_hash(key) */
+	uint32_t expires_ms;       /* in the worker's clock (see now_ms) */
+	uint32_t backend_uid;
+	uint32_t cached_gen;       /* generation number backend_idx belongs to */
+	uint16_t backend_idx;      /* index in that generation's VIP backends */
+	uint8_t state;             /* enum mlv_ct_state */
+	uint8_t used;              /* conntrack-internal: 1 while the slot holds
+				      a flow (live, or expired but not yet
+				      reclaimed); a slot just claimed by
+				      mlv_ct_lookup_or_insert is used with
+				      state FREE. Callers never write it. */
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct mlv_ct_entry) == 64, "one cache line per entry");
+
+/* Entries per bucket. 8 x 64 B = 512 B per bucket: measured against 4
+ * ways with tools/ct-bench (docs/conntrack.md): 8 ways keep far more
+ * flows in a full table before evicting, and a hit still reads one line
+ * in the common case because each flow has a preferred way (below). */
+#define MLV_CT_WAYS 8u
+/* Largest table: 2^28 entries (16 GiB), so every count fits in 32 bits
+ * with room for rounding. 8M entries per worker (Katran's default) is
+ * 512 MiB. */
+#define MLV_CT_MAX_ENTRIES (1u << 28)
+/* Longest timeout. Expiry times are compared modulo 2^32 ms, which is
+ * unambiguous while every expiry lies within 2^31 ms (~24.8 days) of now;
+ * capping timeouts at 2^30 ms (~12.4 days) leaves the sweep half of that
+ * window to reclaim expired entries. */
+#define MLV_CT_MAX_TIMEOUT_MS (1u << 30)
+
+/* TCP flags as mlv_pkt.tcp_flags carries them. */
+#define MLV_TCP_FIN 0x01
+#define MLV_TCP_SYN 0x02
+#define MLV_TCP_RST 0x04
+#define MLV_TCP_ACK 0x10
+
+struct mlv_ct_params {
+	uint32_t entries;                 /* rounded up to a multiple of the bucket size */
+	uint32_t tcp_timeout_ms;
+	uint32_t tcp_handshake_timeout_ms;
+	uint32_t tcp_closing_timeout_ms;
+	uint32_t udp_timeout_ms;
+	uint32_t other_timeout_ms;
+};
+
+struct mlv_ct_stats {
+	uint64_t inserts;
+	uint64_t evictions;     /* live entries overwritten because a bucket was full */
+	uint64_t expired_reused;
+	uint64_t swept;         /* expired entries reclaimed by mlv_ct_sweep */
+	uint64_t removed;       /* entries dropped by mlv_ct_remove */
+};
+
+struct mlv_ct;
+
+/* Check p: entries in 1..MLV_CT_MAX_ENTRIES, every timeout in
+ * 1..MLV_CT_MAX_TIMEOUT_MS. Returns MLV_OK, or MLV_E_INVAL (p NULL) /
+ * MLV_E_RANGE with *detail (if detail is non-NULL) set to a static
+ * sentence naming the bad field. Any thread. */
+enum mlv_err mlv_ct_check_params(const struct mlv_ct_params *p,
+				 const char **detail);
+
+/* Entries a table created with `entries` holds (entries rounded up to a
+ * multiple of MLV_CT_WAYS), or 0 when entries is out of range. Any
+ * thread. */
+uint32_t mlv_ct_capacity_for(uint32_t entries);
+
+/* Bytes mlv_ct_create asks alloc for: 64 per entry plus a fixed header
+ * of a few cache lines. 0 when entries is out of range. Any thread. */
+size_t mlv_ct_mem_size(uint32_t entries);
+
+/* Memory for the table comes from alloc (e.g. rte_zmalloc_socket wrapped,
+ * or aligned_alloc in tests); it must return zeroed memory, ideally
+ * 64-byte aligned (other alignments work: the table aligns itself inside
+ * the block, which has 64 bytes of slack for that). The table is built
+ * without touching the entries, so lazily zeroed memory (calloc, mmap)
+ * costs nothing until used. Returns NULL on allocation failure or bad
+ * params (mlv_ct_check_params says which). Control thread, before the
+ * worker starts. */
+struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
+			     void *(*alloc)(size_t size, void *ctx),
+			     void (*release)(void *ptr, void *ctx), void *ctx);
+/* Give the memory back through release. NULL is a no-op. Control
+ * thread, after the worker stopped. */
+void mlv_ct_destroy(struct mlv_ct *ct);
+
+/* Prefetch the cache line where the flow with this hash lives when its
+ * bucket is not crowded (its preferred way); call a few packets ahead,
+ * e.g. for the whole burst. Owner worker. */
+static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash);
+
+/* Second prefetch stage, for a line mlv_ct_prefetch has already brought
+ * in: if the flow is not in its preferred way (a miss, or a crowded
+ * bucket), prefetch the rest of the bucket, which the look-up will scan
+ * and an insert or eviction will choose from. A worker runs
+ * mlv_ct_prefetch over the burst, then this over the burst, then the
+ * look-ups, so the misses of a burst overlap instead of stalling one
+ * after another. Reads only; owner worker. */
+static inline void mlv_ct_prefetch_bucket(const struct mlv_ct *ct,
+					  const struct mlv_flow_key *key,
+					  uint32_t hash);
+
+/* Find the live entry for key, or claim one for it. *is_new says which;
+ * a new entry has state FREE and the key/hash set, and the caller fills
+ * the backend then calls mlv_ct_update. Never fails: a full bucket evicts.
+ * now_ms is the worker's millisecond clock (wraps; comparisons are
+ * modular). A new entry not followed by mlv_ct_update is already expired
+ * (expires_ms == now_ms), so it is reused or swept like any other; the
+ * caller may also mlv_ct_remove it. Owner worker only. */
+static inline struct mlv_ct_entry *
+mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
+			uint32_t hash, uint32_t now_ms, bool *is_new);
+
+/* Find without inserting; NULL if absent or expired. Owner worker, or the
+ * control thread while the worker is stopped (tests, tools). */
+static inline struct mlv_ct_entry *
+mlv_ct_lookup(const struct mlv_ct *ct, const struct mlv_flow_key *key,
+	      uint32_t hash, uint32_t now_ms);
+
+/* The state a flow whose entry is in `state` moves to on a packet with
+ * tcp_flags (ignored unless key is a TCP 5-tuple):
+ *   TCP (ports set): FIN or RST -> CLOSING; in CLOSING, a SYN without ACK
+ *   starts over (OPENING: the tuple is reused), anything else stays
+ *   CLOSING; SYN -> OPENING (ESTABLISHED stays ESTABLISHED); ACK without
+ *   SYN -> ESTABLISHED; no flags keep the state (FREE -> OPENING).
+ *   UDP (ports set) -> UDP. Anything else, including fragments (ports 0,
+ *   3-tuple keys) -> OTHER.
+ * Pure; any thread. */
+static inline enum mlv_ct_state
+mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
+		  uint8_t tcp_flags);
+
+/* Advance the entry's state machine for a packet with tcp_flags (0 for
+ * non-TCP) and set its expiry to now_ms + the new state's timeout.
+ * Owner worker. */
+static inline void mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
+				 uint8_t tcp_flags, uint32_t now_ms);
+
+/* Drop the entry (the caller saw it is unusable and re-selects later).
+ * A NULL, already-free or foreign entry is ignored. Owner worker. */
+void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e);
+
+/* Reclaim expired entries in up to n_buckets buckets, continuing where the
+ * previous call stopped, so occupancy stays exact without a full scan.
+ * Returns the number reclaimed. The whole table must be swept at least
+ * once every 2^30 ms (see MLV_CT_MAX_TIMEOUT_MS); in practice the worker
+ * sweeps it every few seconds. Owner worker, between bursts. */
+uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets);
+
+/* Entries in use (live or not yet swept), capacity, and counters. Owner
+ * worker; other threads may read them racily as statistics. */
+uint32_t mlv_ct_occupancy(const struct mlv_ct *ct);
+uint32_t mlv_ct_capacity(const struct mlv_ct *ct);
+const struct mlv_ct_stats *mlv_ct_get_stats(const struct mlv_ct *ct);
+
+/* Which bucket (0 .. capacity / MLV_CT_WAYS - 1) flows with this hash
+ * share; for tests and tools that need to fill one bucket on purpose.
+ * Pure; any thread. */
+uint32_t mlv_ct_bucket_index(const struct mlv_ct *ct, uint32_t hash);
+
+/* ---- Implementation of the inline hot path. Internal: callers use only
+ * the functions above, never these fields. ---- */
+
+struct mlv_ct {
+	struct mlv_ct_entry *entries;   /* n_buckets * MLV_CT_WAYS, 64-byte aligned */
+	uint32_t n_buckets;
+	uint32_t occupancy;
+	uint32_t timeout_ms[MLV_CT__NSTATES];   /* by enum mlv_ct_state */
+	uint32_t sweep_cursor;                  /* next bucket mlv_ct_sweep visits */
+	struct mlv_ct_stats stats;
+	void *block;                            /* what alloc returned */
+	void (*release)(void *ptr, void *ctx);
+	void *ctx;
+};
+
+/* Slow path of mlv_ct_lookup_or_insert: claim a slot in the bucket (free,
+ * then expired, then evict). Out of line: it runs once per new flow. */
+struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
+				   const struct mlv_flow_key *key,
+				   uint32_t hash, uint32_t now_ms);
+
+/* True while expires_ms is after now_ms, modulo 2^32. */
+static inline bool mlv_ct__live(uint32_t expires_ms, uint32_t now_ms)
+{
+	return (int32_t)(expires_ms - now_ms) > 0;
+}
+
+/* The bucket: multiply-shift range reduction of the hash's high bits, so
+ * any bucket count works without a division. */
+static inline struct mlv_ct_entry *mlv_ct__bucket(const struct mlv_ct *ct,
+						  uint32_t hash)
+{
+	uint32_t b = (uint32_t)(((uint64_t)hash * ct->n_buckets) >> 32);
+
+	return &ct->entries[(size_t)b * MLV_CT_WAYS];
+}
+
+/* Each flow prefers one way of its bucket (the hash's low bits); inserts
+ * take the first usable slot from there and look-ups scan from there, so
+ * until a bucket fills up a hit reads exactly one cache line. */
+static inline uint32_t mlv_ct__first_way(uint32_t hash)
+{
+	return hash & (MLV_CT_WAYS - 1);
+}
+
+/* 40-byte key equality as five 64-bit compares without early exits:
+ * cheaper than a memcmp call and branch-free. */
+static inline bool mlv_ct__key_eq(const struct mlv_flow_key *a,
+				  const struct mlv_flow_key *b)
+{
+	uint64_t x[5], y[5];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
+		(x[3] ^ y[3]) | (x[4] ^ y[4])) == 0;
+}
+
+_Static_assert(sizeof(struct mlv_flow_key) == 5 * sizeof(uint64_t),
+	       "key compared as five 64-bit words");
+
+static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
+						const struct mlv_flow_key *key,
+						uint32_t hash, uint32_t now_ms)
+{
+	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
+	uint32_t w = mlv_ct__first_way(hash);
+
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
+
+		if (e->hash == hash && mlv_ct__key_eq(&e->key, key) &&
+		    e->used && mlv_ct__live(e->expires_ms, now_ms))
+			return e;
+	}
+	return NULL;
+}
+
+static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
+{
+	__builtin_prefetch(mlv_ct__bucket(ct, hash) + mlv_ct__first_way(hash));
+}
+
+static inline void mlv_ct_prefetch_bucket(const struct mlv_ct *ct,
+					  const struct mlv_flow_key *key,
+					  uint32_t hash)
+{
+	const struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
+	uint32_t w = mlv_ct__first_way(hash);
+	const struct mlv_ct_entry *e = &b[w];
+
+	if (e->hash == hash && mlv_ct__key_eq(&e->key, key))
+		return;
+	for (uint32_t i = 1; i < MLV_CT_WAYS; i++)
+		__builtin_prefetch(&b[(w + i) & (MLV_CT_WAYS - 1)]);
+}
+
+static inline struct mlv_ct_entry *
+mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
+			uint32_t hash, uint32_t now_ms, bool *is_new)
+{
+	struct mlv_ct_entry *e = mlv_ct__find(ct, key, hash, now_ms);
+
+	*is_new = e == NULL;
+	if (__builtin_expect(e != NULL, 1))
+		return e;
+	return mlv_ct__claim(ct, key, hash, now_ms);
+}
+
+static inline struct mlv_ct_entry *
+mlv_ct_lookup(const struct mlv_ct *ct, const struct mlv_flow_key *key,
+	      uint32_t hash, uint32_t now_ms)
+{
+	return mlv_ct__find(ct, key, hash, now_ms);
+}
+
+static inline enum mlv_ct_state
+mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
+		  uint8_t tcp_flags)
+{
+	if ((key->sport | key->dport) == 0)
+		return MLV_CT_OTHER;
+	if (key->proto == 17 /* IPPROTO_UDP */)
+		return MLV_CT_UDP;
+	if (key->proto != 6 /* IPPROTO_TCP */)
+		return MLV_CT_OTHER;
+
+	bool syn_only = (tcp_flags & (MLV_TCP_SYN | MLV_TCP_ACK)) == MLV_TCP_SYN;
+
+	if (tcp_flags & (MLV_TCP_FIN | MLV_TCP_RST))
+		return MLV_CT_TCP_CLOSING;
+	if (state == MLV_CT_TCP_CLOSING)
+		return syn_only ? MLV_CT_TCP_OPENING : MLV_CT_TCP_CLOSING;
+	if (tcp_flags & MLV_TCP_SYN)
+		return state == MLV_CT_TCP_ESTABLISHED ? MLV_CT_TCP_ESTABLISHED
+						       : MLV_CT_TCP_OPENING;
+	if (tcp_flags & MLV_TCP_ACK)
+		return MLV_CT_TCP_ESTABLISHED;
+	return state == MLV_CT_FREE ? MLV_CT_TCP_OPENING : state;
+}
+
+static inline void mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
+				 uint8_t tcp_flags, uint32_t now_ms)
+{
+	enum mlv_ct_state s = mlv_ct_next_state(
+		&e->key, (enum mlv_ct_state)e->state, tcp_flags);
+
+	e->state = (uint8_t)s;
+	e->expires_ms = now_ms + ct->timeout_ms[s];
+}
+
+#endif

@@ -1,0 +1,323 @@
+/* The per-burst packet path: parse, find the VIP, pick the backend
+ * (conntrack, then the Maglev table), encapsulate, buffer for transmit.
+ * Design notes: docs/architecture.md ("Packet path").
+ *
+ * Two passes over the burst: the first parses every frame (prefetching
+ * the data of the frame MLV_PREFETCH_AHEAD places ahead), finds its VIP
+ * and hashes its flow, then prefetches the flow's conntrack bucket; the
+ * second does the look-ups, whose buckets have had a whole pass to
+ * arrive in cache. Every frame leaves through exactly one counter: a
+ * transmit outcome (counted by the TX buffer when the device takes it)
+ * or a drop reason.
+ */
+#include <netinet/in.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "control/generation.h"
+#include "control/maglev.h"
+#include "dataplane/encap.h"
+#include "dataplane/flow_hash.h"
+#include "dataplane/packet_parse.h"
+#include "dataplane/port_plan.h"
+#include "dataplane/worker.h"
+
+/* The VIP an ICMP echo request is addressed to: any VIP on that address,
+ * whatever its protocol and port (the echo key carries the ICMP protocol,
+ * which no VIP balances). Only echo requests come here. */
+static const struct mlv_gen_vip *echo_vip(const struct mlv_generation *gen,
+					  const struct mlv_flow_key *key)
+{
+	struct mlv_flow_key k = *key;
+	const struct mlv_gen_vip *v;
+
+	k.proto = IPPROTO_TCP;
+	v = mlv_gen_find_vip(gen, &k, true);
+	if (v)
+		return v;
+	k.proto = IPPROTO_UDP;
+	return mlv_gen_find_vip(gen, &k, true);
+}
+
+/* Parser verdict -> the drop reason of the same name. Built from the
+ * parser's X-macro, so a verdict without a same-named drop reason does not
+ * compile. OK maps to an out-of-range value and is never used. */
+#define MLV_DROP_OK MLV_DROP__COUNT
+static const uint8_t verdict_drop[MLV_PARSE__COUNT] = {
+#define VERDICT_DROP(name, text) [MLV_PARSE_##name] = MLV_DROP_##name,
+	MLV_PARSE_VERDICTS(VERDICT_DROP)
+#undef VERDICT_DROP
+};
+#undef MLV_DROP_OK
+
+/* Frames dropped in this burst, freed together at the end. */
+struct drops {
+	uint16_t n;
+	struct rte_mbuf *m[MLV_BURST];
+};
+
+static inline void drop(struct mlv_worker *w, struct drops *d,
+			struct rte_mbuf *m, enum mlv_drop_reason reason)
+{
+	w->ctr.drop[reason]++;
+	d->m[d->n++] = m;
+}
+
+static inline void enqueue(struct mlv_worker *w, uint16_t port,
+			   struct rte_mbuf *m, enum mlv_worker_counter outcome)
+{
+	w->tx_dirty |= 1u << port;
+	mlv_tx_enqueue(&w->tx[port], &w->ctr, m, outcome);
+}
+
+/* Not for a VIP (or not IP, or a protocol we do not balance): to the
+ * exception port when there is one, else a drop under `reason`. */
+static inline void not_for_us(struct mlv_worker *w, struct drops *d,
+			      const struct mlv_rxq *rxq, struct rte_mbuf *m,
+			      enum mlv_drop_reason reason)
+{
+	if (rxq->exception_to != MLV_PORT_NONE)
+		enqueue(w, rxq->exception_to, m, MLV_CTR_EXCEPTION);
+	else
+		drop(w, d, m, reason);
+}
+
+/* The backend owning table slot hash mod M, or NULL if the VIP has none
+ * able to take new flows. */
+static inline const struct mlv_gen_backend *
+from_table(const struct mlv_gen_vip *vip, uint32_t hash)
+{
+	uint16_t slot = vip->table[hash % vip->table_size];
+
+	return slot == MLV_MAGLEV_NO_BACKEND ? NULL : &vip->backends[slot];
+}
+
+/* The backend a conntrack entry remembers, if it is still in the VIP and
+ * usable in gen; NULL if the flow must be re-selected. */
+static inline const struct mlv_gen_backend *
+remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
+	   const struct mlv_ct_entry *e)
+{
+	const struct mlv_gen_backend *b;
+
+	if (likely(e->cached_gen == gen->number))
+		return &vip->backends[e->backend_idx];
+	b = mlv_gen_find_backend(gen, vip, e->backend_uid);
+	return b && b->usable ? b : NULL;
+}
+
+/* The backend for a balanced (non-ICMP-error) packet: the tracked one, or
+ * a new choice from the table that the entry then remembers. NULL: no
+ * backend (the entry is released). *is_new: a conntrack entry was made. */
+static inline const struct mlv_gen_backend *
+tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
+		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
+		uint32_t hash, uint32_t now_ms, bool *is_new)
+{
+	struct mlv_ct_entry *e;
+	const struct mlv_gen_backend *b = NULL;
+
+	e = mlv_ct_lookup_or_insert(w->ct, &p->key, hash, now_ms, is_new);
+	if (likely(!*is_new)) {
+		b = remembered(gen, vip, e);
+		if (unlikely(!b))
+			w->ctr.ctr[MLV_CTR_CT_RESELECTED]++;
+	}
+	if (unlikely(!b)) {
+		b = from_table(vip, hash);
+		if (unlikely(!b)) {
+			mlv_ct_remove(w->ct, e);
+			*is_new = false;
+			return NULL;
+		}
+		e->backend_uid = b->uid;
+	}
+	if (*is_new)
+		w->ctr.ctr[MLV_CTR_CT_NEW]++;
+	e->backend_idx = b->index;
+	e->cached_gen = gen->number;
+	mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
+	return b;
+}
+
+/* ICMP frag-needed / packet-too-big about a VIP flow: to the backend of
+ * the embedded flow, which this worker may be tracking (looked up, never
+ * inserted: an error is not a flow), else the table's choice. */
+static inline const struct mlv_gen_backend *
+icmp_error_backend(struct mlv_worker *w, const struct mlv_generation *gen,
+		   const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
+		   uint32_t hash, uint32_t now_ms)
+{
+	const struct mlv_ct_entry *e =
+		mlv_ct_lookup(w->ct, &p->key, hash, now_ms);
+	const struct mlv_gen_backend *b = e ? remembered(gen, vip, e) : NULL;
+
+	return b ? b : from_table(vip, hash);
+}
+
+/* Answer a DF packet that will not fit after encapsulation with ICMP
+ * frag-needed / packet-too-big, in place, back out the port it came in. */
+static inline void too_big(struct mlv_worker *w, struct drops *d,
+			   const struct mlv_rxq *rxq, struct rte_mbuf *m,
+			   const struct mlv_pkt *p, uint16_t mtu_room)
+{
+	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len;
+
+	if ((p->flags & (MLV_PKT_F_DF | MLV_PKT_F_ICMP_ERROR)) != MLV_PKT_F_DF) {
+		drop(w, d, m, MLV_DROP_TOO_BIG);
+		return;
+	}
+	len = mlv_icmp_too_big(buf, m->data_len,
+			       (uint32_t)m->data_len + rte_pktmbuf_tailroom(m),
+			       p, mtu_room);
+	if (len == 0) {
+		drop(w, d, m, MLV_DROP_TOO_BIG);
+		return;
+	}
+	if (unlikely(m->nb_segs > 1)) {
+		/* the reply lives in the first segment */
+		rte_pktmbuf_free(m->next);
+		m->next = NULL;
+		m->nb_segs = 1;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
+}
+
+void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
+		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
+		       uint16_t n, uint32_t now_ms)
+{
+	struct mlv_pkt pkt[MLV_BURST];
+	const struct mlv_gen_vip *vip[MLV_BURST];
+	uint32_t hash[MLV_BURST];
+	uint8_t verdict[MLV_BURST];
+	struct drops d;
+	uint64_t rx_bytes = 0;
+	uint16_t i;
+
+	d.n = 0;
+	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
+
+	/* Pass 1: parse, classify, hash, prefetch the conntrack bucket. */
+	for (i = 0; i < n && i < MLV_PREFETCH_AHEAD; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct mlv_pkt *p = &pkt[i];
+
+		if (i + MLV_PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + MLV_PREFETCH_AHEAD],
+						       void *));
+		rx_bytes += m->pkt_len;
+		/* Only the first segment: ports are set up so that a frame
+		 * fits one mbuf (dataplane/port.c); a chained frame's headers
+		 * beyond its first segment count as truncated. */
+		verdict[i] = (uint8_t)mlv_parse(rte_pktmbuf_mtod(m, const uint8_t *),
+						m->data_len, p);
+		vip[i] = NULL;
+		if (unlikely(verdict[i] != MLV_PARSE_OK || !gen))
+			continue;
+		if (likely(!(p->flags & MLV_PKT_F_ICMP_ECHO)))
+			vip[i] = mlv_gen_find_vip(gen, &p->key,
+						  p->flags & MLV_PKT_F_FRAGMENT);
+		else
+			vip[i] = echo_vip(gen, &p->key);
+		if (likely(vip[i] != NULL)) {
+			hash[i] = mlv_flow_hash(&p->key);
+			mlv_ct_prefetch(w->ct, hash[i]);
+		}
+	}
+	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
+	if (unlikely(!gen)) {
+		/* Nothing published yet: no VIP exists. */
+		for (i = 0; i < n; i++)
+			not_for_us(w, &d, rxq, pkts[i],
+				   verdict[i] == MLV_PARSE_OK ? MLV_DROP_NOT_VIP
+				   : (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+		goto out;
+	}
+
+	/* Pass 2: choose, encapsulate, buffer. */
+	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
+	uint16_t tx_port = gen->tx_ports[tx_slot];
+	struct mlv_flow_counters *vip_ctr = gen->vip_ctr[w->id];
+	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct mlv_pkt *p = &pkt[i];
+		const struct mlv_gen_vip *v = vip[i];
+		const struct mlv_gen_backend *b;
+		const struct mlv_encap_tmpl *t;
+		bool is_new = false;
+		uint8_t *hdr;
+
+		if (unlikely(v == NULL)) {
+			switch (verdict[i]) {
+			case MLV_PARSE_OK:
+				not_for_us(w, &d, rxq, m, MLV_DROP_NOT_VIP);
+				break;
+			case MLV_PARSE_NOT_IP:
+			case MLV_PARSE_UNSUPPORTED:
+				/* the host's own traffic (ARP, ND, ping,
+				 * routing protocols): the kernel's business */
+				not_for_us(w, &d, rxq, m,
+					   (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+				break;
+			default:
+				drop(w, &d, m,
+				     (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+			}
+			continue;
+		}
+		if (unlikely(p->flags & MLV_PKT_F_ICMP_ECHO)) {
+			/* not answered: see docs/architecture.md */
+			drop(w, &d, m, MLV_DROP_ICMP_ECHO);
+			continue;
+		}
+		if (unlikely(p->l3_len > v->mtu_room)) {
+			too_big(w, &d, rxq, m, p, v->mtu_room);
+			continue;
+		}
+		if (likely(!(p->flags & MLV_PKT_F_ICMP_ERROR)))
+			b = tracked_backend(w, gen, v, p, hash[i], now_ms, &is_new);
+		else
+			b = icmp_error_backend(w, gen, v, p, hash[i], now_ms);
+		if (unlikely(!b)) {
+			drop(w, &d, m, MLV_DROP_NO_BACKEND);
+			continue;
+		}
+
+		/* Replace the frame's L2 header (and any padding after the IP
+		 * packet) by the template's headers. */
+		rte_pktmbuf_adj(m, p->l3_off);
+		if (unlikely(m->pkt_len > p->l3_len))
+			rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - p->l3_len));
+		t = &b->encap[tx_slot];
+		hdr = (uint8_t *)rte_pktmbuf_prepend(m, t->len);
+		if (unlikely(!hdr)) {
+			drop(w, &d, m, MLV_DROP_NO_HEADROOM);
+			continue;
+		}
+		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
+
+		uint32_t vi = mlv_gen_vip_index(gen, v);
+		uint32_t bi = mlv_gen_backend_index(gen, b);
+
+		vip_ctr[vi].v[MLV_FLOW_PACKETS]++;
+		vip_ctr[vi].v[MLV_FLOW_BYTES] += p->l3_len;
+		vip_ctr[vi].v[MLV_FLOW_NEW_FLOWS] += is_new;
+		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
+		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
+		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;
+		enqueue(w, tx_port, m, MLV_CTR_FORWARDED);
+	}
+out:
+	if (d.n)
+		rte_pktmbuf_free_bulk(d.m, d.n);
+}

@@ -1,0 +1,181 @@
+/* Worker set-up, teardown and the poll loop. */
+#include "worker.h"
+
+#include <sys/prctl.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "daemon/log.h"
+#include "dataplane/port.h"
+
+static void *ct_alloc(size_t size, void *ctx)
+{
+	return rte_zmalloc_socket("mlv_conntrack", size, RTE_CACHE_LINE_SIZE,
+				  (int)(intptr_t)ctx);
+}
+
+static void ct_release(void *ptr, void *ctx)
+{
+	(void)ctx;
+	rte_free(ptr);
+}
+
+enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
+			       struct mlv_worker **out)
+{
+	const struct mlv_ports *ps = p->ports;
+	unsigned socket;
+	struct mlv_worker *w;
+	uint64_t tsc_per_ms;
+
+	*out = NULL;
+	if (!p->pub || !p->ct || !ps || p->id >= MLV_MAX_WORKERS)
+		return MLV_E_INVAL;
+	socket = mlv_lcore_socket(p->lcore);
+	w = rte_zmalloc_socket("mlv_worker", sizeof(*w), RTE_CACHE_LINE_SIZE,
+			       (int)socket);
+	if (!w)
+		return MLV_E_NOMEM;
+	w->ct = mlv_ct_create(p->ct, ct_alloc, ct_release,
+			      (void *)(intptr_t)socket);
+	if (!w->ct) {
+		rte_free(w);
+		return MLV_E_NOMEM;
+	}
+	w->pub = p->pub;
+	w->id = p->id;
+	w->lcore = p->lcore;
+	w->n_tx = (uint16_t)ps->n;
+	for (uint32_t i = 0; i < ps->n; i++) {
+		const struct mlv_port_plan *plan = &ps->plan;
+
+		w->tx[i].port_id = ps->port[i].port_id;
+		w->tx[i].queue_id = (uint16_t)p->id;
+		if (p->id >= ps->port[i].n_rxq)
+			continue;
+		w->rxq[w->n_rxq++] = (struct mlv_rxq){
+			.port_id = ps->port[i].port_id,
+			.queue_id = (uint16_t)p->id,
+			.cfg_idx = (uint16_t)i,
+			.exception_to = plan->exception == MLV_PORT_NONE ?
+						MLV_PORT_NONE :
+					plan->exception == i ? plan->exception_out :
+							       plan->exception,
+		};
+	}
+	tsc_per_ms = rte_get_tsc_hz() / 1000;
+	w->tsc_per_ms = rte_reciprocal_value_u64(tsc_per_ms ? tsc_per_ms : 1);
+	w->tsc_start = rte_rdtsc();
+	mlv_idle_init(&w->idle, p->idle == MLV_IDLE_ADAPTIVE,
+		      p->idle_max_sleep_us);
+	*out = w;
+	return MLV_OK;
+}
+
+void mlv_worker_destroy(struct mlv_worker *w)
+{
+	if (!w)
+		return;
+	mlv_ct_destroy(w->ct);
+	rte_free(w);
+}
+
+/* The worker's millisecond clock for conntrack; wraps after 49 days,
+ * which conntrack's modular comparisons allow. */
+static inline uint32_t clock_ms(const struct mlv_worker *w, uint64_t tsc)
+{
+	return (uint32_t)rte_reciprocal_divide_u64(tsc - w->tsc_start,
+						   &w->tsc_per_ms);
+}
+
+void mlv_worker_flush(struct mlv_worker *w)
+{
+	uint32_t dirty = w->tx_dirty;
+
+	while (dirty) {
+		unsigned i = (unsigned)__builtin_ctz(dirty);
+
+		dirty &= dirty - 1;
+		mlv_tx_flush(&w->tx[i], &w->ctr);
+	}
+	w->tx_dirty = 0;
+}
+
+/* Sleep without holding up grace periods: offline while asleep. */
+static void idle_sleep(struct mlv_worker *w, uint32_t us)
+{
+	mlv_publish_offline(w->pub, w->id);
+	rte_delay_us_sleep(us);
+	mlv_publish_online(w->pub, w->id);
+}
+
+int mlv_worker_run(void *arg)
+{
+	struct mlv_worker *w = arg;
+	struct rte_mbuf *pkts[MLV_BURST];
+	uint32_t polls = 0;
+	enum mlv_err err;
+
+	err = mlv_publish_worker_register(w->pub, w->id);
+	if (err) {
+		w->exit_err = err;
+		return -1;
+	}
+	/* Idle sleeps are microseconds; the default 50 us timer slack would
+	 * stretch every one of them. */
+	if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0)
+		mlv_debug("worker %u: cannot lower the timer slack", w->id);
+	mlv_debug("worker %u running on lcore %u with %u RX queues", w->id,
+		  w->lcore, w->n_rxq);
+
+	for (;;) {
+		uint32_t got = 0, sleep_us = 0;
+
+		for (uint16_t q = 0; q < w->n_rxq; q++) {
+			const struct mlv_rxq *rxq = &w->rxq[q];
+			uint16_t n = rte_eth_rx_burst(rxq->port_id, rxq->queue_id,
+						      pkts, MLV_BURST);
+			uint64_t t0;
+
+			if (n == 0)
+				continue;
+			t0 = rte_rdtsc();
+			mlv_forward_burst(w, mlv_publish_current(w->pub), rxq,
+					  pkts, n, clock_ms(w, t0));
+			mlv_worker_flush(w);
+			w->ctr.ctr[MLV_CTR_BURSTS]++;
+			w->ctr.ctr[MLV_CTR_BUSY_CYCLES] += rte_rdtsc() - t0;
+			got += n;
+		}
+		/* No generation pointer is held past this point. */
+		mlv_publish_quiescent(w->pub, w->id);
+
+		if (unlikely((++polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0)) {
+			if (__atomic_load_n(&w->stop, __ATOMIC_RELAXED))
+				break;
+			mlv_ct_sweep(w->ct, clock_ms(w, rte_rdtsc()),
+				     MLV_SWEEP_BUCKETS);
+		}
+		switch (mlv_idle_step(&w->idle, got, &sleep_us)) {
+		case MLV_IDLE_SPIN:
+			break;
+		case MLV_IDLE_PAUSE:
+			rte_pause();
+			break;
+		case MLV_IDLE_SLEEP:
+			idle_sleep(w, sleep_us);
+			if (__atomic_load_n(&w->stop, __ATOMIC_RELAXED))
+				goto out;
+			break;
+		}
+	}
+out:
+	mlv_worker_flush(w);
+	mlv_publish_worker_unregister(w->pub, w->id);
+	mlv_debug("worker %u stopped", w->id);
+	return 0;
+}

@@ -1,0 +1,124 @@
+/* A data-plane worker: one per worker lcore. It polls its own RX queue on
+ * every port, forwards each burst (dataplane/forward.c), transmits on its
+ * own TX queue of the chosen port, reports an RCU quiescent state once per
+ * poll loop, and every MLV_HOUSEKEEPING_POLLS loops checks for stop and
+ * sweeps a few conntrack buckets. No locks, syscalls, allocation or
+ * logging per packet; the only syscalls are the adaptive idle sleeps.
+ *
+ * Threads: create/destroy and request_stop on the control thread;
+ * mlv_worker_run on the worker's lcore. The control thread reads the
+ * counters and conntrack statistics racily (see dataplane/counters.h).
+ */
+#ifndef MLV_WORKER_H
+#define MLV_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_reciprocal.h>
+
+#include "control/config.h"
+#include "control/error.h"
+#include "control/publish.h"
+#include "dataplane/conntrack.h"
+#include "dataplane/counters.h"
+#include "dataplane/idle.h"
+#include "dataplane/tx_buffer.h"
+
+#define MLV_BURST 32
+/* Packets ahead of the one being parsed whose data is prefetched. */
+#define MLV_PREFETCH_AHEAD 4
+/* Poll loops between stop checks and conntrack sweeps (a power of two). */
+#define MLV_HOUSEKEEPING_POLLS 64u
+/* Conntrack buckets swept per housekeeping round: 8 entries each. */
+#define MLV_SWEEP_BUCKETS 4u
+
+/* One RX queue this worker polls. */
+struct mlv_rxq {
+	uint16_t port_id;        /* DPDK port */
+	uint16_t queue_id;
+	uint16_t cfg_idx;        /* config port index (gen->ports[]) */
+	/* where non-VIP frames from this port go: a config port index (the
+	 * exception port, or for frames from the exception port itself the
+	 * port toward the wire), or MLV_PORT_NONE to drop them */
+	uint16_t exception_to;
+};
+
+struct mlv_worker {
+	/* Written per burst by this worker only. */
+	struct mlv_worker_counters ctr;
+
+	/* Read-only after create. */
+	struct mlv_publisher *pub __rte_cache_aligned;
+	struct mlv_ct *ct;
+	uint32_t id;             /* 0 .. n_workers-1: counters, RCU, queues */
+	unsigned lcore;
+	uint16_t n_rxq;
+	uint16_t n_tx;           /* entries of tx[] in use (= ports) */
+	struct mlv_rxq rxq[MLV_MAX_PORTS];
+	uint64_t tsc_start;      /* the millisecond clock counts from here */
+	struct rte_reciprocal_u64 tsc_per_ms;
+
+	/* Worker state. */
+	struct mlv_idle idle;
+	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
+	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
+
+	/* Written by the control thread (request_stop), read every
+	 * MLV_HOUSEKEEPING_POLLS loops with a relaxed atomic load. */
+	uint32_t stop __rte_cache_aligned;
+	/* Set by the worker before returning: why it stopped early. */
+	enum mlv_err exit_err;
+};
+
+struct mlv_ports;
+
+struct mlv_worker_params {
+	uint32_t id;
+	unsigned lcore;
+	struct mlv_publisher *pub;
+	const struct mlv_ct_params *ct;
+	const struct mlv_ports *ports;
+	enum mlv_idle_policy idle;
+	uint32_t idle_max_sleep_us;
+};
+
+/* Allocate a worker and its conntrack table on the lcore's NUMA socket
+ * (rte_zmalloc_socket) and wire it to its queues. Returns MLV_OK and
+ * *out, MLV_E_INVAL on bad params, MLV_E_NOMEM. Control thread, after the
+ * ports are open. */
+enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
+			       struct mlv_worker **out);
+
+/* Free the worker and its conntrack. Only after it stopped (or never ran).
+ * NULL is a no-op. Control thread. */
+void mlv_worker_destroy(struct mlv_worker *w);
+
+/* The worker loop, an lcore_function_t for rte_eal_remote_launch (arg is
+ * the struct mlv_worker). Registers with the publisher, runs until
+ * mlv_worker_request_stop, flushes, unregisters. Returns 0, or -1 with
+ * w->exit_err set if it could not start. The worker's lcore. */
+int mlv_worker_run(void *arg);
+
+/* Ask the worker to stop; it notices within MLV_HOUSEKEEPING_POLLS poll
+ * loops (plus one idle sleep). Relaxed store: the worker needs no other
+ * data from the control thread to stop. Control thread. */
+static inline void mlv_worker_request_stop(struct mlv_worker *w)
+{
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* Process one received burst with generation gen (which may be NULL
+ * before the first publish: everything is dropped as not for a VIP).
+ * Every frame ends up transmitted (buffered in w->tx) or freed and
+ * counted as a drop. dataplane/forward.c. The worker's lcore (tests call
+ * it directly with a worker that never runs). */
+void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
+		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
+		       uint16_t n, uint32_t now_ms);
+
+/* Transmit everything buffered. The worker's lcore. */
+void mlv_worker_flush(struct mlv_worker *w);
+
+#endif

@@ -1,0 +1,117 @@
+#include "config_yaml.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *fwd_name(enum sc_fwd f)
+{
+	switch (f) {
+	case SC_FWD_IPIP:  return "ipip";
+	case SC_FWD_GUE:   return "gue";
+	case SC_FWD_L2DSR: return "l2dsr";
+	}
+	return "?";
+}
+
+static const char *addr_text(uint8_t family, const uint8_t *a, char *buf,
+			     size_t len)
+{
+	return inet_ntop(family == 4 ? AF_INET : AF_INET6, a, buf,
+			 (socklen_t)len);
+}
+
+static void mac_text(const uint8_t *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+}
+
+static void write_vip(FILE *f, const struct sc_vip *v)
+{
+	char a[INET6_ADDRSTRLEN], m[18];
+
+	fprintf(f, "  - name: %s\n", v->name);
+	fprintf(f, "    address: \"%s\"\n", addr_text(v->family, v->addr, a, sizeof(a)));
+	fprintf(f, "    port: %u\n", v->port);
+	fprintf(f, "    protocol: %s\n", v->proto == 6 ? "tcp" : "udp");
+	fprintf(f, "    forwarding: %s\n", fwd_name(v->fwd));
+	if (v->fwd == SC_FWD_GUE)
+		fprintf(f, "    gue_port: %u\n", v->gue_port);
+	fprintf(f, "    table_size: %u\n", v->table_size);
+	fprintf(f, "    backends:\n");
+	for (uint32_t i = 0; i < v->n_backends; i++) {
+		const struct sc_backend *b = &v->backends[i];
+
+		fprintf(f, "      - {name: %s, address: \"%s\", weight: %u",
+			b->name, addr_text(b->family, b->addr, a, sizeof(a)),
+			b->weight);
+		if (b->drain)
+			fprintf(f, ", state: drain");
+		if (b->has_mac) {
+			mac_text(b->mac, m, sizeof(m));
+			fprintf(f, ", mac: \"%s\"", m);
+		}
+		fprintf(f, "}\n");
+	}
+}
+
+int sc_write_config(const struct scenario *sc, bool alt,
+		    const struct sc_config_paths *paths, const char *path)
+{
+	const struct sc_vip *vips = alt ? sc->alt_vips : sc->vips;
+	uint32_t n = alt ? sc->n_alt_vips : sc->n_vips;
+	char tmp[4096], a4[INET6_ADDRSTRLEN], a6[INET6_ADDRSTRLEN], nh[18];
+	FILE *f;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		fprintf(stderr, "config path too long: %s\n", path);
+		return -1;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "cannot write %s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	addr_text(4, sc->port.addr4, a4, sizeof(a4));
+	addr_text(6, sc->port.addr6, a6, sizeof(a6));
+	mac_text(sc->port.next_hop, nh, sizeof(nh));
+
+	fprintf(f, "# packet test scenario %s%s: %s\n", sc->name,
+		alt ? " (config B)" : "", sc->summary);
+	fprintf(f, "dataplane:\n");
+	fprintf(f, "  eal_args: [--in-memory, --no-pci, "
+		   "\"--vdev=net_pcap0,rx_pcap=%s,tx_pcap=%s\"]\n",
+		paths->rx_pcap, paths->tx_pcap);
+	fprintf(f, "  workers: 1\n");
+	fprintf(f, "  idle: adaptive\n");
+	fprintf(f, "  ports:\n");
+	fprintf(f, "    - name: p0\n");
+	fprintf(f, "      device: net_pcap0\n");
+	fprintf(f, "      address: \"%s\"\n", a4);
+	fprintf(f, "      address6: \"%s\"\n", a6);
+	fprintf(f, "      next_hop: \"%s\"\n", nh);
+	fprintf(f, "      mtu: %u\n", sc->port.mtu);
+	fprintf(f, "  conntrack:\n");
+	fprintf(f, "    entries_per_worker: %u\n", sc->ct_entries);
+	fprintf(f, "control:\n");
+	fprintf(f, "  socket: \"%s\"\n", paths->socket);
+	fprintf(f, "  metrics_listen: \"\"\n");
+	fprintf(f, "defaults:\n");
+	fprintf(f, "  health: {type: none}\n");
+	fprintf(f, "vips:\n");
+	for (uint32_t i = 0; i < n; i++)
+		write_vip(f, &vips[i]);
+
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, "cannot write %s\n", tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		fprintf(stderr, "cannot rename %s to %s: %s\n", tmp, path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}

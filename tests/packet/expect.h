@@ -1,0 +1,38 @@
+/* What the checker expects, computed independently of the daemon's
+ * run-time state: each VIP's Maglev table built here from the scenario's
+ * backends (mlv_maglev_build: the documented algorithm; drained backends
+ * get weight 0), and the backend a flow key selects
+ * (table[mlv_flow_hash(key) % M], docs/flow-hash.md). Test code;
+ * single-threaded. */
+#ifndef PKT_EXPECT_H
+#define PKT_EXPECT_H
+
+#include <stdint.h>
+
+#include "scenario.h"
+
+struct expect_table {
+	uint32_t size;
+	uint16_t *slots;          /* index into the VIP's backends[] */
+	uint64_t fingerprint;
+};
+
+struct expect_tables {
+	uint32_t n;
+	struct expect_table t[SC_MAX_VIPS];
+};
+
+/* Build the tables of vips[0..n-1]. Returns 0, or -1 with a message. */
+int expect_build(struct expect_tables *out, const struct sc_vip *vips,
+		 uint32_t n);
+void expect_free(struct expect_tables *t);
+
+/* The flow hash of key (as the data plane computes it). */
+uint32_t expect_hash(const struct mlv_flow_key *key);
+
+/* Backend index in vips[vip].backends for key, or -1 if the slot is
+ * empty (no backend can take flows). */
+int expect_backend(const struct expect_tables *t, uint16_t vip,
+		   const struct mlv_flow_key *key);
+
+#endif

@@ -1,0 +1,278 @@
+/* pkt-storm: feed the "storm" scenario's frames into a running maglevd
+ * through a FIFO while making it reload many times.
+ *
+ *   pkt-storm DIR PID RELOADS TIMEOUT_S
+ *
+ * The daemon (PID) reads DIR/in.fifo as its net_pcap rx_pcap and was
+ * started with -c DIR/config.yaml (a copy of DIR/config-a.yaml). For each
+ * reload this tool replaces DIR/config.yaml atomically with the other of
+ * config-a/config-b, sends SIGHUP, and keeps writing frames until the
+ * stats file's generation number moves, so every publish happens while
+ * packets flow. Then it closes the FIFO (end of input) and prints the
+ * number of frames it wrote, for pkt-check --fed. Exit 0, or 1 with a
+ * message (daemon gone, timeout, write error).
+ *
+ * The pcap stream is written by hand (a 24-byte file header, then a
+ * 16-byte header per frame, libpcap's documented format) rather than
+ * with pcap_dump: pcap_dump writes through stdio and would block forever
+ * on a FIFO whose reader stalled, and this tool must give up on a
+ * deadline instead. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "poll_wait.h"
+#include "scenario.h"
+#include "stats_json.h"
+
+#define BATCH 32                 /* frames written between stats reads */
+
+struct feeder {
+	int fd;
+	pid_t pid;
+	uint64_t deadline_ms;
+	const struct scenario *sc;
+	uint64_t fed;                /* frames written */
+	uint32_t next;               /* next frame to write (cyclic) */
+	const char *dir;
+};
+
+static int write_all(struct feeder *f, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = {.fd = f->fd, .events = POLLOUT};
+		ssize_t n;
+
+		if (poll_now_ms() > f->deadline_ms) {
+			fprintf(stderr, "pkt-storm: timeout writing to the FIFO "
+				"(daemon not reading)\n");
+			return -1;
+		}
+		if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
+			perror("pkt-storm: poll");
+			return -1;
+		}
+		n = write(f->fd, p, len);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			fprintf(stderr, "pkt-storm: writing the FIFO: %s%s\n",
+				strerror(errno), errno == EPIPE ?
+				" (the daemon closed its input)" : "");
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int feed_batch(struct feeder *f)
+{
+	static uint8_t buf[BATCH * (16 + PKT_FRAME_MAX)];
+	size_t off = 0;
+
+	for (int i = 0; i < BATCH; i++) {
+		const struct sc_frame *fr = &f->sc->frames[f->next];
+		uint32_t h[4] = {
+			(uint32_t)(f->fed / 1000000), (uint32_t)(f->fed % 1000000),
+			fr->len, fr->len,
+		};
+
+		memcpy(buf + off, h, sizeof(h));
+		memcpy(buf + off + sizeof(h), fr->data, fr->len);
+		off += sizeof(h) + fr->len;
+		f->fed++;
+		f->next = (f->next + 1) % f->sc->n_frames;
+	}
+	return write_all(f, buf, off);
+}
+
+static int open_fifo(struct feeder *f, const char *path)
+{
+	/* O_NONBLOCK: fails with ENXIO until the daemon opens the read end,
+	 * so a daemon that never starts cannot hang us */
+	for (;;) {
+		f->fd = open(path, O_WRONLY | O_NONBLOCK);
+		if (f->fd >= 0)
+			return 0;
+		if (errno != ENXIO) {
+			fprintf(stderr, "pkt-storm: open %s: %s\n", path,
+				strerror(errno));
+			return -1;
+		}
+		if (!poll_alive(f->pid) || poll_now_ms() > f->deadline_ms) {
+			fprintf(stderr, "pkt-storm: the daemon never opened %s\n",
+				path);
+			return -1;
+		}
+		poll_step();
+	}
+}
+
+static int generation(const struct feeder *f, uint64_t *g)
+{
+	char path[4096], why[128];
+	json_t *doc;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/stats.json", f->dir);
+	doc = stats_load(path, why, sizeof(why));
+	if (!doc)
+		return -1;
+	ok = stats_generation(doc, g);
+	json_decref(doc);
+	return ok ? 0 : -1;
+}
+
+/* Feed until the generation exceeds after (or first appears if after is
+ * UINT64_MAX); *g receives it. */
+static int feed_until_generation(struct feeder *f, uint64_t after, uint64_t *g)
+{
+	for (;;) {
+		if (feed_batch(f))
+			return -1;
+		if (generation(f, g) == 0 && (after == UINT64_MAX || *g > after))
+			return 0;
+		if (!poll_alive(f->pid)) {
+			fprintf(stderr, "pkt-storm: the daemon exited\n");
+			return -1;
+		}
+	}
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!fp)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 &&
+	    fseek(fp, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+	    fread(buf, 1, (size_t)n, fp) == (size_t)n) {
+		*len = (size_t)n;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* Replace DIR/config.yaml atomically with the given content. */
+static int install_config(const struct feeder *f, const char *text, size_t len)
+{
+	char path[4096], tmp[4200];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/config.yaml", f->dir);
+	snprintf(tmp, sizeof(tmp), "%s.storm-tmp", path);
+	fp = fopen(tmp, "wb");
+	if (!fp || fwrite(text, 1, len, fp) != len || fclose(fp) != 0) {
+		fprintf(stderr, "pkt-storm: cannot write %s\n", tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		perror("pkt-storm: rename");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct scenario sc;
+	struct feeder f = {.fd = -1};
+	char path[4096];
+	char *cfg[2] = {NULL, NULL};
+	size_t cfg_len[2];
+	uint64_t g0, g, reloads;
+	uint64_t t0 = poll_now_ms();
+	int rc = 1;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: pkt-storm DIR PID RELOADS TIMEOUT_S\n");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (!sc_build("storm", &sc))
+		return 1;
+	f.sc = &sc;
+	f.dir = argv[1];
+	f.pid = (pid_t)atoi(argv[2]);
+	reloads = strtoull(argv[3], NULL, 10);
+	f.deadline_ms = t0 + strtoull(argv[4], NULL, 10) * 1000;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/config-%c.yaml", f.dir, 'a' + i);
+		cfg[i] = slurp(path, &cfg_len[i]);
+		if (!cfg[i]) {
+			fprintf(stderr, "pkt-storm: cannot read %s\n", path);
+			goto done;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/in.fifo", f.dir);
+	if (open_fifo(&f, path))
+		goto done;
+	{
+		/* pcap file header: magic, version 2.4, zone, sigfigs,
+		 * snaplen, link type Ethernet; host byte order */
+		uint32_t hdr[6] = {0xa1b2c3d4u, 2u | 4u << 16, 0, 0, 65535, 1};
+
+		if (write_all(&f, hdr, sizeof(hdr)))
+			goto done;
+	}
+	if (feed_until_generation(&f, UINT64_MAX, &g0))
+		goto done;
+	g = g0;
+	for (uint64_t i = 1; i <= reloads; i++) {
+		uint64_t before = g;
+
+		if (install_config(&f, cfg[i % 2], cfg_len[i % 2]))
+			goto done;
+		if (kill(f.pid, SIGHUP) != 0) {
+			perror("pkt-storm: kill SIGHUP");
+			goto done;
+		}
+		if (feed_until_generation(&f, before, &g)) {
+			fprintf(stderr, "pkt-storm: reload %llu of %llu did not "
+				"land (generation stuck at %llu)\n",
+				(unsigned long long)i, (unsigned long long)reloads,
+				(unsigned long long)before);
+			goto done;
+		}
+	}
+	/* one more full pass of the frames under the final generation */
+	for (uint32_t i = 0; i < sc.n_frames / BATCH + 1; i++)
+		if (feed_batch(&f))
+			goto done;
+	fprintf(stderr, "pkt-storm: %llu reloads landed (generation %llu -> "
+		"%llu) while %llu frames were fed, in %llu ms\n",
+		(unsigned long long)reloads, (unsigned long long)g0,
+		(unsigned long long)g, (unsigned long long)f.fed,
+		(unsigned long long)(poll_now_ms() - t0));
+	if (g - g0 < reloads) {
+		fprintf(stderr, "pkt-storm: only %llu generations published for "
+			"%llu reloads\n", (unsigned long long)(g - g0),
+			(unsigned long long)reloads);
+		goto done;
+	}
+	printf("%llu\n", (unsigned long long)f.fed);
+	rc = 0;
+done:
+	if (f.fd >= 0)
+		close(f.fd);
+	free(cfg[0]);
+	free(cfg[1]);
+	sc_free(&sc);
+	return rc;
+}

@@ -1,0 +1,735 @@
+/* Connection tracking: look-up and insert, the TCP state machine and every
+ * timeout (the clock is driven explicitly, never slept on), wraparound of
+ * the millisecond clock, eviction policy (expired first, SYN floods cannot
+ * push out established flows, the stalest goes), the sweep, capacity
+ * rounding and an 8M-entry table. Hashes are passed explicitly so tests
+ * can aim flows at one bucket. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "conntrack.h"
+
+#define T_TCP 300000u
+#define T_HANDSHAKE 5000u
+#define T_CLOSING 10000u
+#define T_UDP 30000u
+#define T_OTHER 2000u
+
+static const struct mlv_ct_params default_params = {
+	.entries = 1024,
+	.tcp_timeout_ms = T_TCP,
+	.tcp_handshake_timeout_ms = T_HANDSHAKE,
+	.tcp_closing_timeout_ms = T_CLOSING,
+	.udp_timeout_ms = T_UDP,
+	.other_timeout_ms = T_OTHER,
+};
+
+/* The allocator the tests give the table: calloc (only 16-byte aligned,
+ * which the table must cope with), remembering what it handed out. */
+struct test_mem {
+	size_t requested;
+	void *block;
+	int allocs, releases;
+	bool fail;
+};
+
+static void *test_alloc(size_t size, void *ctx)
+{
+	struct test_mem *m = ctx;
+
+	m->requested = size;
+	m->allocs++;
+	if (m->fail)
+		return NULL;
+	m->block = calloc(1, size);
+	return m->block;
+}
+
+static void test_release(void *ptr, void *ctx)
+{
+	struct test_mem *m = ctx;
+
+	assert_ptr_equal(ptr, m->block);
+	m->releases++;
+	free(ptr);
+}
+
+static struct mlv_ct *make_ct(const struct mlv_ct_params *p, struct test_mem *m)
+{
+	memset(m, 0, sizeof(*m));
+	struct mlv_ct *ct = mlv_ct_create(p, test_alloc, test_release, m);
+
+	assert_non_null(ct);
+	return ct;
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Flow number i: a distinct IPv4 5-tuple. */
+static struct mlv_flow_key flow(uint32_t i, uint8_t proto)
+{
+	struct mlv_flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.family = 4;
+	k.proto = proto;
+	k.src[0] = 10;
+	memcpy(&k.src[1], &i, 3);
+	k.dst[0] = 192;
+	k.dst[1] = 0;
+	k.dst[2] = 2;
+	k.dst[3] = 10;
+	k.sport = (uint16_t)(1024 + (i >> 24));
+	k.dport = 80;
+	return k;
+}
+
+/* Insert key and run one packet through the state machine. */
+static struct mlv_ct_entry *packet(struct mlv_ct *ct,
+				   const struct mlv_flow_key *k, uint32_t hash,
+				   uint8_t flags, uint32_t now, bool *is_new)
+{
+	bool fresh;
+	struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(ct, k, hash, now, &fresh);
+
+	assert_non_null(e);
+	mlv_ct_update(ct, e, flags, now);
+	if (is_new)
+		*is_new = fresh;
+	return e;
+}
+
+static void test_params_rejected(void **state)
+{
+	(void)state;
+	struct test_mem m = {0};
+	const char *why = NULL;
+	struct mlv_ct_params p;
+
+	assert_int_equal(mlv_ct_check_params(&default_params, &why), MLV_OK);
+	assert_int_equal(mlv_ct_check_params(NULL, &why), MLV_E_INVAL);
+	assert_non_null(why);
+
+	uint32_t *fields[] = {&p.entries, &p.tcp_timeout_ms,
+			      &p.tcp_handshake_timeout_ms,
+			      &p.tcp_closing_timeout_ms, &p.udp_timeout_ms,
+			      &p.other_timeout_ms};
+	uint32_t too_big[] = {MLV_CT_MAX_ENTRIES + 1, MLV_CT_MAX_TIMEOUT_MS + 1,
+			      MLV_CT_MAX_TIMEOUT_MS + 1, MLV_CT_MAX_TIMEOUT_MS + 1,
+			      MLV_CT_MAX_TIMEOUT_MS + 1, MLV_CT_MAX_TIMEOUT_MS + 1};
+	const char *seen[6] = {0};
+
+	for (size_t i = 0; i < 6; i++) {
+		uint32_t bad[] = {0, too_big[i]};
+
+		for (size_t j = 0; j < 2; j++) {
+			p = default_params;
+			*fields[i] = bad[j];
+			why = NULL;
+			assert_int_equal(mlv_ct_check_params(&p, &why), MLV_E_RANGE);
+			assert_non_null(why);
+			assert_null(mlv_ct_create(&p, test_alloc, test_release, &m));
+		}
+		/* each field gets its own message */
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(why, seen[j]);
+		seen[i] = why;
+	}
+	assert_int_equal(m.allocs, 0);   /* rejected before allocating */
+
+	assert_null(mlv_ct_create(&default_params, NULL, test_release, &m));
+	assert_null(mlv_ct_create(&default_params, test_alloc, NULL, &m));
+	assert_null(mlv_ct_create(NULL, test_alloc, test_release, &m));
+
+	m.fail = true;
+	assert_null(mlv_ct_create(&default_params, test_alloc, test_release, &m));
+	assert_int_equal(m.allocs, 1);
+	mlv_ct_destroy(NULL);   /* a no-op */
+}
+
+static void test_capacity_rounding(void **state)
+{
+	(void)state;
+	const uint32_t asks[] = {1, MLV_CT_WAYS - 1, MLV_CT_WAYS, MLV_CT_WAYS + 1,
+				 1000, 1000003, MLV_CT_MAX_ENTRIES - 1,
+				 MLV_CT_MAX_ENTRIES};
+
+	for (size_t i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		uint32_t cap = mlv_ct_capacity_for(asks[i]);
+
+		assert_true(cap >= asks[i]);
+		assert_true(cap - asks[i] < MLV_CT_WAYS);
+		assert_int_equal(cap % MLV_CT_WAYS, 0);
+	}
+	assert_int_equal(mlv_ct_capacity_for(0), 0);
+	assert_int_equal(mlv_ct_capacity_for(MLV_CT_MAX_ENTRIES + 1), 0);
+	assert_int_equal(mlv_ct_mem_size(0), 0);
+
+	struct test_mem m;
+	struct mlv_ct_params p = default_params;
+
+	p.entries = 1001;
+	struct mlv_ct *ct = make_ct(&p, &m);
+
+	assert_int_equal(mlv_ct_capacity(ct), mlv_ct_capacity_for(1001));
+	assert_int_equal(m.requested, mlv_ct_mem_size(1001));
+	assert_int_equal(mlv_ct_occupancy(ct), 0);
+
+	/* every slot of the rounded capacity is usable: fill one bucket
+	 * past the requested size's last bucket boundary */
+	uint32_t last = mlv_ct_capacity(ct) / MLV_CT_WAYS - 1;
+	uint64_t seed = 1;
+	uint32_t placed = 0;
+
+	for (uint32_t i = 0; placed < MLV_CT_WAYS; i++) {
+		uint32_t h = (uint32_t)splitmix64(&seed);
+
+		if (mlv_ct_bucket_index(ct, h) != last)
+			continue;
+		struct mlv_flow_key k = flow(i, 17);
+
+		packet(ct, &k, h, 0, 0, NULL);
+		placed++;
+	}
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 0);
+	mlv_ct_destroy(ct);
+	assert_int_equal(m.releases, 1);
+}
+
+static void test_insert_lookup(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	enum { N = 200 };   /* well under capacity: no bucket overflows */
+	struct mlv_ct_entry *got[N];
+	uint64_t seed = 42;
+	uint32_t hashes[N];
+
+	for (uint32_t i = 0; i < N; i++) {
+		struct mlv_flow_key k = flow(i, 6);
+		bool is_new = false;
+
+		hashes[i] = (uint32_t)splitmix64(&seed);
+		assert_null(mlv_ct_lookup(ct, &k, hashes[i], 0));
+		got[i] = mlv_ct_lookup_or_insert(ct, &k, hashes[i], 0, &is_new);
+		assert_true(is_new);
+		assert_int_equal(got[i]->state, MLV_CT_FREE);
+		assert_memory_equal(&got[i]->key, &k, sizeof(k));
+		assert_int_equal(got[i]->hash, hashes[i]);
+		got[i]->backend_uid = 1000 + i;
+		mlv_ct_update(ct, got[i], MLV_TCP_SYN, 0);
+	}
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 0);
+	assert_int_equal(mlv_ct_occupancy(ct), N);
+	assert_int_equal(mlv_ct_get_stats(ct)->inserts, N);
+	for (uint32_t i = 0; i < N; i++) {
+		struct mlv_flow_key k = flow(i, 6);
+		bool is_new = true;
+		struct mlv_ct_entry *e =
+			mlv_ct_lookup_or_insert(ct, &k, hashes[i], 1, &is_new);
+
+		assert_false(is_new);
+		assert_ptr_equal(e, got[i]);
+		assert_int_equal(e->backend_uid, 1000 + i);
+		assert_ptr_equal(mlv_ct_lookup(ct, &k, hashes[i], 1), e);
+	}
+	assert_int_equal(mlv_ct_get_stats(ct)->inserts, N);
+
+	/* same key, other hash; other key, same hash: both misses */
+	struct mlv_flow_key k0 = flow(0, 6), other = flow(N + 1, 6);
+
+	assert_null(mlv_ct_lookup(ct, &k0, hashes[0] ^ 1, 1));
+	assert_null(mlv_ct_lookup(ct, &other, hashes[0], 1));
+
+	/* a hash collision: two keys with one hash are tracked apart */
+	bool is_new;
+	struct mlv_ct_entry *c = packet(ct, &other, hashes[0], MLV_TCP_SYN, 2, &is_new);
+
+	assert_true(is_new);
+	assert_ptr_not_equal(c, got[0]);
+	c->backend_uid = 7;
+	assert_int_equal(mlv_ct_lookup(ct, &k0, hashes[0], 3)->backend_uid, 1000);
+	assert_int_equal(mlv_ct_lookup(ct, &other, hashes[0], 3)->backend_uid, 7);
+
+	/* remove: gone, occupancy drops once, a second remove is ignored */
+	uint32_t occ = mlv_ct_occupancy(ct);
+
+	mlv_ct_remove(ct, c);
+	assert_null(mlv_ct_lookup(ct, &other, hashes[0], 3));
+	assert_int_equal(mlv_ct_occupancy(ct), occ - 1);
+	mlv_ct_remove(ct, c);
+	mlv_ct_remove(ct, NULL);
+	struct mlv_ct_entry foreign = {.used = 1};
+
+	mlv_ct_remove(ct, &foreign);
+	assert_int_equal(mlv_ct_occupancy(ct), occ - 1);
+	assert_int_equal(mlv_ct_get_stats(ct)->removed, 1);
+	mlv_ct_destroy(ct);
+}
+
+static void test_new_entry_is_clean(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	struct mlv_flow_key a = flow(1, 6), b = flow(2, 6);
+	bool is_new;
+	struct mlv_ct_entry *e = packet(ct, &a, 99, MLV_TCP_SYN, 0, NULL);
+
+	e->backend_uid = 5;
+	e->backend_idx = 3;
+	e->cached_gen = 9;
+
+	/* a is expired and its slot reused by b: nothing of a remains */
+	struct mlv_ct_entry *f =
+		mlv_ct_lookup_or_insert(ct, &b, 99, T_HANDSHAKE, &is_new);
+
+	assert_true(is_new);
+	assert_ptr_equal(f, e);
+	assert_int_equal(f->backend_uid, 0);
+	assert_int_equal(f->backend_idx, 0);
+	assert_int_equal(f->cached_gen, 0);
+	assert_int_equal(f->state, MLV_CT_FREE);
+	assert_int_equal(mlv_ct_get_stats(ct)->expired_reused, 1);
+
+	/* a claimed entry that never got mlv_ct_update is not a live flow */
+	assert_null(mlv_ct_lookup(ct, &b, 99, T_HANDSHAKE));
+	assert_int_equal(mlv_ct_sweep(ct, T_HANDSHAKE, UINT32_MAX), 1);
+	assert_int_equal(mlv_ct_occupancy(ct), 0);
+	mlv_ct_destroy(ct);
+}
+
+static void expect_alive(struct mlv_ct *ct, const struct mlv_flow_key *k,
+			 uint32_t hash, uint32_t now, enum mlv_ct_state st)
+{
+	struct mlv_ct_entry *e = mlv_ct_lookup(ct, k, hash, now);
+
+	assert_non_null(e);
+	assert_int_equal(e->state, st);
+}
+
+static void test_tcp_states_and_timeouts(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	struct mlv_flow_key k = flow(7, 6);
+	const uint32_t h = 0x12345678;
+	uint32_t t = 1000;
+	bool is_new;
+
+	/* SYN: OPENING, lives exactly the handshake timeout */
+	packet(ct, &k, h, MLV_TCP_SYN, t, &is_new);
+	assert_true(is_new);
+	expect_alive(ct, &k, h, t + T_HANDSHAKE - 1, MLV_CT_TCP_OPENING);
+	assert_null(mlv_ct_lookup(ct, &k, h, t + T_HANDSHAKE));
+
+	/* a SYN after that is a new flow; retransmitted, then the
+	 * handshake's ACK: ESTABLISHED */
+	t += T_HANDSHAKE;
+	packet(ct, &k, h, MLV_TCP_SYN, t, &is_new);
+	assert_true(is_new);
+	t += 100;
+	packet(ct, &k, h, MLV_TCP_SYN, t, &is_new);
+	assert_false(is_new);
+	expect_alive(ct, &k, h, t + T_HANDSHAKE - 1, MLV_CT_TCP_OPENING);
+	t += 100;
+	packet(ct, &k, h, MLV_TCP_ACK, t, &is_new);
+	assert_false(is_new);
+	expect_alive(ct, &k, h, t + T_TCP - 1, MLV_CT_TCP_ESTABLISHED);
+	assert_null(mlv_ct_lookup(ct, &k, h, t + T_TCP));
+
+	/* data refreshes; a stray SYN does not demote an established flow */
+	t += T_TCP - 1;
+	packet(ct, &k, h, MLV_TCP_ACK | 0x08 /* PSH */, t, &is_new);
+	assert_false(is_new);
+	packet(ct, &k, h, MLV_TCP_SYN, t, NULL);
+	expect_alive(ct, &k, h, t + T_TCP - 1, MLV_CT_TCP_ESTABLISHED);
+
+	/* FIN: CLOSING with the closing timeout; later ACKs keep it closing */
+	packet(ct, &k, h, MLV_TCP_FIN | MLV_TCP_ACK, t, NULL);
+	expect_alive(ct, &k, h, t + T_CLOSING - 1, MLV_CT_TCP_CLOSING);
+	assert_null(mlv_ct_lookup(ct, &k, h, t + T_CLOSING));
+	t += 10;
+	packet(ct, &k, h, MLV_TCP_ACK, t, &is_new);
+	assert_false(is_new);
+	expect_alive(ct, &k, h, t + T_CLOSING - 1, MLV_CT_TCP_CLOSING);
+	assert_null(mlv_ct_lookup(ct, &k, h, t + T_CLOSING));
+
+	/* a new SYN on the closing tuple starts a new handshake */
+	packet(ct, &k, h, MLV_TCP_SYN, t, NULL);
+	expect_alive(ct, &k, h, t + T_HANDSHAKE - 1, MLV_CT_TCP_OPENING);
+
+	/* RST from any state closes */
+	packet(ct, &k, h, MLV_TCP_ACK, t, NULL);
+	packet(ct, &k, h, MLV_TCP_RST, t, NULL);
+	expect_alive(ct, &k, h, t + T_CLOSING - 1, MLV_CT_TCP_CLOSING);
+
+	/* a flow first seen mid-stream (moved from another instance) is
+	 * established at once; one without flags is only opening */
+	struct mlv_flow_key mid = flow(8, 6), bare = flow(9, 6);
+
+	packet(ct, &mid, h + 1, MLV_TCP_ACK, t, &is_new);
+	assert_true(is_new);
+	expect_alive(ct, &mid, h + 1, t + T_TCP - 1, MLV_CT_TCP_ESTABLISHED);
+	packet(ct, &bare, h + 2, 0, t, NULL);
+	expect_alive(ct, &bare, h + 2, t + T_HANDSHAKE - 1, MLV_CT_TCP_OPENING);
+	mlv_ct_destroy(ct);
+}
+
+static void test_udp_and_other(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	struct mlv_flow_key u = flow(1, 17);
+	const uint32_t h = 0xabcdef01;
+	uint32_t t = 0;
+	bool is_new;
+
+	/* idle timeout: each datagram extends the flow */
+	for (int i = 0; i < 10; i++) {
+		packet(ct, &u, h, 0, t, &is_new);
+		assert_int_equal(is_new, i == 0);
+		t += T_UDP - 1;
+		expect_alive(ct, &u, h, t, MLV_CT_UDP);
+	}
+	assert_null(mlv_ct_lookup(ct, &u, h, t + 1));
+	/* after the idle time the next datagram is a new flow */
+	packet(ct, &u, h, 0, t + 1, &is_new);
+	assert_true(is_new);
+	assert_int_equal(mlv_ct_occupancy(ct), 1);
+
+	/* fragments: a 3-tuple key (ports 0), TCP or UDP alike: OTHER */
+	struct mlv_flow_key frag = flow(2, 6);
+
+	frag.sport = 0;
+	frag.dport = 0;
+	packet(ct, &frag, h + 1, 0, t, NULL);
+	expect_alive(ct, &frag, h + 1, t + T_OTHER - 1, MLV_CT_OTHER);
+	assert_null(mlv_ct_lookup(ct, &frag, h + 1, t + T_OTHER));
+
+	/* a protocol without ports (GRE) */
+	struct mlv_flow_key gre = flow(3, 47);
+
+	packet(ct, &gre, h + 2, 0, t, NULL);
+	expect_alive(ct, &gre, h + 2, t + T_OTHER - 1, MLV_CT_OTHER);
+	mlv_ct_destroy(ct);
+}
+
+static void test_clock_wraparound(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	struct mlv_flow_key k = flow(1, 6);
+	const uint32_t h = 77;
+	uint32_t t = UINT32_MAX - 100;   /* the clock wraps in 101 ms */
+
+	packet(ct, &k, h, MLV_TCP_ACK, t, NULL);
+	struct mlv_ct_entry *e = mlv_ct_lookup(ct, &k, h, t);
+
+	assert_non_null(e);
+	assert_true(e->expires_ms < t);   /* stored past the wrap */
+	expect_alive(ct, &k, h, t + 101, MLV_CT_TCP_ESTABLISHED);   /* == 0 */
+	expect_alive(ct, &k, h, t + T_TCP - 1, MLV_CT_TCP_ESTABLISHED);
+	assert_null(mlv_ct_lookup(ct, &k, h, t + T_TCP));
+	assert_null(mlv_ct_lookup(ct, &k, h, t + T_TCP + 12345));
+
+	/* sweeping across the wrap reclaims only what has expired */
+	struct mlv_flow_key k2 = flow(2, 6);
+
+	packet(ct, &k2, h + 1, MLV_TCP_SYN, t, NULL);
+	assert_int_equal(mlv_ct_sweep(ct, t + T_HANDSHAKE, UINT32_MAX), 1);
+	expect_alive(ct, &k, h, t + T_HANDSHAKE, MLV_CT_TCP_ESTABLISHED);
+	assert_int_equal(mlv_ct_sweep(ct, t + T_TCP, UINT32_MAX), 1);
+	assert_int_equal(mlv_ct_occupancy(ct), 0);
+	mlv_ct_destroy(ct);
+}
+
+/* Hashes of flows that land in bucket b: drawn at random, kept if they
+ * fall in b. */
+static uint32_t hash_in_bucket(struct mlv_ct *ct, uint32_t b, uint64_t *seed)
+{
+	for (;;) {
+		uint32_t h = (uint32_t)splitmix64(seed);
+
+		if (mlv_ct_bucket_index(ct, h) == b)
+			return h;
+	}
+}
+
+static void test_evicts_stalest_when_full(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	uint64_t seed = 5;
+	uint32_t h[MLV_CT_WAYS + 1];
+	struct mlv_flow_key k[MLV_CT_WAYS + 1];
+	/* established at different times; the stalest is the one whose
+	 * last packet is oldest, not the first inserted */
+	const uint32_t order[MLV_CT_WAYS] = {3, 0, 6, 1, 7, 2, 5, 4};
+
+	for (uint32_t i = 0; i <= MLV_CT_WAYS; i++) {
+		h[i] = hash_in_bucket(ct, 3, &seed);
+		k[i] = flow(i, 6);
+	}
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		packet(ct, &k[i], h[i], MLV_TCP_ACK, i * 10, NULL);
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		packet(ct, &k[order[i]], h[order[i]], MLV_TCP_ACK, 100 + i * 10, NULL);
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+
+	/* full bucket, nothing expired: the new flow takes the stalest slot.
+	 * It arrives late in the established flows' lives, so as a
+	 * half-open flow it still expires after all of them. */
+	const uint32_t t1 = T_TCP - 1000, t2 = T_TCP - 900;
+	bool is_new;
+
+	packet(ct, &k[MLV_CT_WAYS], h[MLV_CT_WAYS], MLV_TCP_SYN, t1, &is_new);
+	assert_true(is_new);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 1);
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+	assert_null(mlv_ct_lookup(ct, &k[order[0]], h[order[0]], t1));
+	for (uint32_t i = 1; i < MLV_CT_WAYS; i++)
+		assert_non_null(mlv_ct_lookup(ct, &k[order[i]], h[order[i]], t1));
+	assert_non_null(mlv_ct_lookup(ct, &k[MLV_CT_WAYS], h[MLV_CT_WAYS], t1));
+
+	/* the OPENING newcomer expires after every established flow, yet is
+	 * the next victim: unproven flows go first */
+	struct mlv_flow_key next = flow(100, 6);
+	uint32_t hn = hash_in_bucket(ct, 3, &seed);
+
+	packet(ct, &next, hn, MLV_TCP_SYN, t2, NULL);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 2);
+	assert_null(mlv_ct_lookup(ct, &k[MLV_CT_WAYS], h[MLV_CT_WAYS], t2));
+	assert_non_null(mlv_ct_lookup(ct, &next, hn, t2));
+	for (uint32_t i = 1; i < MLV_CT_WAYS; i++)
+		assert_non_null(mlv_ct_lookup(ct, &k[order[i]], h[order[i]], t2));
+	mlv_ct_destroy(ct);
+}
+
+static void test_expired_reused_before_evicting(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	uint64_t seed = 9;
+	uint32_t h[MLV_CT_WAYS];
+	struct mlv_flow_key k[MLV_CT_WAYS];
+
+	/* a full bucket: one UDP flow (short idle timeout), the rest TCP */
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		h[i] = hash_in_bucket(ct, 0, &seed);
+		k[i] = flow(i, i == 5 ? 17 : 6);
+		packet(ct, &k[i], h[i], i == 5 ? 0 : MLV_TCP_ACK, 0, NULL);
+	}
+	/* the UDP flow has expired; everything else is live but older */
+	struct mlv_flow_key n = flow(50, 6);
+	uint32_t hn = hash_in_bucket(ct, 0, &seed);
+	bool is_new;
+
+	packet(ct, &n, hn, MLV_TCP_SYN, T_UDP, &is_new);
+	assert_true(is_new);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 0);
+	assert_int_equal(mlv_ct_get_stats(ct)->expired_reused, 1);
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		if (i == 5)
+			assert_null(mlv_ct_lookup(ct, &k[i], h[i], T_UDP));
+		else
+			assert_non_null(mlv_ct_lookup(ct, &k[i], h[i], T_UDP));
+	}
+	mlv_ct_destroy(ct);
+}
+
+/* A SYN flood far larger than the table: new half-open flows recycle the
+ * slots of other half-open flows and never push out established ones,
+ * as long as a bucket has room for at least one unproven flow. */
+static void test_syn_flood_spares_established(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct_params p = default_params;
+
+	p.entries = 64 * MLV_CT_WAYS;
+	struct mlv_ct *ct = make_ct(&p, &m);
+	uint32_t n_buckets = mlv_ct_capacity(ct) / MLV_CT_WAYS;
+	uint32_t n_est = n_buckets * (MLV_CT_WAYS - 1);
+	uint32_t *eh = calloc(n_est, sizeof(*eh));
+	uint64_t seed = 11;
+	uint32_t t = 0;
+
+	assert_non_null(eh);
+	/* every bucket: WAYS - 1 established flows */
+	for (uint32_t i = 0; i < n_est; i++) {
+		struct mlv_flow_key k = flow(i, 6);
+
+		eh[i] = hash_in_bucket(ct, i / (MLV_CT_WAYS - 1), &seed);
+		packet(ct, &k, eh[i], MLV_TCP_SYN, t, NULL);
+		packet(ct, &k, eh[i], MLV_TCP_ACK, t, NULL);
+	}
+	assert_int_equal(mlv_ct_occupancy(ct), n_est);
+
+	/* 100 spoofed SYNs per slot, each a new flow. The flood comes late
+	 * in the established flows' lives, so each half-open flow expires
+	 * after every established one: expiry alone would pick the
+	 * established flows; nothing established expires during it. */
+	uint32_t flood = 100 * mlv_ct_capacity(ct);
+
+	t = T_TCP - T_HANDSHAKE / 2;
+
+	for (uint32_t i = 0; i < flood; i++) {
+		struct mlv_flow_key k = flow(1000000 + i, 6);
+		bool is_new;
+
+		if (i % 1000 == 0)
+			t++;   /* ends ~50 ms later, before T_TCP */
+		packet(ct, &k, (uint32_t)splitmix64(&seed), MLV_TCP_SYN, t, &is_new);
+		assert_true(is_new);
+	}
+	assert_true(mlv_ct_get_stats(ct)->evictions > 0);
+	assert_int_equal(mlv_ct_occupancy(ct), mlv_ct_capacity(ct));
+	for (uint32_t i = 0; i < n_est; i++) {
+		struct mlv_flow_key k = flow(i, 6);
+
+		expect_alive(ct, &k, eh[i], t, MLV_CT_TCP_ESTABLISHED);
+	}
+	free(eh);
+	mlv_ct_destroy(ct);
+}
+
+static void test_sweep_restores_occupancy(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct_params p = default_params;
+
+	p.entries = 4096;
+	struct mlv_ct *ct = make_ct(&p, &m);
+	uint32_t n_buckets = mlv_ct_capacity(ct) / MLV_CT_WAYS;
+	enum { N = 1500 };
+	uint64_t seed = 3;
+	uint32_t h[N];
+
+	/* half short-lived UDP, half established TCP */
+	for (uint32_t i = 0; i < N; i++) {
+		struct mlv_flow_key k = flow(i, i % 2 ? 17 : 6);
+
+		h[i] = (uint32_t)splitmix64(&seed);
+		packet(ct, &k, h[i], i % 2 ? 0 : MLV_TCP_ACK, 0, NULL);
+	}
+	uint32_t occ = mlv_ct_occupancy(ct);
+	uint32_t udp_live = 0;
+
+	for (uint32_t i = 1; i < N; i += 2) {
+		struct mlv_flow_key k = flow(i, 17);
+
+		udp_live += mlv_ct_lookup(ct, &k, h[i], 0) != NULL;
+	}
+	assert_true(udp_live > 0);
+	assert_int_equal(occ, N - mlv_ct_get_stats(ct)->evictions);
+
+	/* nothing has expired yet: a full sweep reclaims nothing */
+	assert_int_equal(mlv_ct_sweep(ct, T_UDP - 1, n_buckets), 0);
+	assert_int_equal(mlv_ct_occupancy(ct), occ);
+
+	/* UDP expired: sweep one bucket at a time; the pieces add up to the
+	 * whole, each bucket visited once per lap */
+	uint32_t total = 0;
+
+	for (uint32_t b = 0; b < n_buckets; b++)
+		total += mlv_ct_sweep(ct, T_UDP, 1);
+	assert_int_equal(total, udp_live);
+	assert_int_equal(mlv_ct_occupancy(ct), occ - udp_live);
+	assert_int_equal(mlv_ct_sweep(ct, T_UDP, n_buckets), 0);
+	assert_int_equal(mlv_ct_get_stats(ct)->swept, udp_live);
+	for (uint32_t i = 0; i < N; i += 2) {
+		struct mlv_flow_key k = flow(i, 6);
+
+		if (mlv_ct_lookup(ct, &k, h[i], T_UDP) == NULL)
+			continue;   /* was evicted while filling */
+		expect_alive(ct, &k, h[i], T_UDP, MLV_CT_TCP_ESTABLISHED);
+	}
+
+	/* everything expired: a lap in uneven chunks empties the table */
+	uint32_t left = mlv_ct_occupancy(ct);
+
+	total = 0;
+	for (uint32_t done = 0; done < n_buckets; done += 7)
+		total += mlv_ct_sweep(ct, T_TCP, 7);
+	assert_int_equal(total, left);
+	assert_int_equal(mlv_ct_occupancy(ct), 0);
+	assert_int_equal(mlv_ct_sweep(ct, T_TCP, n_buckets), 0);
+	mlv_ct_destroy(ct);
+}
+
+/* Katran's default: 8M entries per worker, 64 bytes each. Created from
+ * lazily zeroed calloc memory, so this does not touch 512 MB. */
+static void test_8m_entries(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct_params p = default_params;
+	const uint32_t n = 8u << 20;
+
+	p.entries = n;
+	struct mlv_ct *ct = make_ct(&p, &m);
+
+	assert_int_equal(mlv_ct_capacity(ct), n);
+	assert_int_equal(m.requested, mlv_ct_mem_size(n));
+	/* 64 bytes per entry, a fixed header of a few cache lines */
+	assert_int_equal(sizeof(struct mlv_ct_entry), 64);
+	assert_int_equal(mlv_ct_mem_size(n) - mlv_ct_mem_size(n - MLV_CT_WAYS),
+			 64 * MLV_CT_WAYS);
+	assert_true(m.requested - (size_t)n * 64 <= 4096);
+
+	/* the first and last buckets work */
+	struct mlv_flow_key a = flow(1, 6), z = flow(2, 6);
+
+	packet(ct, &a, 0, MLV_TCP_ACK, 0, NULL);
+	packet(ct, &z, UINT32_MAX, MLV_TCP_ACK, 0, NULL);
+	assert_int_equal(mlv_ct_bucket_index(ct, 0), 0);
+	assert_int_equal(mlv_ct_bucket_index(ct, UINT32_MAX), n / MLV_CT_WAYS - 1);
+	assert_non_null(mlv_ct_lookup(ct, &a, 0, 1));
+	assert_non_null(mlv_ct_lookup(ct, &z, UINT32_MAX, 1));
+	assert_int_equal(mlv_ct_occupancy(ct), 2);
+	mlv_ct_destroy(ct);
+	assert_int_equal(m.releases, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_params_rejected),
+		cmocka_unit_test(test_capacity_rounding),
+		cmocka_unit_test(test_insert_lookup),
+		cmocka_unit_test(test_new_entry_is_clean),
+		cmocka_unit_test(test_tcp_states_and_timeouts),
+		cmocka_unit_test(test_udp_and_other),
+		cmocka_unit_test(test_clock_wraparound),
+		cmocka_unit_test(test_evicts_stalest_when_full),
+		cmocka_unit_test(test_expired_reused_before_evicting),
+		cmocka_unit_test(test_syn_flood_spares_established),
+		cmocka_unit_test(test_sweep_restores_occupancy),
+		cmocka_unit_test(test_8m_entries),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,757 @@
+/* ct-bench: maglevd's connection-tracking table against rte_hash, in one
+ * run, on the same keys, hashes and access order.
+ *
+ *   ct-bench [EAL args] -- [--quick] [--json] [--entries N] [--reps N]
+ *
+ * Scenarios (each on fresh tables of --entries slots):
+ *   hit        F flows tracked (64K and 1M by default), look-ups of those
+ *              flows in random order;
+ *   hit-full   the table full (every slot in use), look-ups of flows it
+ *              holds;
+ *   miss-full  the table full, look-ups of flows it does not hold;
+ *   new-full   the table full, every op a new flow: miss + insert; ours
+ *              evicts, rte_hash (which cannot evict) deletes its oldest
+ *              key and adds the new one.
+ * Variants:
+ *   ours-burst   bursts of 32: mlv_ct_prefetch all, mlv_ct_prefetch_bucket
+ *                all, then look up each (what a worker does); a hit also
+ *                refreshes the entry
+ *                (mlv_ct_update), a miss claims the slot;
+ *   ours-single  one at a time, no prefetch;
+ *   rte-single   rte_hash_lookup_with_hash_data (+ del/add for new-full);
+ *   rte-bulk     rte_hash_lookup_with_hash_bulk_data on 32 keys (+ del/add).
+ * rte_hash's hit is a pure read (no expiry refresh): its best case.
+ *
+ * Times are TSC cycles around each run, converted to ns/op; each figure
+ * is the median of --reps runs. Nothing here asserts a time; the run
+ * fails only if a table gives a wrong answer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "conntrack.h"
+#include "flow_hash.h"
+
+#define BURST 32u
+#define MAX_REPS 99u
+/* The bench's clock advances 1 ms every 8192 ops (~8 Mpps). */
+#define OPS_PER_MS_SHIFT 13
+
+enum variant { V_OURS_BURST, V_OURS_SINGLE, V_RTE_SINGLE, V_RTE_BULK, V__COUNT };
+static const char *const variant_name[V__COUNT] = {
+	"ours-burst", "ours-single", "rte-single", "rte-bulk"};
+
+/* Key spaces, so keys of one role can never collide with another's. */
+enum key_space { KS_TRACKED = 1, KS_ABSENT = 2, KS_NEW = 3 };
+
+struct item {
+	struct mlv_flow_key key;
+	uint32_t hash;
+	uint32_t pad;
+};
+
+struct opts {
+	bool quick, json;
+	uint32_t entries;
+	uint32_t reps;
+	uint32_t trace_ops;    /* look-ups per run */
+	uint32_t new_ops;      /* new flows per run */
+	uint32_t flows[2];     /* tracked-flow counts of the hit scenarios */
+};
+
+struct result {
+	char scenario[32];
+	uint32_t flows;        /* flows tracked (ours; rte_hash may differ when full) */
+	uint32_t rte_flows;
+	double ns[V__COUNT];
+	uint64_t rte_add_failures;
+};
+
+struct bench {
+	struct opts o;
+	struct mlv_ct *ct;
+	struct rte_hash *h;
+	uint32_t ours_now_base;     /* ours' clock: base + ops >> shift */
+	uint64_t ours_ops;
+	uint64_t sink;              /* keeps results live */
+	struct result res[8];
+	uint32_t n_res;
+};
+
+/* ---- keys ------------------------------------------------------------ */
+
+/* A bijection on 32 bits (xorshift-multiply), so key i of a space is
+ * distinct from every other i. */
+static uint32_t mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+/* Flow i of a space: client 10.x.y.z:port -> VIP 192.0.2.<space>:80.
+ * (address, source port) carries all 32 bits of mix32(i) plus i >> 24. */
+static void make_item(struct item *it, enum key_space space, uint32_t i)
+{
+	uint32_t m = mix32(i);
+
+	memset(it, 0, sizeof(*it));
+	it->key.family = 4;
+	it->key.proto = 6;
+	it->key.src[0] = 10;
+	it->key.src[1] = (uint8_t)(m >> 24);
+	it->key.src[2] = (uint8_t)(m >> 16);
+	it->key.src[3] = (uint8_t)(m >> 8);
+	it->key.dst[0] = 192;
+	it->key.dst[2] = 2;
+	it->key.dst[3] = (uint8_t)space;
+	it->key.sport = (uint16_t)((m & 0xff) | ((i >> 24) << 8));
+	it->key.dport = 80;
+	it->hash = mlv_flow_hash(&it->key);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- tables ---------------------------------------------------------- */
+
+static void *ct_alloc(size_t size, void *ctx)
+{
+	(void)ctx;
+	return rte_zmalloc_socket("ct-bench", size, 64, (int)rte_socket_id());
+}
+
+static void ct_release(void *ptr, void *ctx)
+{
+	(void)ctx;
+	rte_free(ptr);
+}
+
+static const struct mlv_ct_params ct_params_template = {
+	.tcp_timeout_ms = 300000,
+	.tcp_handshake_timeout_ms = 5000,
+	.tcp_closing_timeout_ms = 10000,
+	.udp_timeout_ms = 30000,
+	.other_timeout_ms = 5000,
+};
+
+static int fresh_tables(struct bench *b)
+{
+	struct mlv_ct_params p = ct_params_template;
+
+	mlv_ct_destroy(b->ct);
+	p.entries = b->o.entries;
+	b->ct = mlv_ct_create(&p, ct_alloc, ct_release, NULL);
+	if (b->ct == NULL) {
+		fprintf(stderr, "ct-bench: cannot allocate %zu bytes for our table "
+			"(raise -m)\n", mlv_ct_mem_size(p.entries));
+		return -1;
+	}
+	b->ours_now_base = 1000;
+	b->ours_ops = 0;
+
+	if (b->h != NULL) {
+		rte_hash_reset(b->h);
+		return 0;
+	}
+	struct rte_hash_parameters hp = {
+		.name = "ct-bench",
+		.entries = mlv_ct_capacity(b->ct),
+		.key_len = sizeof(struct mlv_flow_key),
+		.hash_func = rte_hash_crc,
+		.hash_func_init_val = 0,
+		.socket_id = (int)rte_socket_id(),
+	};
+
+	b->h = rte_hash_create(&hp);
+	if (b->h == NULL) {
+		fprintf(stderr, "ct-bench: rte_hash_create: %s (raise -m)\n",
+			rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+static inline uint32_t ours_now(const struct bench *b)
+{
+	return b->ours_now_base + (uint32_t)(b->ours_ops >> OPS_PER_MS_SHIFT);
+}
+
+/* One packet of an established flow (ACK) or a new one (SYN) into ours. */
+static inline bool ours_packet(struct bench *b, const struct item *it,
+			       uint8_t flags, uint32_t now)
+{
+	bool is_new;
+	struct mlv_ct_entry *e =
+		mlv_ct_lookup_or_insert(b->ct, &it->key, it->hash, now, &is_new);
+
+	if (is_new)
+		e->backend_uid = it->hash;
+	mlv_ct_update(b->ct, e, flags, now);
+	b->sink += e->backend_uid;
+	return !is_new;
+}
+
+static int rte_add(struct bench *b, const struct item *it)
+{
+	return rte_hash_add_key_with_hash_data(b->h, &it->key, it->hash,
+					       (void *)(uintptr_t)it->hash);
+}
+
+/* ---- timed runs -------------------------------------------------------- */
+
+/* Run variant v over n items; returns TSC cycles. *hits counts look-ups
+ * that found their flow. For new-flow runs (is_new_run) rte_hash first
+ * deletes del[i] (its oldest key) then adds the new one. */
+static uint64_t run_variant(struct bench *b, enum variant v,
+			    const struct item *tr, const struct item *del,
+			    uint32_t n, bool insert, bool is_new_run,
+			    uint64_t *hits, uint64_t *add_fail)
+{
+	uint64_t h = 0, fail = 0, t0, t1;
+	uint8_t flags = is_new_run ? MLV_TCP_SYN : MLV_TCP_ACK;
+
+	t0 = rte_rdtsc_precise();
+	switch (v) {
+	case V_OURS_BURST:
+		for (uint32_t i = 0; i < n; i += BURST) {
+			uint32_t m = n - i < BURST ? n - i : BURST;
+			uint32_t now = ours_now(b);
+
+			for (uint32_t j = 0; j < m; j++)
+				mlv_ct_prefetch(b->ct, tr[i + j].hash);
+			for (uint32_t j = 0; j < m; j++)
+				mlv_ct_prefetch_bucket(b->ct, &tr[i + j].key,
+						       tr[i + j].hash);
+			if (insert) {
+				for (uint32_t j = 0; j < m; j++)
+					h += ours_packet(b, &tr[i + j], flags, now);
+			} else {
+				for (uint32_t j = 0; j < m; j++) {
+					const struct mlv_ct_entry *e = mlv_ct_lookup(
+						b->ct, &tr[i + j].key, tr[i + j].hash, now);
+					h += e != NULL;
+				}
+			}
+			b->ours_ops += m;
+		}
+		break;
+	case V_OURS_SINGLE:
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t now = ours_now(b);
+
+			if (insert) {
+				h += ours_packet(b, &tr[i], flags, now);
+			} else {
+				h += mlv_ct_lookup(b->ct, &tr[i].key, tr[i].hash,
+						   now) != NULL;
+			}
+			b->ours_ops++;
+		}
+		break;
+	case V_RTE_SINGLE:
+		for (uint32_t i = 0; i < n; i++) {
+			void *data;
+
+			if (rte_hash_lookup_with_hash_data(b->h, &tr[i].key, tr[i].hash,
+							   &data) >= 0) {
+				h++;
+				b->sink += (uintptr_t)data;
+			} else if (is_new_run) {
+				rte_hash_del_key_with_hash(b->h, &del[i].key, del[i].hash);
+				fail += rte_add(b, &tr[i]) < 0;
+			}
+		}
+		break;
+	case V_RTE_BULK:
+		for (uint32_t i = 0; i < n; i += BURST) {
+			uint32_t m = n - i < BURST ? n - i : BURST;
+			const void *keys[BURST];
+			hash_sig_t sigs[BURST];
+			void *data[BURST];
+			uint64_t mask = 0;
+
+			for (uint32_t j = 0; j < m; j++) {
+				keys[j] = &tr[i + j].key;
+				sigs[j] = tr[i + j].hash;
+			}
+			h += (uint64_t)rte_hash_lookup_with_hash_bulk_data(
+				b->h, keys, sigs, m, &mask, data);
+			for (uint32_t j = 0; j < m; j++) {
+				if (mask & (1ull << j)) {
+					b->sink += (uintptr_t)data[j];
+				} else if (is_new_run) {
+					rte_hash_del_key_with_hash(b->h, &del[i + j].key,
+								   del[i + j].hash);
+					fail += rte_add(b, &tr[i + j]) < 0;
+				}
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	t1 = rte_rdtsc_precise();
+	*hits = h;
+	if (add_fail != NULL)
+		*add_fail += fail;
+	return t1 - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, uint32_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double cycles_to_ns(uint64_t cycles, uint32_t ops)
+{
+	return (double)cycles * 1e9 / (double)rte_get_tsc_hz() / ops;
+}
+
+static struct result *new_result(struct bench *b, const char *scenario,
+				 uint32_t flows, uint32_t rte_flows)
+{
+	struct result *r = &b->res[b->n_res++];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->scenario, sizeof(r->scenario), "%s", scenario);
+	r->flows = flows;
+	r->rte_flows = rte_flows;
+	return r;
+}
+
+/* Look-up runs over a fixed trace: every variant, --reps times,
+ * interleaved so drift hits all alike. want_hits: every op must hit
+ * (true) or miss (false). */
+static int measure_lookups(struct bench *b, struct result *r,
+			   const struct item *tr, uint32_t n, bool want_hits)
+{
+	double ns[V__COUNT][MAX_REPS];
+
+	for (uint32_t rep = 0; rep < b->o.reps; rep++) {
+		for (int v = 0; v < V__COUNT; v++) {
+			uint64_t hits;
+			uint64_t c = run_variant(b, (enum variant)v, tr, NULL, n,
+						 want_hits, false, &hits, NULL);
+
+			if (hits != (want_hits ? n : 0)) {
+				fprintf(stderr, "ct-bench: %s %s: %" PRIu64
+					" hits of %u look-ups, expected %u\n",
+					r->scenario, variant_name[v], hits, n,
+					want_hits ? n : 0);
+				return -1;
+			}
+			ns[v][rep] = cycles_to_ns(c, n);
+		}
+	}
+	for (int v = 0; v < V__COUNT; v++)
+		r->ns[v] = median(ns[v], b->o.reps);
+	return 0;
+}
+
+/* ---- scenarios --------------------------------------------------------- */
+
+/* Flows 0 .. flows - 1 into both tables, then look-ups of them. A few
+ * may not fit in ours (a bucket of 8 overflows now and then even at half
+ * load, and evicts); the trace uses only flows both tables hold. */
+static int scenario_hits(struct bench *b, uint32_t flows, struct item *tr)
+{
+	uint64_t seed = flows;
+	uint32_t *present = malloc(sizeof(*present) * (size_t)flows);
+	uint32_t both = 0;
+	int rc = -1;
+
+	if (present == NULL || fresh_tables(b) != 0)
+		goto out;
+	for (uint32_t i = 0; i < flows; i++) {
+		struct item it;
+
+		make_item(&it, KS_TRACKED, i);
+		ours_packet(b, &it, MLV_TCP_ACK, ours_now(b));
+		if (rte_add(b, &it) < 0) {
+			fprintf(stderr, "ct-bench: rte_hash refused flow %u of %u\n",
+				i, flows);
+			goto out;
+		}
+	}
+	for (uint32_t i = 0; i < flows; i++) {
+		struct item it;
+
+		make_item(&it, KS_TRACKED, i);
+		if (mlv_ct_lookup(b->ct, &it.key, it.hash, ours_now(b)))
+			present[both++] = i;
+	}
+	if (both < flows - flows / 16) {
+		fprintf(stderr, "ct-bench: only %u of %u flows fit in %u entries; "
+			"raise --entries\n", both, flows, mlv_ct_capacity(b->ct));
+		goto out;
+	}
+	for (uint32_t i = 0; i < b->o.trace_ops; i++)
+		make_item(&tr[i], KS_TRACKED, present[rng_next(&seed) % both]);
+	rc = measure_lookups(b, new_result(b, "hit", mlv_ct_occupancy(b->ct), flows),
+			     tr, b->o.trace_ops, true);
+out:
+	free(present);
+	return rc;
+}
+
+/* Fill ours until every slot is in use and rte_hash until its first
+ * refused add. Returns the number of KS_TRACKED keys offered to ours
+ * (*rte_n: how many rte_hash took, keys 0 .. *rte_n - 1). */
+static int fill_tables(struct bench *b, uint32_t *ours_n, uint32_t *rte_n)
+{
+	uint32_t cap = mlv_ct_capacity(b->ct);
+	uint32_t i = 0;
+	bool rte_full = false;
+
+	*rte_n = 0;
+	while (mlv_ct_occupancy(b->ct) < cap || !rte_full) {
+		struct item it;
+
+		if (i == UINT32_MAX / 2 || (i > 16 * (uint64_t)cap)) {
+			fprintf(stderr, "ct-bench: table does not fill up\n");
+			return -1;
+		}
+		make_item(&it, KS_TRACKED, i);
+		if (mlv_ct_occupancy(b->ct) < cap)
+			ours_packet(b, &it, MLV_TCP_ACK, ours_now(b));
+		if (!rte_full) {
+			if (rte_add(b, &it) < 0)
+				rte_full = true;
+			else
+				*rte_n = i + 1;
+		}
+		i++;
+	}
+	*ours_n = i;
+	return 0;
+}
+
+static int scenarios_full(struct bench *b, struct item *tr, struct item *del)
+{
+	uint32_t ours_n, rte_n, both = 0;
+	uint32_t cap;
+	uint32_t *present;
+	uint64_t seed = 12345;
+	int rc = -1;
+
+	if (fresh_tables(b) != 0 || fill_tables(b, &ours_n, &rte_n) != 0)
+		return -1;
+	cap = mlv_ct_capacity(b->ct);
+	present = malloc(sizeof(*present) * (size_t)rte_n);
+	if (present == NULL)
+		return -1;
+	/* flows both tables hold */
+	for (uint32_t i = 0; i < rte_n; i++) {
+		struct item it;
+
+		make_item(&it, KS_TRACKED, i);
+		if (mlv_ct_lookup(b->ct, &it.key, it.hash, ours_now(b)))
+			present[both++] = i;
+	}
+	if (both == 0)
+		goto out;
+	for (uint32_t i = 0; i < b->o.trace_ops; i++)
+		make_item(&tr[i], KS_TRACKED,
+			  present[rng_next(&seed) % both]);
+	if (measure_lookups(b, new_result(b, "hit-full", cap, rte_n), tr,
+			    b->o.trace_ops, true) != 0)
+		goto out;
+
+	for (uint32_t i = 0; i < b->o.trace_ops; i++)
+		make_item(&tr[i], KS_ABSENT, i);
+	if (measure_lookups(b, new_result(b, "miss-full", cap, rte_n), tr,
+			    b->o.trace_ops, false) != 0)
+		goto out;
+
+	/* new flows: each run gets keys nobody has seen; rte_hash deletes
+	 * in insertion order (0 .. rte_n - 1, then its new keys) */
+	struct result *r = new_result(b, "new-full", cap, rte_n);
+	double ns[V__COUNT][MAX_REPS];
+	uint32_t ours_next = 0, rte_next = UINT32_MAX / 2, del_next = 0;
+	uint32_t n = b->o.new_ops;
+
+	for (uint32_t rep = 0; rep < b->o.reps; rep++) {
+		for (int v = 0; v < V__COUNT; v++) {
+			bool ours = v == V_OURS_BURST || v == V_OURS_SINGLE;
+			const struct mlv_ct_stats *st = mlv_ct_get_stats(b->ct);
+			uint64_t hits, claimed0 = st->evictions + st->expired_reused;
+
+			for (uint32_t i = 0; i < n; i++) {
+				make_item(&tr[i], KS_NEW, ours ? ours_next++ : rte_next++);
+				if (!ours) {
+					uint32_t d = del_next++;
+
+					if (d < rte_n)
+						make_item(&del[i], KS_TRACKED, d);
+					else
+						make_item(&del[i], KS_NEW,
+							  UINT32_MAX / 2 + (d - rte_n));
+				}
+			}
+			uint64_t c = run_variant(b, (enum variant)v, tr, del, n,
+						 true, true, &hits,
+						 &r->rte_add_failures);
+
+			if (hits != 0 || (ours && mlv_ct_occupancy(b->ct) != cap) ||
+			    (ours && st->evictions + st->expired_reused - claimed0 != n)) {
+				fprintf(stderr, "ct-bench: new-full %s: %" PRIu64
+					" hits, occupancy %u of %u\n",
+					variant_name[v], hits,
+					mlv_ct_occupancy(b->ct), cap);
+				goto out;
+			}
+			ns[v][rep] = cycles_to_ns(c, n);
+		}
+	}
+	for (int v = 0; v < V__COUNT; v++)
+		r->ns[v] = median(ns[v], b->o.reps);
+	rc = 0;
+out:
+	free(present);
+	return rc;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void print_human(const struct bench *b)
+{
+	printf("ct-bench: %u entries; ours %zu bytes (%zu B/entry); "
+	       "TSC %.2f GHz; median of %u runs; %u look-ups / %u new flows per run\n",
+	       mlv_ct_capacity(b->ct), mlv_ct_mem_size(b->o.entries),
+	       sizeof(struct mlv_ct_entry), rte_get_tsc_hz() / 1e9, b->o.reps,
+	       b->o.trace_ops, b->o.new_ops);
+	printf("%-10s %9s %9s | %10s %11s %10s %9s | %7s %7s\n", "scenario",
+	       "flows", "rte flows", "ours-burst", "ours-single", "rte-single",
+	       "rte-bulk", "x single", "x bulk");
+	for (uint32_t i = 0; i < b->n_res; i++) {
+		const struct result *r = &b->res[i];
+
+		printf("%-10s %9u %9u | %7.1f ns %8.1f ns %7.1f ns %6.1f ns | %6.2fx %6.2fx\n",
+		       r->scenario, r->flows, r->rte_flows, r->ns[V_OURS_BURST],
+		       r->ns[V_OURS_SINGLE], r->ns[V_RTE_SINGLE], r->ns[V_RTE_BULK],
+		       r->ns[V_RTE_SINGLE] / r->ns[V_OURS_SINGLE],
+		       r->ns[V_RTE_BULK] / r->ns[V_OURS_BURST]);
+		if (r->rte_add_failures)
+			printf("%-10s rte_hash refused %" PRIu64 " adds (no room "
+			       "after deleting its oldest key)\n", "",
+			       r->rte_add_failures);
+	}
+	printf("x single = rte-single / ours-single, x bulk = rte-bulk / ours-burst "
+	       "(above 1: ours is faster)\n");
+}
+
+static int print_json(const struct bench *b)
+{
+	json_t *root = json_object(), *arr = json_array();
+	int rc = -1;
+
+	if (root == NULL || arr == NULL)
+		goto out;
+	if (json_object_set_new(root, "entries", json_integer(mlv_ct_capacity(b->ct))) ||
+	    json_object_set_new(root, "ours_bytes",
+				json_integer((json_int_t)mlv_ct_mem_size(b->o.entries))) ||
+	    json_object_set_new(root, "bytes_per_entry",
+				json_integer(sizeof(struct mlv_ct_entry))) ||
+	    json_object_set_new(root, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz())) ||
+	    json_object_set_new(root, "reps", json_integer(b->o.reps)) ||
+	    json_object_set_new(root, "lookups_per_run", json_integer(b->o.trace_ops)) ||
+	    json_object_set_new(root, "new_flows_per_run", json_integer(b->o.new_ops)))
+		goto out;
+	for (uint32_t i = 0; i < b->n_res; i++) {
+		const struct result *r = &b->res[i];
+		json_t *o = json_object(), *ns;
+
+		if (json_array_append_new(arr, o) ||   /* steals o */
+		    json_object_set_new(o, "ns_per_op", ns = json_object()))
+			goto out;
+		for (int v = 0; v < V__COUNT; v++)
+			if (json_object_set_new(ns, variant_name[v], json_real(r->ns[v])))
+				goto out;
+		if (json_object_set_new(o, "scenario", json_string(r->scenario)) ||
+		    json_object_set_new(o, "flows", json_integer(r->flows)) ||
+		    json_object_set_new(o, "rte_flows", json_integer(r->rte_flows)) ||
+		    json_object_set_new(o, "rte_add_failures",
+					json_integer((json_int_t)r->rte_add_failures)) ||
+		    json_object_set_new(o, "ratio_single",
+					json_real(r->ns[V_RTE_SINGLE] / r->ns[V_OURS_SINGLE])) ||
+		    json_object_set_new(o, "ratio_bulk",
+					json_real(r->ns[V_RTE_BULK] / r->ns[V_OURS_BURST])))
+			goto out;
+	}
+	if (json_object_set(root, "results", arr) ||
+	    json_dumpf(root, stdout, JSON_INDENT(2)) != 0)
+		goto out;
+	putchar('\n');
+	rc = 0;
+out:
+	json_decref(arr);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ct-bench [EAL args] -- [--quick] [--json] [--entries N] [--reps N]\n"
+		"  e.g. ct-bench --in-memory --no-pci --no-huge -m 1024 -- --quick\n"
+		"  --quick      small tables and short runs (a smoke test)\n"
+		"  --json       machine-readable output\n"
+		"  --entries N  table slots (default 2097152; quick 65536)\n"
+		"  --reps N     runs per figure, the median is reported (default 5)\n");
+}
+
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{"quick", no_argument, NULL, 'q'},
+		{"json", no_argument, NULL, 'j'},
+		{"entries", required_argument, NULL, 'e'},
+		{"reps", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint32_t entries = 0, reps = 0;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			o->quick = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'e':
+			if (parse_u32(optarg, 1024, MLV_CT_MAX_ENTRIES, &entries)) {
+				fprintf(stderr, "ct-bench: --entries wants 1024 .. %u\n",
+					MLV_CT_MAX_ENTRIES);
+				return -1;
+			}
+			break;
+		case 'r':
+			if (parse_u32(optarg, 1, MAX_REPS, &reps)) {
+				fprintf(stderr, "ct-bench: --reps wants 1 .. %u\n", MAX_REPS);
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ct-bench: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	o->entries = entries ? entries : o->quick ? 65536 : 2097152;
+	o->reps = reps ? reps : o->quick ? 1 : 5;
+	o->trace_ops = o->quick ? 65536 : 4u << 20;
+	o->new_ops = o->quick ? 32768 : 1u << 20;
+	/* 64K and 1M flows by default; at most half the table, so that the
+	 * hit scenarios measure look-ups rather than eviction */
+	uint32_t half = mlv_ct_capacity_for(o->entries) / 2;
+
+	o->flows[0] = o->quick ? 2048 : 65536;
+	o->flows[1] = o->quick ? half : 1u << 20;
+	for (int i = 0; i < 2; i++)
+		if (o->flows[i] > half)
+			o->flows[i] = half;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench b;
+	struct item *tr = NULL, *del = NULL;
+	int n, rc = 1;
+
+	memset(&b, 0, sizeof(b));
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "ct-bench: rte_eal_init: %s\n", rte_strerror(rte_errno));
+		usage(stderr);
+		return 1;
+	}
+	argv[n] = argv[0];
+	if (parse_args(argc - n, argv + n, &b.o) != 0)
+		goto out;
+
+	uint32_t max_ops = b.o.trace_ops > b.o.new_ops ? b.o.trace_ops : b.o.new_ops;
+
+	tr = malloc(sizeof(*tr) * max_ops);
+	del = malloc(sizeof(*del) * b.o.new_ops);
+	if (tr == NULL || del == NULL) {
+		fprintf(stderr, "ct-bench: out of memory for traces\n");
+		goto out;
+	}
+	for (int i = 0; i < 2; i++)
+		if (scenario_hits(&b, b.o.flows[i], tr) != 0)
+			goto out;
+	if (scenarios_full(&b, tr, del) != 0)
+		goto out;
+	if (b.o.json ? print_json(&b) : (print_human(&b), 0))
+		goto out;
+	rc = b.sink == 0;   /* also keeps the results live */
+	if (rc)
+		fprintf(stderr, "ct-bench: no data seen\n");
+out:
+	free(tr);
+	free(del);
+	mlv_ct_destroy(b.ct);
+	rte_hash_free(b.h);
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian 12 machine (as root) to build, run and test maglevd:
+# install every package from Debian, reserve hugepages. Idempotent: a second
+# run installs nothing and changes nothing that is already right.
+set -euo pipefail
+
+# Build, run and test dependencies. Keep this the single list.
+PACKAGES=(
+  build-essential pkg-config meson ninja-build clang llvm lld
+  dpdk dpdk-dev libbpf-dev libxdp-dev libyaml-dev libjansson-dev
+  libcmocka-dev libpcap-dev libsystemd-dev libmnl-dev libclang-rt-14-dev
+  iproute2 iputils-ping curl procps python3
+)
+HUGEPAGES=${MAGLEVD_HUGEPAGES:-1024}   # 2 MB pages: 2 GB for DPDK
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  log "must run as root (installs packages, reserves hugepages)"
+  exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  log "all packages present"
+fi
+
+current=$(cat /proc/sys/vm/nr_hugepages)
+if [ "$current" -lt "$HUGEPAGES" ]; then
+  log "reserving $HUGEPAGES hugepages (had $current)"
+  echo "$HUGEPAGES" > /proc/sys/vm/nr_hugepages
+  got=$(cat /proc/sys/vm/nr_hugepages)
+  if [ "$got" -lt "$HUGEPAGES" ]; then
+    log "warning: only $got hugepages could be reserved"
+  fi
+fi
+log "ready"
