@@ -110,7 +110,8 @@ struct mlv_config {
 	/* control */
 	char control_socket[MLV_PATH_MAX];
 	uint32_t control_socket_mode;  /* e.g. 0660 */
-	char metrics_listen[MLV_PATH_MAX];
+	char metrics_listen[MLV_PATH_MAX]; /* "IP:PORT" or "[IP6]:PORT";
+					      "" = no metrics listener */
 
 	/* defaults, already applied to every VIP */
 	uint32_t default_table_size;
@@ -140,9 +141,11 @@ struct mlv_diags {
 
 /* Load, parse and validate path. On MLV_OK *out is a complete model (free
  * with mlv_config_free) and diags may hold warnings. On MLV_E_CONFIG *out
- * is NULL and diags holds every error found; MLV_E_IO if the file cannot
- * be read, MLV_E_NOMEM on allocation failure. diags must be initialised
- * with mlv_diags_init and released with mlv_diags_free. */
+ * is NULL and diags holds every error found (sorted by position, at most
+ * 1000 stored; n_errors counts all); MLV_E_IO if the file cannot be read
+ * (diags says why), MLV_E_NOMEM on allocation failure. diags must be
+ * initialised with mlv_diags_init and released with mlv_diags_free; it may
+ * be reused across loads (diags->file is replaced, items accumulate). */
 enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
 			     struct mlv_diags *diags);
 
@@ -161,7 +164,9 @@ const struct mlv_port_config *mlv_config_port(const struct mlv_config *cfg,
 
 void mlv_diags_init(struct mlv_diags *d);
 void mlv_diags_free(struct mlv_diags *d);
-/* Print each diagnostic as "file:line:col: error: message\n". */
+/* Print each diagnostic as "file:line:col: error: message\n" (or
+ * "warning:"); a diagnostic without a position (the file cannot be read,
+ * is too large) prints as "file: error: message\n". */
 void mlv_diags_print(const struct mlv_diags *d, FILE *f);
 
 /* "500ms", "1s", "5m", "1h" -> milliseconds. False on bad text/overflow. */

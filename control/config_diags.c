@@ -71,6 +71,11 @@ enum mlv_err mlv_diag_vadd(struct mlv_diags *d, enum mlv_diag_level level,
 		return MLV_OK;
 	}
 	vsnprintf(item->message, sizeof(item->message), fmt, ap);
+	/* Messages quote file text; a newline or escape sequence in it must
+	 * not break the one-line "file:line:col: message" format. */
+	for (char *c = item->message; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return MLV_OK;
 }
 

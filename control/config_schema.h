@@ -1,9 +1,10 @@
 /* The config schema: one table per YAML mapping saying, for every key,
  * its type, where it lands in the model, its default (as YAML text, the
  * same text docs/config.md shows), its range and whether it is required.
- * config_apply.c walks a YAML tree with these tables; config_validate.c
- * holds the cross-field checks the tables hook in; the unit tests walk
- * the tables to check docs/config.md lists every key with its default.
+ * config_apply.c walks a YAML tree with these tables, config_convert.c
+ * turns scalars into fields, config_validate.c holds the cross-field
+ * checks the tables hook in, and the unit tests walk the tables to check
+ * that docs/config.md lists every key with its default.
  *
  * Internal to the config loader. The tables are constant; the walk runs
  * on whichever thread loads a config.
@@ -93,7 +94,6 @@ struct mlv_cfg_seen {
 	const struct mlv_ynode *node;     /* the mapping (or a null scalar) */
 	const struct mlv_ynode *values[MLV_CFG_MAX_KEYS];
 	bool bad[MLV_CFG_MAX_KEYS];       /* missing-required or rejected */
-	bool errors;                      /* any error inside this mapping */
 };
 
 struct mlv_cfg_ctx {
@@ -128,7 +128,24 @@ struct mlv_src_pos mlv_cfg_pos(const struct mlv_cfg_seen *seen,
 /* Position of key's value inside a list item mapping, else the item's. */
 struct mlv_src_pos mlv_cfg_item_pos(const struct mlv_ynode *item,
 				    const char *key);
+
+/* config_convert.c: */
+
+/* Convert the non-null scalar n for key k into its field in obj. Reports
+ * its own errors; returns false if the value was rejected. */
+bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
+			    const struct mlv_ynode *n, void *obj);
+/* "an integer", "a duration", ... for "must be X" messages. */
+const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k);
+/* An enum key's choices as "ipip, gue or l2dsr" in buf. */
+const char *mlv_cfg_enum_choices(const struct mlv_cfg_key *k, char *buf,
+				 size_t len);
 /* "500ms", "1s", "5m", "1h": the largest exact unit. */
 const char *mlv_cfg_format_duration(uint32_t ms, char *buf, size_t len);
+
+static inline void *mlv_cfg_field(void *obj, size_t offset)
+{
+	return (char *)obj + offset;
+}
 
 #endif

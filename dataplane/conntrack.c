@@ -104,7 +104,9 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
 	ct->timeout_ms[MLV_CT_UDP] = p->udp_timeout_ms;
 	ct->timeout_ms[MLV_CT_OTHER] = p->other_timeout_ms;
 	ct->sweep_cursor = 0;
+	ct->pending_victim = NULL;
 	memset(&ct->stats, 0, sizeof(ct->stats));
+	memset(&ct->spare, 0, sizeof(ct->spare));
 	ct->block = block;
 	ct->release = release;
 	ct->ctx = ctx;
@@ -120,8 +122,10 @@ void mlv_ct_destroy(struct mlv_ct *ct)
 
 /* Eviction order when a bucket is full of live flows: flows that have not
  * proved themselves (handshake not completed, or closing) go before
- * established TCP, UDP and fragment flows, so a flood of SYNs recycles
- * its own entries instead of flushing established ones. */
+ * established TCP, UDP and fragment flows (proven: class 1), so a flood
+ * of SYNs recycles its own entries instead of flushing established ones;
+ * and an unproven newcomer never displaces a proven flow at all (see
+ * mlv_ct__update_spare). */
 static inline uint32_t evict_class(uint8_t state)
 {
 	return state == MLV_CT_TCP_ESTABLISHED || state == MLV_CT_UDP ||
@@ -161,6 +165,19 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 			victim = e;
 	}
 
+	if (slot == NULL && evict_class(victim->state) != 0) {
+		/* Only proven flows left: whether the newcomer may evict one
+		 * depends on the packet, which mlv_ct_update sees. */
+		ct->pending_victim = victim;
+		ct->spare = (struct mlv_ct_entry){
+			.key = *key,
+			.hash = hash,
+			.expires_ms = now_ms,
+			.state = MLV_CT_FREE,
+			.used = 1,
+		};
+		return &ct->spare;
+	}
 	if (slot == NULL) {
 		slot = victim;
 		ct->stats.evictions++;
@@ -181,10 +198,38 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 	return slot;
 }
 
+void mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
+			  uint32_t now_ms)
+{
+	struct mlv_ct_entry *v = ct->pending_victim;
+	enum mlv_ct_state s;
+
+	if (v == NULL)
+		return;   /* updated twice, or removed: nothing pending */
+	ct->pending_victim = NULL;
+	s = mlv_ct_next_state(&ct->spare.key, (enum mlv_ct_state)ct->spare.state,
+			      tcp_flags);
+	if (evict_class(s) == 0) {
+		/* An unproven flow (a SYN) does not push out a proven one;
+		 * the packet goes to the table's choice untracked. */
+		ct->stats.untracked++;
+		return;
+	}
+	*v = ct->spare;
+	v->state = (uint8_t)s;
+	v->expires_ms = now_ms + ct->timeout_ms[s];
+	ct->stats.evictions++;
+	ct->stats.inserts++;
+}
+
 void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e)
 {
 	if (ct == NULL || e == NULL || !e->used)
 		return;
+	if (e == &ct->spare) {
+		ct->pending_victim = NULL;   /* the flow stays out */
+		return;
+	}
 	if (e < ct->entries ||
 	    e >= ct->entries + (size_t)ct->n_buckets * MLV_CT_WAYS)
 		return;

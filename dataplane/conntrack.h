@@ -8,7 +8,10 @@
  * flows), FIN/RST shorten it to closing_timeout, UDP flows have an idle
  * timeout. Inserting into a full bucket reuses an expired entry if there
  * is one, else evicts the stalest entry, preferring not-yet-established
- * ones. Plain C.
+ * ones. A flow that has not proved itself (a SYN) never evicts one that
+ * has (established TCP, UDP, fragments): when only those are left in its
+ * bucket it is forwarded untracked, and tracked from its next packet on
+ * (the handshake's ACK) if that proves it. Plain C.
  *
  * Why hand-rolled instead of rte_hash: rte_hash has no per-entry expiry
  * and no way to evict the stalest entry when full (an add into a full
@@ -64,11 +67,14 @@ struct mlv_ct_entry {
 
 _Static_assert(sizeof(struct mlv_ct_entry) == 64, "one cache line per entry");
 
-/* Entries per bucket. 8 x 64 B = 512 B per bucket: measured against 4
- * ways with tools/ct-bench (docs/conntrack.md): 8 ways keep far more
- * flows in a full table before evicting, and a hit still reads one line
- * in the common case because each flow has a preferred way (below). */
-#define MLV_CT_WAYS 8u
+/* Entries per bucket: 4 x 64 B = 256 B. Measured against 8 ways with
+ * tools/ct-bench (docs/conntrack.md): hits cost the same (a flow usually
+ * sits in its preferred way, one cache line), while a miss, an insert
+ * and an eviction, which must read every way, cost two to four times
+ * less. The price is earlier eviction when buckets overflow (about 4 %
+ * of flows at half load, against 1 % with 8 ways), so size the table at
+ * twice the flows expected. */
+#define MLV_CT_WAYS 4u
 /* Largest table: 2^28 entries (16 GiB), so every count fits in 32 bits
  * with room for rounding. 8M entries per worker (Katran's default) is
  * 512 MiB. */
@@ -100,6 +106,8 @@ struct mlv_ct_stats {
 	uint64_t expired_reused;
 	uint64_t swept;         /* expired entries reclaimed by mlv_ct_sweep */
 	uint64_t removed;       /* entries dropped by mlv_ct_remove */
+	uint64_t untracked;     /* unproven new flows left out: their bucket
+				   held only live established/UDP/other flows */
 };
 
 struct mlv_ct;
@@ -153,11 +161,18 @@ static inline void mlv_ct_prefetch_bucket(const struct mlv_ct *ct,
 
 /* Find the live entry for key, or claim one for it. *is_new says which;
  * a new entry has state FREE and the key/hash set, and the caller fills
- * the backend then calls mlv_ct_update. Never fails: a full bucket evicts.
- * now_ms is the worker's millisecond clock (wraps; comparisons are
- * modular). A new entry not followed by mlv_ct_update is already expired
- * (expires_ms == now_ms), so it is reused or swept like any other; the
- * caller may also mlv_ct_remove it. Owner worker only. */
+ * the backend then calls mlv_ct_update, with no other call on this table
+ * in between. Never fails: a full bucket evicts. now_ms is the worker's
+ * millisecond clock (wraps; comparisons are modular). A new entry not
+ * followed by mlv_ct_update is already expired (expires_ms == now_ms), so
+ * it is reused or swept like any other; the caller may also mlv_ct_remove
+ * it.
+ *
+ * When the bucket holds only live proven flows, the new entry is a
+ * per-table spare outside the table: mlv_ct_update then either moves the
+ * flow into the bucket, evicting the stalest, if the packet proves it
+ * (any state but OPENING), or leaves it untracked. Either way the caller
+ * must not use a new entry after mlv_ct_update. Owner worker only. */
 static inline struct mlv_ct_entry *
 mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
 			uint32_t hash, uint32_t now_ms, bool *is_new);
@@ -182,8 +197,9 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 		  uint8_t tcp_flags);
 
 /* Advance the entry's state machine for a packet with tcp_flags (0 for
- * non-TCP) and set its expiry to now_ms + the new state's timeout.
- * Owner worker. */
+ * non-TCP) and set its expiry to now_ms + the new state's timeout. For
+ * the spare entry of a full bucket (see mlv_ct_lookup_or_insert), decide
+ * whether the flow enters the table. Owner worker. */
 static inline void mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms);
 
@@ -218,17 +234,24 @@ struct mlv_ct {
 	uint32_t occupancy;
 	uint32_t timeout_ms[MLV_CT__NSTATES];   /* by enum mlv_ct_state */
 	uint32_t sweep_cursor;                  /* next bucket mlv_ct_sweep visits */
+	struct mlv_ct_entry *pending_victim;    /* the slot spare would take */
 	struct mlv_ct_stats stats;
+	struct mlv_ct_entry spare;              /* see mlv_ct_lookup_or_insert */
 	void *block;                            /* what alloc returned */
 	void (*release)(void *ptr, void *ctx);
 	void *ctx;
 };
 
 /* Slow path of mlv_ct_lookup_or_insert: claim a slot in the bucket (free,
- * then expired, then evict). Out of line: it runs once per new flow. */
+ * then expired, then evict an unproven flow, else the spare). Out of
+ * line: it runs once per new flow. */
 struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 				   const struct mlv_flow_key *key,
 				   uint32_t hash, uint32_t now_ms);
+
+/* mlv_ct_update for the spare: enter the table or stay out. */
+void mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
+			  uint32_t now_ms);
 
 /* True while expires_ms is after now_ms, modulo 2^32. */
 static inline bool mlv_ct__live(uint32_t expires_ms, uint32_t now_ms)
@@ -353,6 +376,11 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 static inline void mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms)
 {
+	if (__builtin_expect(e == &ct->spare, 0)) {
+		mlv_ct__update_spare(ct, tcp_flags, now_ms);
+		return;
+	}
+
 	enum mlv_ct_state s = mlv_ct_next_state(
 		&e->key, (enum mlv_ct_state)e->state, tcp_flags);
 

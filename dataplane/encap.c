@@ -78,31 +78,28 @@ static inline uint16_t fold32(uint32_t sum)
 
 /* One's-complement sum of p[0..n) as big-endian 16-bit words (an odd last
  * byte is the high byte of a word), folded to 16 bits, not inverted.
- * Sums native 64-bit words with end-around carry and swaps at the end:
- * RFC 1071 2(B), the sum is byte-order independent. */
+ * Adds native 32-bit words into 64-bit accumulators (no carry to track
+ * below 2^32 words) and swaps at the end: RFC 1071 2(B), the sum is
+ * byte-order independent. */
 static uint16_t sum16(const uint8_t *p, uint32_t n)
 {
-	uint64_t acc = 0;
+	uint64_t a = 0, b = 0;
 
-	while (n >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		acc += w;
-		acc += (acc < w);
-		p += 8;
-		n -= 8;
+	for (; n >= 16; p += 16, n -= 16) {
+		uint32_t w[4];
+		memcpy(w, p, 16);
+		a += (uint64_t)w[0] + w[2];
+		b += (uint64_t)w[1] + w[3];
 	}
-	uint8_t tail[8] = { 0 };
+	uint8_t tail[16] = { 0 };
 	memcpy(tail, p, n);
-	uint64_t w;
-	memcpy(&w, tail, 8);
-	acc += w;
-	acc += (acc < w);
+	uint32_t w[4];
+	memcpy(w, tail, 16);
+	a += (uint64_t)w[0] + w[2] + b + w[1] + w[3];
 
-	uint32_t s = (uint32_t)(acc & 0xffffffff) + (uint32_t)(acc >> 32);
-	if (s < (uint32_t)(acc >> 32))
-		s++;
-	uint16_t native = fold32((s & 0xffff) + (s >> 16));
+	a = (a & 0xffffffff) + (a >> 32);
+	a = (a & 0xffffffff) + (a >> 32);
+	uint16_t native = fold32((uint32_t)(a & 0xffff) + (uint32_t)(a >> 16));
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return (uint16_t)(native << 8 | native >> 8);
 #else
@@ -215,11 +212,31 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 	return 0;
 }
 
+/* Copy a template of up to MLV_ENCAP_MAX_HDR bytes with fixed-size,
+ * possibly overlapping moves: a libc memcpy call of variable length costs
+ * more than the rest of mlv_encap_apply. Never writes past out + len,
+ * where the inner packet starts. */
+static inline void copy_hdr(uint8_t *out, const uint8_t *src, uint32_t len)
+{
+	if (len < 16) {
+		if (len >= 8) {                 /* L2 DSR: 14 */
+			memcpy(out, src, 8);
+			memcpy(out + len - 8, src + len - 8, 8);
+		} else {                        /* a failed template: len 0 */
+			memcpy(out, src, len);
+		}
+		return;
+	}
+	for (uint32_t i = 0; i + 16 <= len; i += 16)
+		memcpy(out + i, src + i, 16);
+	memcpy(out + len - 16, src + len - 16, 16);
+}
+
 void mlv_encap_apply(uint8_t *out, const struct mlv_encap_tmpl *t,
 		     uint16_t inner_l3_len, uint8_t inner_tos,
 		     uint32_t flow_hash)
 {
-	memcpy(out, t->hdr, t->len);
+	copy_hdr(out, t->hdr, t->len);
 	if (t->method == MLV_ENCAP_L2DSR)
 		return;
 

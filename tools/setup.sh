@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential pkg-config meson ninja-build clang llvm lld
   dpdk dpdk-dev libbpf-dev libxdp-dev libyaml-dev libjansson-dev
   libcmocka-dev libpcap-dev libsystemd-dev libmnl-dev libclang-rt-14-dev
-  iproute2 iputils-ping curl procps python3
+  bpftool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
 )
 HUGEPAGES=${MAGLEVD_HUGEPAGES:-1024}   # 2 MB pages: 2 GB for DPDK
 

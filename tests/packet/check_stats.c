@@ -137,6 +137,14 @@ void check_stats(struct check_ctx *c, const char *path)
 		check_fail(c, "stats: forwarded + icmp_sent + exception + drops = %"
 			   PRIu64 ", rx_packets = %" PRIu64 " (every frame must "
 			   "land in exactly one counter)", sum, rx);
+	if (c->sc->expect_evictions) {
+		uint64_t ev = 0;
+
+		if (!stats_conntrack(doc, "evictions", &ev) || ev == 0)
+			check_fail(c, "stats: no conntrack evictions reported, but "
+				   "the scenario has more flows than the table "
+				   "holds");
+	}
 	check_per_backend(c, doc);
 	json_decref(doc);
 }

@@ -73,6 +73,26 @@ static void read_output(struct check_ctx *c, const char *path)
 	pcap_close(p);
 }
 
+/* What the output carried, per VIP and backend, for the test log. */
+static void print_summary(const struct check_ctx *c)
+{
+	static const char *const fwd[] = {"ipip", "gue", "l2dsr"};
+
+	for (uint32_t v = 0; v < c->sc->n_vips; v++) {
+		const struct sc_vip *vip = &c->sc->vips[v];
+		const struct sc_vip *alt = c->storm ? &c->sc->alt_vips[v] : vip;
+		uint32_t n = alt->n_backends > vip->n_backends ? alt->n_backends :
+			     vip->n_backends;
+
+		printf("  VIP %-12s %-5s packets per backend:", vip->name,
+		       fwd[vip->fwd]);
+		for (uint32_t b = 0; b < n; b++)
+			printf(" %s=%" PRIu64, (b < vip->n_backends ? vip : alt)->backends[b].name,
+			       c->out_pkts[v][b]);
+		putchar('\n');
+	}
+}
+
 static int alloc_ctx(struct check_ctx *c, const struct scenario *sc,
 		     uint64_t fed_total)
 {
@@ -154,6 +174,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/stats.json", argv[2]);
 	check_stats(&c, path);
 	check_distribution(&c);
+	print_summary(&c);
 report:
 	printf("scenario %s: %" PRIu64 " frames in, %" PRIu64 " out (%" PRIu64
 	       " forwarded, %" PRIu64 " ICMP replies): %s",

@@ -102,6 +102,10 @@ struct scenario {
 	/* Check that every backend that can take flows received some: the
 	 * scenario relies on it to exercise each encapsulation. */
 	bool check_coverage;
+	/* The scenario has more concurrent flows than the connection table
+	 * holds: the daemon must report evictions (else re-selection after
+	 * eviction was not exercised). */
+	bool expect_evictions;
 
 	uint32_t n_frames;
 	uint32_t cap_frames;

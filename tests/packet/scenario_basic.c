@@ -105,6 +105,7 @@ void sc_def_basic4(struct scenario *sc)
 	struct sc_vip *v;
 	struct sc_backend *b;
 
+	sc->check_coverage = true;
 	sc->summary = "IPv4 VIPs: ipip (4in4, 4in6), gue over v4 and v6, l2dsr; "
 		      "TCP/UDP; VLAN; IPv4 options";
 	v = sc_add_vip(sc, "web4", "192.0.2.10", 80, 6, SC_FWD_IPIP);
@@ -142,6 +143,7 @@ void sc_def_basic6(struct scenario *sc)
 	struct sc_vip *v;
 	struct sc_backend *b;
 
+	sc->check_coverage = true;
 	sc->summary = "IPv6 VIPs: ipip (6in6), gue over v6 and v4, l2dsr; "
 		      "TCP/UDP; VLAN; extension headers";
 	v = sc_add_vip(sc, "web6", "2001:db8::10", 80, 6, SC_FWD_IPIP);

@@ -58,6 +58,8 @@ void sc_def_flows(struct scenario *sc)
 		fprintf(stderr, "scenario: out of memory\n");
 		exit(2);
 	}
+	sc->check_coverage = true;
+	sc->expect_evictions = true;
 	sc->summary = "2000 TCP + 1200 UDP flows interleaved, weights 1:2:3:4 and "
 		      "1:1:2, drained and weight-0 backends, small conntrack";
 	sc->check_distribution = true;

@@ -1,8 +1,9 @@
 /* fragments: IPv4 and IPv6 datagrams cut into fragments, sent in order,
  * reversed, first-last and shuffled among each other, every fragment of a
  * datagram expected at the one backend its 3-tuple (source, destination,
- * protocol) hash selects; plus whole packets of the same flows, which are
- * balanced by their 5-tuple as usual. */
+ * protocol) hash selects; plus whole packets of the same flows and IPv6
+ * atomic fragments, which are balanced by their 5-tuple
+ * (docs/flow-hash.md). */
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,21 @@ static void emit_vip(struct scenario *sc, uint16_t v, uint32_t client_base)
 				  orders[d % (sizeof(orders) / sizeof(orders[0]))],
 				  N_FRAGS, v, sc_new_group(sc), what);
 
+		if (vip->family == 6 && d % 4 == 2) {
+			/* an atomic fragment (offset 0, M clear, RFC 6946) is a
+			 * whole datagram: balanced by its 5-tuple */
+			static const uint32_t only[1] = {0};
+			struct sc_opts a = o;
+			struct mlv_flow_key k5 = sc_key(&fl, true);
+
+			a.payload_len = 64;
+			snprintf(what, sizeof(what), "%s atomic fragment %u",
+				 vip->name, d);
+			sc_emit_fragments(sc, &fl, &a, 1024, only, 1, v,
+					  sc_new_group(sc), what);
+			sc->frames[sc->n_frames - 1].exp.key = k5;
+		}
+
 		/* an unfragmented packet of the same 5-tuple */
 		struct mlv_flow_key key = sc_key(&fl, true);
 		struct sc_opts small = {.payload_len = 100, .df = true,
@@ -76,6 +92,7 @@ void sc_def_fragments(struct scenario *sc)
 	struct sc_vip *v;
 	uint32_t start;
 
+	sc->check_coverage = true;
 	sc->summary = "IPv4/IPv6 fragments, first and later, out of order, "
 		      "to one backend per datagram";
 	v = sc_add_vip(sc, "frag4-udp", "192.0.2.40", 5000, 17, SC_FWD_GUE);

@@ -7,21 +7,18 @@
 
 #include "scenario.h"
 
-static uint32_t n_valid;
-
 /* A valid packet of a fresh flow to vip, expected forwarded. */
 static void valid(struct scenario *sc, uint16_t v)
 {
 	const struct sc_vip *vip = &sc->vips[v];
-	struct sc_flow fl = sc_flow_to_vip(vip, 200 + n_valid,
-					   (uint16_t)(50000 + n_valid));
+	struct sc_flow fl = sc_flow_to_vip(vip, 200 + sc->n_frames,
+					   (uint16_t)(50000 + sc->n_frames));
 	struct mlv_flow_key key = sc_key(&fl, true);
 	struct sc_opts o = {
 		.payload_len = 40,
 		.tcp_flags = vip->proto == 6 ? PKT_TCP_SYN : 0,
 	};
 
-	n_valid++;
 	sc_expect_forward(sc_emit(sc, &fl, &o), v, &key, 0, "valid in between");
 }
 
@@ -306,7 +303,6 @@ void sc_def_malformed(struct scenario *sc)
 	sc_add_backend(v, "m6-1", "fd00:99:4::1", 100);
 	sc_add_backend(v, "m6-2", "fd00:99:4::2", 100);
 
-	n_valid = 0;
 	emit_not_ip(sc);
 	emit_truncated(sc);
 	emit_bad_ipv4(sc);

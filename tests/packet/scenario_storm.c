@@ -9,8 +9,11 @@
 
 #include "scenario.h"
 
-#define STORM_FLOWS 600
-#define STORM_PKTS  4
+/* Three times more flows than the connection table holds, so that flows
+ * keep being evicted and re-selected from whichever table is live: both
+ * configurations must show up in the output. */
+#define STORM_FLOWS 3000
+#define STORM_PKTS  2
 
 static void add_vips(struct scenario *sc, bool alt)
 {
@@ -41,6 +44,9 @@ static void add_vips(struct scenario *sc, bool alt)
 
 void sc_def_storm(struct scenario *sc)
 {
+	sc->check_coverage = true;
+	sc->expect_evictions = true;
+	sc->ct_entries = 1024;
 	sc->summary = "frames fed while the daemon reloads between two configs";
 
 	/* config B first, moved aside, then config A in place */
@@ -65,7 +71,7 @@ void sc_def_storm(struct scenario *sc)
 
 			sc_expect_forward(sc_emit(sc, &fl, &o), vi, &key, 0,
 					  "storm flow");
-			if (f % 50 == 7) {
+			if (f % 250 == 7) {
 				/* some drops so the accounting covers them */
 				fl.dport = (uint16_t)(vip->port + 1);
 				sc_expect_drop(sc_emit(sc, &fl, &o),

@@ -43,6 +43,12 @@ bool stats_drop_total(json_t *doc, uint64_t *out)
 	return stats_drop(doc, "total", out);
 }
 
+bool stats_conntrack(json_t *doc, const char *name, uint64_t *out)
+{
+	return get_u64(json_object_get(json_object_get(doc, "totals"),
+				       "conntrack"), name, out);
+}
+
 bool stats_generation(json_t *doc, uint64_t *out)
 {
 	return get_u64(doc, "generation", out);

@@ -26,6 +26,9 @@ bool stats_drop_total(json_t *doc, uint64_t *out);
 /* True if this is the document written at exit. */
 bool stats_final(json_t *doc);
 
+/* A connection-tracking total ("occupancy", "capacity", "evictions"). */
+bool stats_conntrack(json_t *doc, const char *name, uint64_t *out);
+
 /* The published generation number. */
 bool stats_generation(json_t *doc, uint64_t *out);
 

@@ -240,6 +240,23 @@ static void test_example_config_loads(void **state)
 	unload(&l);
 }
 
+static void test_minimal_example_loads(void **state)
+{
+	char path[512];
+	struct load l;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/conf/examples/minimal.yaml", MLV_SOURCE_ROOT);
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	expect_ok(&l);
+	assert_int_equal(l.d.n, 0);
+	assert_false(l.cfg->ports[0].next_hop_auto);
+	assert_string_equal(l.cfg->metrics_listen, "");
+	assert_int_equal(l.cfg->vips[0].n_backends, 2);
+	unload(&l);
+}
+
 static void test_defaults_applied(void **state)
 {
 	const char *y =
@@ -450,6 +467,7 @@ static void test_wrong_types(void **state)
 	const char *y =
 		"dataplane:\n"
 		"  workers: [1]\n"
+		"  idle: {x: 1}\n"
 		"  eal_args: [--in-memory, {a: b}]\n"
 		"  conntrack: 5\n"
 		"  ports:\n"
@@ -471,7 +489,8 @@ static void test_wrong_types(void **state)
 	expect_error(&l, y, "[a]", "'control' must be a mapping, got a list");
 	expect_error(&l, y, "just-a-string", "each VIP in 'vips' must be a mapping");
 	expect_error(&l, y, "{a: 1}", "'backends' must be a list, got a mapping");
-	assert_int_equal(l.d.n_errors, 8);
+	expect_error(&l, y, "{x: 1}", "'idle' must be poll or adaptive, got a mapping");
+	assert_int_equal(l.d.n_errors, 9);
 	unload(&l);
 }
 
@@ -495,7 +514,8 @@ static void test_out_of_range(void **state)
 		"    backends:\n"
 		"      - {name: b, address: 10.0.0.2, weight: 1000001}\n"
 		"      - {name: c, address: 10.0.0.3, weight: -1}\n"
-		"      - {name: d, address: 10.0.0.4, weight: 99999999999999999999999}\n";
+		"      - {name: d, address: 10.0.0.4, weight: 99999999999999999999999}\n"
+		"      - {name: e, address: 10.0.0.5, weight: +5}\n";
 	struct load l;
 	(void)state;
 
@@ -514,7 +534,8 @@ static void test_out_of_range(void **state)
 	expect_error(&l, y, "1000001", "between 0 and 1000000");
 	expect_error(&l, y, "-1", "'weight' is -1");
 	expect_error(&l, y, "9999999", "'weight' is 9999");
-	assert_int_equal(l.d.n_errors, 12);
+	expect_error(&l, y, "+5", "'weight' must be an integer, got '+5'");
+	assert_int_equal(l.d.n_errors, 13);
 	unload(&l);
 }
 
@@ -904,7 +925,7 @@ static void test_control_section(void **state)
 
 	load(&l, bad);
 	expect_rejected(&l);
-	expect_error(&l, bad, "/tmp/0123", "'socket' is too long (115 characters; at most 107)");
+	expect_error(&l, bad, "/tmp/0123", "'socket' is too long (115 bytes; at most 107)");
 	expect_error(&l, bad, "\"0666\"", "world-writable");
 	expect_error(&l, bad, "::1:9478", "invalid metrics_listen '::1:9478'");
 	unload(&l);
@@ -1173,6 +1194,7 @@ static void test_yaml_syntax_and_structure(void **state)
 			   "control: {socket: !!str /tmp/x.sock}\n";
 	const char *nul_escape = DP "vips: [{name: \"a\\0b\", address: 192.0.2.1, port: 80, protocol: tcp}]\n";
 	const char *complex_key = DP "? [a, b]\n: 1\n";
+	const char *newline = DP "vips: [{name: \"a\\nb\", address: 192.0.2.1, port: 80, protocol: tcp}]\n";
 	struct load l;
 	(void)state;
 
@@ -1202,6 +1224,12 @@ static void test_yaml_syntax_and_structure(void **state)
 	load(&l, complex_key);
 	expect_rejected(&l);
 	expect_error(&l, complex_key, "[a, b]", "mapping keys must be scalars");
+	unload(&l);
+
+	/* File text quoted in a message cannot break its one-line format. */
+	load(&l, newline);
+	expect_rejected(&l);
+	expect_error(&l, newline, "\"a\\nb\"", "invalid name 'a?b'");
 	unload(&l);
 }
 
@@ -1470,6 +1498,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_config_loads),
+		cmocka_unit_test(test_minimal_example_loads),
 		cmocka_unit_test(test_defaults_applied),
 		cmocka_unit_test(test_defaults_section_inherited),
 		cmocka_unit_test(test_backends_sorted_by_name),

@@ -215,16 +215,25 @@ static void test_insert_lookup(void **state)
 	(void)state;
 	struct test_mem m;
 	struct mlv_ct *ct = make_ct(&default_params, &m);
-	enum { N = 200 };   /* well under capacity: no bucket overflows */
+	enum { N = 300 };
 	struct mlv_ct_entry *got[N];
 	uint64_t seed = 42;
 	uint32_t hashes[N];
+	uint8_t *per_bucket = calloc(mlv_ct_capacity(ct) / MLV_CT_WAYS, 1);
 
+	assert_non_null(per_bucket);
 	for (uint32_t i = 0; i < N; i++) {
 		struct mlv_flow_key k = flow(i, 6);
 		bool is_new = false;
 
-		hashes[i] = (uint32_t)splitmix64(&seed);
+		/* random hashes, redrawn where a bucket has one way left:
+		 * this test is about finding flows, not evicting them, and
+		 * the collision below needs that way */
+		do
+			hashes[i] = (uint32_t)splitmix64(&seed);
+		while (per_bucket[mlv_ct_bucket_index(ct, hashes[i])] ==
+		       MLV_CT_WAYS - 1);
+		per_bucket[mlv_ct_bucket_index(ct, hashes[i])]++;
 		assert_null(mlv_ct_lookup(ct, &k, hashes[i], 0));
 		got[i] = mlv_ct_lookup_or_insert(ct, &k, hashes[i], 0, &is_new);
 		assert_true(is_new);
@@ -279,6 +288,7 @@ static void test_insert_lookup(void **state)
 	mlv_ct_remove(ct, &foreign);
 	assert_int_equal(mlv_ct_occupancy(ct), occ - 1);
 	assert_int_equal(mlv_ct_get_stats(ct)->removed, 1);
+	free(per_bucket);
 	mlv_ct_destroy(ct);
 }
 
@@ -474,54 +484,189 @@ static uint32_t hash_in_bucket(struct mlv_ct *ct, uint32_t b, uint64_t *seed)
 	}
 }
 
+/* Fill bucket b with WAYS established flows k[0..WAYS-1]; flow i's last
+ * packet is at 100 + 10 * rank[i], so the stalest is the one whose rank
+ * is 0, whatever its insertion order. */
+static void fill_established(struct mlv_ct *ct, uint32_t b, uint64_t *seed,
+			     uint32_t first_flow, const uint32_t *rank,
+			     struct mlv_flow_key *k, uint32_t *h)
+{
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		h[i] = hash_in_bucket(ct, b, seed);
+		k[i] = flow(first_flow + i, 6);
+		packet(ct, &k[i], h[i], MLV_TCP_ACK, i, NULL);
+	}
+	for (uint32_t r = 0; r < MLV_CT_WAYS; r++)
+		for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+			if (rank[i] == r)
+				packet(ct, &k[i], h[i], MLV_TCP_ACK, 100 + 10 * r, NULL);
+}
+
+static uint32_t stalest_of(const uint32_t *rank)
+{
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		if (rank[i] == 0)
+			return i;
+	fail();
+	return 0;
+}
+
 static void test_evicts_stalest_when_full(void **state)
 {
 	(void)state;
 	struct test_mem m;
 	struct mlv_ct *ct = make_ct(&default_params, &m);
 	uint64_t seed = 5;
-	uint32_t h[MLV_CT_WAYS + 1];
-	struct mlv_flow_key k[MLV_CT_WAYS + 1];
-	/* established at different times; the stalest is the one whose
-	 * last packet is oldest, not the first inserted */
-	const uint32_t order[MLV_CT_WAYS] = {3, 0, 6, 1, 7, 2, 5, 4};
+	uint32_t h[MLV_CT_WAYS];
+	struct mlv_flow_key k[MLV_CT_WAYS];
+	uint32_t rank[MLV_CT_WAYS];
 
-	for (uint32_t i = 0; i <= MLV_CT_WAYS; i++) {
-		h[i] = hash_in_bucket(ct, 3, &seed);
-		k[i] = flow(i, 6);
-	}
 	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
-		packet(ct, &k[i], h[i], MLV_TCP_ACK, i * 10, NULL);
-	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
-		packet(ct, &k[order[i]], h[order[i]], MLV_TCP_ACK, 100 + i * 10, NULL);
+		rank[i] = (i * 3 + 1) % MLV_CT_WAYS;   /* a shuffle: WAYS is a power of 2 */
+	fill_established(ct, 3, &seed, 0, rank, k, h);
 	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
 
-	/* full bucket, nothing expired: the new flow takes the stalest slot.
-	 * It arrives late in the established flows' lives, so as a
-	 * half-open flow it still expires after all of them. */
-	const uint32_t t1 = T_TCP - 1000, t2 = T_TCP - 900;
+	/* full bucket, nothing expired: a new proven flow (first seen
+	 * mid-stream) takes the stalest slot */
+	struct mlv_flow_key n = flow(100, 6);
+	uint32_t hn = hash_in_bucket(ct, 3, &seed);
+	const uint32_t t = 1000;
+	uint32_t victim = stalest_of(rank);
 	bool is_new;
 
-	packet(ct, &k[MLV_CT_WAYS], h[MLV_CT_WAYS], MLV_TCP_SYN, t1, &is_new);
+	packet(ct, &n, hn, MLV_TCP_ACK, t, &is_new);
 	assert_true(is_new);
 	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 1);
 	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
-	assert_null(mlv_ct_lookup(ct, &k[order[0]], h[order[0]], t1));
-	for (uint32_t i = 1; i < MLV_CT_WAYS; i++)
-		assert_non_null(mlv_ct_lookup(ct, &k[order[i]], h[order[i]], t1));
-	assert_non_null(mlv_ct_lookup(ct, &k[MLV_CT_WAYS], h[MLV_CT_WAYS], t1));
+	expect_alive(ct, &n, hn, t, MLV_CT_TCP_ESTABLISHED);
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		if (i == victim)
+			assert_null(mlv_ct_lookup(ct, &k[i], h[i], t));
+		else
+			assert_non_null(mlv_ct_lookup(ct, &k[i], h[i], t));
+	}
 
-	/* the OPENING newcomer expires after every established flow, yet is
-	 * the next victim: unproven flows go first */
-	struct mlv_flow_key next = flow(100, 6);
-	uint32_t hn = hash_in_bucket(ct, 3, &seed);
+	/* the next stalest goes next, and UDP counts as proven too */
+	uint32_t next_victim = 0;
 
-	packet(ct, &next, hn, MLV_TCP_SYN, t2, NULL);
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		if (rank[i] == 1)
+			next_victim = i;
+	struct mlv_flow_key u = flow(101, 17);
+	uint32_t hu = hash_in_bucket(ct, 3, &seed);
+
+	packet(ct, &u, hu, 0, t, NULL);
 	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 2);
-	assert_null(mlv_ct_lookup(ct, &k[MLV_CT_WAYS], h[MLV_CT_WAYS], t2));
-	assert_non_null(mlv_ct_lookup(ct, &next, hn, t2));
-	for (uint32_t i = 1; i < MLV_CT_WAYS; i++)
-		assert_non_null(mlv_ct_lookup(ct, &k[order[i]], h[order[i]], t2));
+	assert_null(mlv_ct_lookup(ct, &k[next_victim], h[next_victim], t));
+	expect_alive(ct, &u, hu, t, MLV_CT_UDP);
+	expect_alive(ct, &n, hn, t, MLV_CT_TCP_ESTABLISHED);
+	mlv_ct_destroy(ct);
+}
+
+/* Unproven flows go first, even when they expire after every proven one. */
+static void test_evicts_unproven_first(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	uint64_t seed = 6;
+	uint32_t h[MLV_CT_WAYS];
+	struct mlv_flow_key k[MLV_CT_WAYS];
+
+	/* WAYS - 1 established at t = 0, then a SYN late in their lives
+	 * (expiring after all of them) takes the last free slot */
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		h[i] = hash_in_bucket(ct, 7, &seed);
+		k[i] = flow(i, 6);
+	}
+	for (uint32_t i = 0; i + 1 < MLV_CT_WAYS; i++)
+		packet(ct, &k[i], h[i], MLV_TCP_ACK, 0, NULL);
+	const uint32_t late = T_TCP - T_HANDSHAKE / 2;
+	const uint32_t o = MLV_CT_WAYS - 1;
+
+	packet(ct, &k[o], h[o], MLV_TCP_SYN, late, NULL);
+	expect_alive(ct, &k[o], h[o], late, MLV_CT_TCP_OPENING);
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+
+	/* a new proven flow evicts the half-open one, not a stale
+	 * established flow */
+	struct mlv_flow_key n = flow(100, 6);
+	uint32_t hn = hash_in_bucket(ct, 7, &seed);
+
+	packet(ct, &n, hn, MLV_TCP_ACK, late + 1, NULL);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 1);
+	assert_null(mlv_ct_lookup(ct, &k[o], h[o], late + 1));
+	for (uint32_t i = 0; i + 1 < MLV_CT_WAYS; i++)
+		expect_alive(ct, &k[i], h[i], late + 1, MLV_CT_TCP_ESTABLISHED);
+
+	/* and a new SYN evicts another unproven flow before any proven one:
+	 * here the bucket has none left, so it stays out (next test) */
+	mlv_ct_destroy(ct);
+}
+
+/* A SYN into a bucket of proven flows is not tracked; its handshake's
+ * ACK then proves it and it evicts the stalest. */
+static void test_unproven_newcomer_left_out(void **state)
+{
+	(void)state;
+	struct test_mem m;
+	struct mlv_ct *ct = make_ct(&default_params, &m);
+	uint64_t seed = 8;
+	uint32_t h[MLV_CT_WAYS];
+	struct mlv_flow_key k[MLV_CT_WAYS];
+	uint32_t rank[MLV_CT_WAYS];
+
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		rank[i] = MLV_CT_WAYS - 1 - i;
+	fill_established(ct, 1, &seed, 0, rank, k, h);
+
+	struct mlv_flow_key n = flow(100, 6);
+	uint32_t hn = hash_in_bucket(ct, 1, &seed);
+	const uint32_t t = 1000;
+	bool is_new;
+
+	/* the SYN (and its retransmission) is handed an entry, like any new
+	 * flow, but nothing in the table changes */
+	for (int i = 0; i < 2; i++) {
+		struct mlv_ct_entry *e =
+			mlv_ct_lookup_or_insert(ct, &n, hn, t + i, &is_new);
+
+		assert_true(is_new);
+		assert_memory_equal(&e->key, &n, sizeof(n));
+		e->backend_uid = 42;
+		mlv_ct_update(ct, e, MLV_TCP_SYN, t + i);
+		assert_null(mlv_ct_lookup(ct, &n, hn, t + i));
+	}
+	assert_int_equal(mlv_ct_get_stats(ct)->untracked, 2);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 0);
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		expect_alive(ct, &k[i], h[i], t, MLV_CT_TCP_ESTABLISHED);
+
+	/* a new flow whose caller gives up (no backend) changes nothing */
+	struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(ct, &n, hn, t, &is_new);
+
+	mlv_ct_remove(ct, e);
+	mlv_ct_update(ct, e, MLV_TCP_ACK, t);
+	assert_null(mlv_ct_lookup(ct, &n, hn, t));
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 0);
+
+	/* the handshake completes: the flow is proven and evicts the
+	 * stalest, remembering what the caller set */
+	e = mlv_ct_lookup_or_insert(ct, &n, hn, t + 5, &is_new);
+	assert_true(is_new);
+	e->backend_uid = 42;
+	mlv_ct_update(ct, e, MLV_TCP_ACK, t + 5);
+	e = mlv_ct_lookup(ct, &n, hn, t + 5);
+	assert_non_null(e);
+	assert_int_equal(e->state, MLV_CT_TCP_ESTABLISHED);
+	assert_int_equal(e->backend_uid, 42);
+	assert_int_equal(mlv_ct_get_stats(ct)->evictions, 1);
+	uint32_t victim = stalest_of(rank);
+
+	assert_null(mlv_ct_lookup(ct, &k[victim], h[victim], t + 5));
+	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
 	mlv_ct_destroy(ct);
 }
 
@@ -533,12 +678,13 @@ static void test_expired_reused_before_evicting(void **state)
 	uint64_t seed = 9;
 	uint32_t h[MLV_CT_WAYS];
 	struct mlv_flow_key k[MLV_CT_WAYS];
+	const uint32_t udp = MLV_CT_WAYS / 2;
 
 	/* a full bucket: one UDP flow (short idle timeout), the rest TCP */
 	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
 		h[i] = hash_in_bucket(ct, 0, &seed);
-		k[i] = flow(i, i == 5 ? 17 : 6);
-		packet(ct, &k[i], h[i], i == 5 ? 0 : MLV_TCP_ACK, 0, NULL);
+		k[i] = flow(i, i == udp ? 17 : 6);
+		packet(ct, &k[i], h[i], i == udp ? 0 : MLV_TCP_ACK, 0, NULL);
 	}
 	/* the UDP flow has expired; everything else is live but older */
 	struct mlv_flow_key n = flow(50, 6);
@@ -551,7 +697,7 @@ static void test_expired_reused_before_evicting(void **state)
 	assert_int_equal(mlv_ct_get_stats(ct)->expired_reused, 1);
 	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
 	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
-		if (i == 5)
+		if (i == udp)
 			assert_null(mlv_ct_lookup(ct, &k[i], h[i], T_UDP));
 		else
 			assert_non_null(mlv_ct_lookup(ct, &k[i], h[i], T_UDP));
@@ -560,8 +706,8 @@ static void test_expired_reused_before_evicting(void **state)
 }
 
 /* A SYN flood far larger than the table: new half-open flows recycle the
- * slots of other half-open flows and never push out established ones,
- * as long as a bucket has room for at least one unproven flow. */
+ * slots of other half-open flows, or stay out where a bucket is full of
+ * established flows, and never push out an established one. */
 static void test_syn_flood_spares_established(void **state)
 {
 	(void)state;
@@ -571,19 +717,23 @@ static void test_syn_flood_spares_established(void **state)
 	p.entries = 64 * MLV_CT_WAYS;
 	struct mlv_ct *ct = make_ct(&p, &m);
 	uint32_t n_buckets = mlv_ct_capacity(ct) / MLV_CT_WAYS;
-	uint32_t n_est = n_buckets * (MLV_CT_WAYS - 1);
-	uint32_t *eh = calloc(n_est, sizeof(*eh));
+	uint32_t *eh = calloc(mlv_ct_capacity(ct), sizeof(*eh));
 	uint64_t seed = 11;
-	uint32_t t = 0;
+	uint32_t t = 0, n_est = 0;
 
 	assert_non_null(eh);
-	/* every bucket: WAYS - 1 established flows */
-	for (uint32_t i = 0; i < n_est; i++) {
-		struct mlv_flow_key k = flow(i, 6);
+	/* the first half of the buckets: WAYS - 1 established flows each;
+	 * the second half: full of established flows */
+	for (uint32_t b = 0; b < n_buckets; b++) {
+		uint32_t ways = b < n_buckets / 2 ? MLV_CT_WAYS - 1 : MLV_CT_WAYS;
 
-		eh[i] = hash_in_bucket(ct, i / (MLV_CT_WAYS - 1), &seed);
-		packet(ct, &k, eh[i], MLV_TCP_SYN, t, NULL);
-		packet(ct, &k, eh[i], MLV_TCP_ACK, t, NULL);
+		for (uint32_t w = 0; w < ways; w++, n_est++) {
+			struct mlv_flow_key k = flow(n_est, 6);
+
+			eh[n_est] = hash_in_bucket(ct, b, &seed);
+			packet(ct, &k, eh[n_est], MLV_TCP_SYN, t, NULL);
+			packet(ct, &k, eh[n_est], MLV_TCP_ACK, t, NULL);
+		}
 	}
 	assert_int_equal(mlv_ct_occupancy(ct), n_est);
 
@@ -604,7 +754,12 @@ static void test_syn_flood_spares_established(void **state)
 		packet(ct, &k, (uint32_t)splitmix64(&seed), MLV_TCP_SYN, t, &is_new);
 		assert_true(is_new);
 	}
-	assert_true(mlv_ct_get_stats(ct)->evictions > 0);
+	/* half-open flows recycled each other's slots, or stayed out */
+	const struct mlv_ct_stats *st = mlv_ct_get_stats(ct);
+
+	assert_true(st->evictions > 0);
+	assert_true(st->untracked > 0);
+	assert_int_equal(st->evictions + st->untracked + n_buckets / 2, flood);
 	assert_int_equal(mlv_ct_occupancy(ct), mlv_ct_capacity(ct));
 	for (uint32_t i = 0; i < n_est; i++) {
 		struct mlv_flow_key k = flow(i, 6);
@@ -725,6 +880,8 @@ int main(void)
 		cmocka_unit_test(test_udp_and_other),
 		cmocka_unit_test(test_clock_wraparound),
 		cmocka_unit_test(test_evicts_stalest_when_full),
+		cmocka_unit_test(test_evicts_unproven_first),
+		cmocka_unit_test(test_unproven_newcomer_left_out),
 		cmocka_unit_test(test_expired_reused_before_evicting),
 		cmocka_unit_test(test_syn_flood_spares_established),
 		cmocka_unit_test(test_sweep_restores_occupancy),

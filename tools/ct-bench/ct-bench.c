@@ -9,9 +9,13 @@
  *   hit-full   the table full (every slot in use), look-ups of flows it
  *              holds;
  *   miss-full  the table full, look-ups of flows it does not hold;
- *   new-full   the table full, every op a new flow: miss + insert; ours
- *              evicts, rte_hash (which cannot evict) deletes its oldest
- *              key and adds the new one.
+ *   new-full   the table full, every op a new flow first seen mid-stream
+ *              (ACK): miss + insert; ours evicts its stalest flow,
+ *              rte_hash (which cannot evict) deletes its oldest key and
+ *              adds the new one;
+ *   syn-full   the table full of established flows, every op a new SYN:
+ *              ours leaves them untracked rather than evict established
+ *              flows (rte_hash not run: it has no such policy).
  * Variants:
  *   ours-burst   bursts of 32: mlv_ct_prefetch all, mlv_ct_prefetch_bucket
  *                all, then look up each (what a worker does); a hit also
@@ -29,6 +33,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +53,8 @@
 
 #define BURST 32u
 #define MAX_REPS 99u
+/* rte_hash's new flows are KS_NEW keys from here on, ours' from 0. */
+#define RTE_NEW_KEYS (UINT32_MAX / 2)
 /* The bench's clock advances 1 ms every 8192 ops (~8 Mpps). */
 #define OPS_PER_MS_SHIFT 13
 
@@ -88,6 +95,7 @@ struct bench {
 	uint32_t ours_now_base;     /* ours' clock: base + ops >> shift */
 	uint64_t ours_ops;
 	uint64_t sink;              /* keeps results live */
+	uint32_t ours_next, rte_next, rte_del_next;   /* new-flow key cursors */
 	struct result res[8];
 	uint32_t n_res;
 };
@@ -224,15 +232,16 @@ static int rte_add(struct bench *b, const struct item *it)
 /* ---- timed runs -------------------------------------------------------- */
 
 /* Run variant v over n items; returns TSC cycles. *hits counts look-ups
- * that found their flow. For new-flow runs (is_new_run) rte_hash first
- * deletes del[i] (its oldest key) then adds the new one. */
+ * that found their flow. insert: ours looks up or inserts and runs the
+ * state machine on a packet with TCP flags `flags`; otherwise it only
+ * looks up. rte_replace: on a miss rte_hash deletes del[i] (its oldest
+ * key) and adds the new one. */
 static uint64_t run_variant(struct bench *b, enum variant v,
 			    const struct item *tr, const struct item *del,
-			    uint32_t n, bool insert, bool is_new_run,
-			    uint64_t *hits, uint64_t *add_fail)
+			    uint32_t n, bool insert, uint8_t flags,
+			    bool rte_replace, uint64_t *hits, uint64_t *add_fail)
 {
 	uint64_t h = 0, fail = 0, t0, t1;
-	uint8_t flags = is_new_run ? MLV_TCP_SYN : MLV_TCP_ACK;
 
 	t0 = rte_rdtsc_precise();
 	switch (v) {
@@ -280,7 +289,7 @@ static uint64_t run_variant(struct bench *b, enum variant v,
 							   &data) >= 0) {
 				h++;
 				b->sink += (uintptr_t)data;
-			} else if (is_new_run) {
+			} else if (rte_replace) {
 				rte_hash_del_key_with_hash(b->h, &del[i].key, del[i].hash);
 				fail += rte_add(b, &tr[i]) < 0;
 			}
@@ -303,7 +312,7 @@ static uint64_t run_variant(struct bench *b, enum variant v,
 			for (uint32_t j = 0; j < m; j++) {
 				if (mask & (1ull << j)) {
 					b->sink += (uintptr_t)data[j];
-				} else if (is_new_run) {
+				} else if (rte_replace) {
 					rte_hash_del_key_with_hash(b->h, &del[i + j].key,
 								   del[i + j].hash);
 					fail += rte_add(b, &tr[i + j]) < 0;
@@ -330,6 +339,8 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(double *v, uint32_t n)
 {
+	if (isnan(v[0]))
+		return NAN;   /* variant not run */
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
@@ -351,19 +362,24 @@ static struct result *new_result(struct bench *b, const char *scenario,
 	return r;
 }
 
-/* Look-up runs over a fixed trace: every variant, --reps times,
- * interleaved so drift hits all alike. want_hits: every op must hit
- * (true) or miss (false). */
+/* Look-up runs over fixed traces (one for ours, one for rte_hash: the
+ * same flows unless the two tables hold different ones): every variant,
+ * --reps times, interleaved so drift hits all alike. want_hits: every op
+ * must hit (true) or miss (false). */
 static int measure_lookups(struct bench *b, struct result *r,
-			   const struct item *tr, uint32_t n, bool want_hits)
+			   const struct item *tr_ours, const struct item *tr_rte,
+			   uint32_t n, bool want_hits)
 {
 	double ns[V__COUNT][MAX_REPS];
 
 	for (uint32_t rep = 0; rep < b->o.reps; rep++) {
 		for (int v = 0; v < V__COUNT; v++) {
+			bool ours = v == V_OURS_BURST || v == V_OURS_SINGLE;
 			uint64_t hits;
-			uint64_t c = run_variant(b, (enum variant)v, tr, NULL, n,
-						 want_hits, false, &hits, NULL);
+			uint64_t c = run_variant(b, (enum variant)v,
+						 ours ? tr_ours : tr_rte, NULL, n,
+						 want_hits, MLV_TCP_ACK, false,
+						 &hits, NULL);
 
 			if (hits != (want_hits ? n : 0)) {
 				fprintf(stderr, "ct-bench: %s %s: %" PRIu64
@@ -420,7 +436,7 @@ static int scenario_hits(struct bench *b, uint32_t flows, struct item *tr)
 	for (uint32_t i = 0; i < b->o.trace_ops; i++)
 		make_item(&tr[i], KS_TRACKED, present[rng_next(&seed) % both]);
 	rc = measure_lookups(b, new_result(b, "hit", mlv_ct_occupancy(b->ct), flows),
-			     tr, b->o.trace_ops, true);
+			     tr, tr, b->o.trace_ops, true);
 out:
 	free(present);
 	return rc;
@@ -458,89 +474,131 @@ static int fill_tables(struct bench *b, uint32_t *ours_n, uint32_t *rte_n)
 	return 0;
 }
 
-static int scenarios_full(struct bench *b, struct item *tr, struct item *del)
+/* Random look-ups of flows a full table holds: ours holds the survivors
+ * of the fill (keys 0 .. ours_n - 1 that it still has), rte_hash keys
+ * 0 .. rte_n - 1. Both sets are about one table's worth of flows. */
+static int trace_full_hits(struct bench *b, uint32_t ours_n, uint32_t rte_n,
+			   struct item *tr_ours, struct item *tr_rte)
 {
-	uint32_t ours_n, rte_n, both = 0;
-	uint32_t cap;
-	uint32_t *present;
+	uint32_t cap = mlv_ct_capacity(b->ct), held = 0;
+	uint32_t *present = malloc(sizeof(*present) * (size_t)cap);
 	uint64_t seed = 12345;
-	int rc = -1;
 
-	if (fresh_tables(b) != 0 || fill_tables(b, &ours_n, &rte_n) != 0)
-		return -1;
-	cap = mlv_ct_capacity(b->ct);
-	present = malloc(sizeof(*present) * (size_t)rte_n);
 	if (present == NULL)
 		return -1;
-	/* flows both tables hold */
-	for (uint32_t i = 0; i < rte_n; i++) {
+	for (uint32_t i = 0; i < ours_n && held < cap; i++) {
 		struct item it;
 
 		make_item(&it, KS_TRACKED, i);
 		if (mlv_ct_lookup(b->ct, &it.key, it.hash, ours_now(b)))
-			present[both++] = i;
+			present[held++] = i;
 	}
-	if (both == 0)
-		goto out;
-	for (uint32_t i = 0; i < b->o.trace_ops; i++)
-		make_item(&tr[i], KS_TRACKED,
-			  present[rng_next(&seed) % both]);
-	if (measure_lookups(b, new_result(b, "hit-full", cap, rte_n), tr,
-			    b->o.trace_ops, true) != 0)
-		goto out;
+	if (held != cap) {
+		fprintf(stderr, "ct-bench: full table holds %u flows of %u\n",
+			held, cap);
+		free(present);
+		return -1;
+	}
+	for (uint32_t i = 0; i < b->o.trace_ops; i++) {
+		make_item(&tr_ours[i], KS_TRACKED, present[rng_next(&seed) % held]);
+		make_item(&tr_rte[i], KS_TRACKED, (uint32_t)(rng_next(&seed) % rte_n));
+	}
+	free(present);
+	return 0;
+}
 
-	for (uint32_t i = 0; i < b->o.trace_ops; i++)
-		make_item(&tr[i], KS_ABSENT, i);
-	if (measure_lookups(b, new_result(b, "miss-full", cap, rte_n), tr,
-			    b->o.trace_ops, false) != 0)
-		goto out;
-
-	/* new flows: each run gets keys nobody has seen; rte_hash deletes
-	 * in insertion order (0 .. rte_n - 1, then its new keys) */
-	struct result *r = new_result(b, "new-full", cap, rte_n);
+/* Every op a new flow into a full table. Each run gets keys nobody has
+ * seen. With flags ACK (flows first seen mid-stream, proven) ours evicts
+ * its stalest flow every time, and rte_hash deletes its oldest key, in
+ * insertion order (0 .. rte_n - 1, then its new keys), and adds the new
+ * one. With flags SYN (a SYN flood against a table of established flows)
+ * ours leaves every newcomer untracked; rte_hash has no such case and is
+ * not run. */
+static int measure_new_flows(struct bench *b, const char *name, uint8_t flags,
+			     uint32_t rte_n, struct item *tr, struct item *del)
+{
+	uint32_t cap = mlv_ct_capacity(b->ct);
+	bool with_rte = flags != MLV_TCP_SYN;
+	struct result *r = new_result(b, name, cap, with_rte ? rte_n : 0);
 	double ns[V__COUNT][MAX_REPS];
-	uint32_t ours_next = 0, rte_next = UINT32_MAX / 2, del_next = 0;
 	uint32_t n = b->o.new_ops;
 
 	for (uint32_t rep = 0; rep < b->o.reps; rep++) {
 		for (int v = 0; v < V__COUNT; v++) {
 			bool ours = v == V_OURS_BURST || v == V_OURS_SINGLE;
 			const struct mlv_ct_stats *st = mlv_ct_get_stats(b->ct);
-			uint64_t hits, claimed0 = st->evictions + st->expired_reused;
+			uint64_t hits, evict0 = st->evictions, out0 = st->untracked;
 
+			if (!ours && !with_rte) {
+				ns[v][rep] = NAN;
+				continue;
+			}
 			for (uint32_t i = 0; i < n; i++) {
-				make_item(&tr[i], KS_NEW, ours ? ours_next++ : rte_next++);
+				make_item(&tr[i], KS_NEW,
+					  ours ? b->ours_next++ : b->rte_next++);
 				if (!ours) {
-					uint32_t d = del_next++;
+					uint32_t d = b->rte_del_next++;
 
 					if (d < rte_n)
 						make_item(&del[i], KS_TRACKED, d);
 					else
 						make_item(&del[i], KS_NEW,
-							  UINT32_MAX / 2 + (d - rte_n));
+							  RTE_NEW_KEYS + (d - rte_n));
 				}
 			}
 			uint64_t c = run_variant(b, (enum variant)v, tr, del, n,
-						 true, true, &hits,
+						 true, flags, true, &hits,
 						 &r->rte_add_failures);
+			/* ours: every op evicted (ACK) or stayed out (SYN) */
+			uint64_t want_evict = with_rte ? n : 0;
 
-			if (hits != 0 || (ours && mlv_ct_occupancy(b->ct) != cap) ||
-			    (ours && st->evictions + st->expired_reused - claimed0 != n)) {
-				fprintf(stderr, "ct-bench: new-full %s: %" PRIu64
-					" hits, occupancy %u of %u\n",
-					variant_name[v], hits,
-					mlv_ct_occupancy(b->ct), cap);
-				goto out;
+			if (hits != 0 ||
+			    (ours && (mlv_ct_occupancy(b->ct) != cap ||
+				      st->evictions - evict0 != want_evict ||
+				      st->untracked - out0 != n - want_evict))) {
+				fprintf(stderr, "ct-bench: %s %s: %" PRIu64
+					" hits, occupancy %u of %u, %" PRIu64
+					" evictions, %" PRIu64 " untracked\n",
+					name, variant_name[v], hits,
+					mlv_ct_occupancy(b->ct), cap,
+					st->evictions - evict0, st->untracked - out0);
+				return -1;
 			}
 			ns[v][rep] = cycles_to_ns(c, n);
 		}
 	}
 	for (int v = 0; v < V__COUNT; v++)
 		r->ns[v] = median(ns[v], b->o.reps);
-	rc = 0;
-out:
-	free(present);
-	return rc;
+	return 0;
+}
+
+static int scenarios_full(struct bench *b, struct item *tr, struct item *tr2,
+			  struct item *del)
+{
+	uint32_t ours_n, rte_n;
+	uint32_t cap;
+
+	if (fresh_tables(b) != 0 || fill_tables(b, &ours_n, &rte_n) != 0)
+		return -1;
+	b->ours_next = 0;
+	b->rte_next = RTE_NEW_KEYS;
+	b->rte_del_next = 0;
+	cap = mlv_ct_capacity(b->ct);
+	if (trace_full_hits(b, ours_n, rte_n, tr, tr2) != 0 ||
+	    measure_lookups(b, new_result(b, "hit-full", cap, rte_n), tr, tr2,
+			    b->o.trace_ops, true) != 0)
+		return -1;
+
+	for (uint32_t i = 0; i < b->o.trace_ops; i++)
+		make_item(&tr[i], KS_ABSENT, i);
+	if (measure_lookups(b, new_result(b, "miss-full", cap, rte_n), tr, tr,
+			    b->o.trace_ops, false) != 0)
+		return -1;
+
+	if (measure_new_flows(b, "new-full", MLV_TCP_ACK, rte_n, tr, del) != 0 ||
+	    measure_new_flows(b, "syn-full", MLV_TCP_SYN, rte_n, tr, del) != 0)
+		return -1;
+	return 0;
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -558,6 +616,12 @@ static void print_human(const struct bench *b)
 	for (uint32_t i = 0; i < b->n_res; i++) {
 		const struct result *r = &b->res[i];
 
+		if (isnan(r->ns[V_RTE_SINGLE])) {
+			printf("%-10s %9u %9s | %7.1f ns %8.1f ns %10s %9s |\n",
+			       r->scenario, r->flows, "-", r->ns[V_OURS_BURST],
+			       r->ns[V_OURS_SINGLE], "-", "-");
+			continue;
+		}
 		printf("%-10s %9u %9u | %7.1f ns %8.1f ns %7.1f ns %6.1f ns | %6.2fx %6.2fx\n",
 		       r->scenario, r->flows, r->rte_flows, r->ns[V_OURS_BURST],
 		       r->ns[V_OURS_SINGLE], r->ns[V_RTE_SINGLE], r->ns[V_RTE_BULK],
@@ -570,6 +634,12 @@ static void print_human(const struct bench *b)
 	}
 	printf("x single = rte-single / ours-single, x bulk = rte-bulk / ours-burst "
 	       "(above 1: ours is faster)\n");
+}
+
+/* A number, or null for a figure not measured (jansson refuses NaN). */
+static json_t *json_num(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
 }
 
 static int print_json(const struct bench *b)
@@ -597,7 +667,7 @@ static int print_json(const struct bench *b)
 		    json_object_set_new(o, "ns_per_op", ns = json_object()))
 			goto out;
 		for (int v = 0; v < V__COUNT; v++)
-			if (json_object_set_new(ns, variant_name[v], json_real(r->ns[v])))
+			if (json_object_set_new(ns, variant_name[v], json_num(r->ns[v])))
 				goto out;
 		if (json_object_set_new(o, "scenario", json_string(r->scenario)) ||
 		    json_object_set_new(o, "flows", json_integer(r->flows)) ||
@@ -605,9 +675,9 @@ static int print_json(const struct bench *b)
 		    json_object_set_new(o, "rte_add_failures",
 					json_integer((json_int_t)r->rte_add_failures)) ||
 		    json_object_set_new(o, "ratio_single",
-					json_real(r->ns[V_RTE_SINGLE] / r->ns[V_OURS_SINGLE])) ||
+					json_num(r->ns[V_RTE_SINGLE] / r->ns[V_OURS_SINGLE])) ||
 		    json_object_set_new(o, "ratio_bulk",
-					json_real(r->ns[V_RTE_BULK] / r->ns[V_OURS_BURST])))
+					json_num(r->ns[V_RTE_BULK] / r->ns[V_OURS_BURST])))
 			goto out;
 	}
 	if (json_object_set(root, "results", arr) ||
@@ -715,7 +785,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct bench b;
-	struct item *tr = NULL, *del = NULL;
+	struct item *tr = NULL, *tr2 = NULL, *del = NULL;
 	int n, rc = 1;
 
 	memset(&b, 0, sizeof(b));
@@ -732,15 +802,16 @@ int main(int argc, char **argv)
 	uint32_t max_ops = b.o.trace_ops > b.o.new_ops ? b.o.trace_ops : b.o.new_ops;
 
 	tr = malloc(sizeof(*tr) * max_ops);
+	tr2 = malloc(sizeof(*tr2) * b.o.trace_ops);
 	del = malloc(sizeof(*del) * b.o.new_ops);
-	if (tr == NULL || del == NULL) {
+	if (tr == NULL || tr2 == NULL || del == NULL) {
 		fprintf(stderr, "ct-bench: out of memory for traces\n");
 		goto out;
 	}
 	for (int i = 0; i < 2; i++)
 		if (scenario_hits(&b, b.o.flows[i], tr) != 0)
 			goto out;
-	if (scenarios_full(&b, tr, del) != 0)
+	if (scenarios_full(&b, tr, tr2, del) != 0)
 		goto out;
 	if (b.o.json ? print_json(&b) : (print_human(&b), 0))
 		goto out;
@@ -749,6 +820,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ct-bench: no data seen\n");
 out:
 	free(tr);
+	free(tr2);
 	free(del);
 	mlv_ct_destroy(b.ct);
 	rte_hash_free(b.h);

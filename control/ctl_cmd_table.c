@@ -1,0 +1,242 @@
+/* The commands about Maglev tables: table (contents), lookup (where a
+ * new flow goes) and whatif (how much a change would move). */
+#include "ctl_cmd.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/maglev.h"
+#include "dataplane/flow_hash.h"
+
+/* ---- table ---- */
+
+static json_t *slot_map(const struct mlv_gen_vip *v)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; arr && i < v->table_size; i++) {
+		uint16_t s = v->table[i];
+
+		if (json_array_append_new(arr, json_integer(
+				s < v->n_backends ? (json_int_t)s : -1))) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
+json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen;
+	const struct mlv_gen_vip *v;
+	json_t *reply = NULL, *backends;
+	uint32_t *slots;
+
+	v = mlv_ctl_need_vip(st, args, &gen, &reply);
+	if (!v)
+		return reply;
+	slots = mlv_ctl_count_slots(v);
+	if (!slots)
+		return NULL;
+	backends = json_array();
+	for (uint32_t i = 0; backends && i < v->n_backends; i++)
+		if (json_array_append_new(backends, json_pack("{s:s, s:I, s:f}",
+				"name", v->backends[i].name,
+				"slots", (json_int_t)slots[i],
+				"share", (double)slots[i] / v->table_size))) {
+			json_decref(backends);
+			backends = NULL;
+		}
+	reply = json_pack("{s:b, s:s, s:I, s:I, s:o, s:o, s:I}", "ok", 1,
+			  "vip", v->name, "generation", (json_int_t)gen->number,
+			  "table_size", (json_int_t)v->table_size,
+			  "fingerprint", mlv_ctl_fingerprint(v->fingerprint),
+			  "backends", backends,
+			  "unassigned", (json_int_t)slots[v->n_backends]);
+	free(slots);
+	/* the map holds indices into "backends", -1 for no backend */
+	if (reply && mlv_ctl_arg_flag(args, "dump") &&
+	    json_object_set_new(reply, "slots", slot_map(v))) {
+		json_decref(reply);
+		reply = NULL;
+	}
+	return reply;
+}
+
+/* ---- lookup ---- */
+
+/* What the worker would find for the flow key: the tracked backend, if
+ * the daemon can tell. */
+static json_t *tracked_json(const struct mlv_ctl_state *st,
+			    const struct mlv_generation *gen,
+			    const struct mlv_flow_key *key, uint32_t hash)
+{
+	const struct mlv_gen_backend *b;
+	uint32_t uid = 0;
+	bool found = false;
+
+	if (!st->find_tracked)
+		return json_null();
+	if (st->find_tracked(st->ctx, key, hash, &found, &uid) != MLV_OK)
+		return json_null();
+	b = found ? mlv_gen_find_backend_uid(gen, uid) : NULL;
+	return json_pack("{s:b, s:s?}", "found", found,
+			 "backend", b ? b->name : NULL);
+}
+
+json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen;
+	const struct mlv_gen_vip *v;
+	const struct mlv_gen_backend *b = NULL;
+	const char *src = mlv_ctl_arg_str(args, "src");
+	struct mlv_flow_key key;
+	struct mlv_ip ip;
+	json_t *reply = NULL;
+	char src_text[MLV_IP_STRLEN], be_text[MLV_IP_STRLEN];
+	uint64_t sport = 0;
+	uint32_t hash, slot;
+
+	v = mlv_ctl_need_vip(st, args, &gen, &reply);
+	if (!v)
+		return reply;
+	if (!mlv_ip_parse(src, &ip))
+		return mlv_ctl_fail("\"%s\" is not an IPv4 or IPv6 address", src);
+	if (ip.family != v->family)
+		return mlv_ctl_fail("VIP \"%s\" is IPv%u; %s is not", v->name,
+				    v->family, src);
+	mlv_ctl_arg_uint(args, "sport", &sport);
+
+	/* The key exactly as the parser builds it for a packet from
+	 * src:sport to the VIP (dataplane/flow_key.h): IPv4 in bytes 0..3,
+	 * the rest zero; ports in network byte order. */
+	memset(&key, 0, sizeof(key));
+	memcpy(key.src, ip.bytes, sizeof(key.src));
+	memcpy(key.dst, v->address, sizeof(key.dst));
+	key.sport = htons((uint16_t)sport);
+	key.dport = v->port_be;
+	key.proto = v->protocol;
+	key.family = v->family;
+	hash = mlv_flow_hash(&key);
+	slot = hash % v->table_size;
+	if (v->table[slot] < v->n_backends)
+		b = &v->backends[v->table[slot]];
+	return json_pack("{s:b, s:s, s:s, s:I, s:I, s:I, s:s?, s:s?, s:o}",
+			 "ok", 1, "vip", v->name,
+			 "src", mlv_ip_format(&ip, src_text, sizeof(src_text)),
+			 "sport", (json_int_t)sport,
+			 "hash", (json_int_t)hash, "slot", (json_int_t)slot,
+			 "backend", b ? b->name : NULL,
+			 "address", b ? mlv_ip_format(&b->address, be_text,
+						      sizeof(be_text)) : NULL,
+			 "tracked", tracked_json(st, gen, &key, hash));
+}
+
+/* ---- whatif ---- */
+
+/* The VIP's backends (effective weights) with `name` removed, or added
+ * with `weight`, sorted by name as the generation builder sorts them.
+ * from_old[j] is the index in vip->backends of new backend j, or ADDED
+ * for the added one. */
+#define ADDED UINT32_MAX
+static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
+			    const char *name, uint32_t weight,
+			    struct mlv_maglev_backend *out, uint32_t *from_old)
+{
+	uint32_t n = 0;
+	bool placed = !add;
+
+	for (uint32_t i = 0; i < v->n_backends; i++) {
+		const struct mlv_gen_backend *b = &v->backends[i];
+
+		if (!placed && strcmp(name, b->name) < 0) {
+			out[n] = (struct mlv_maglev_backend){ name, weight };
+			from_old[n++] = ADDED;
+			placed = true;
+		}
+		if (!add && strcmp(name, b->name) == 0)
+			continue;
+		out[n] = (struct mlv_maglev_backend){ b->name, b->weight };
+		from_old[n++] = (uint16_t)i;
+	}
+	if (!placed) {
+		out[n] = (struct mlv_maglev_backend){ name, weight };
+		from_old[n++] = ADDED;
+	}
+	return n;
+}
+
+json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen;
+	const struct mlv_gen_vip *v;
+	const char *action = mlv_ctl_arg_str(args, "action");
+	const char *name = mlv_ctl_arg_str(args, "backend");
+	bool add = strcmp(action, "add") == 0;
+	struct mlv_maglev_backend *set = NULL;
+	uint32_t *from_old = NULL;
+	uint16_t *slots = NULL;
+	uint64_t weight = 100;     /* the config's default backend weight */
+	uint32_t n, moved = 0, own = 0;
+	json_t *reply = NULL;
+	enum mlv_err rc;
+
+	v = mlv_ctl_need_vip(st, args, &gen, &reply);
+	if (!v)
+		return reply;
+	if (add && mlv_ctl_find_backend(v, name))
+		return mlv_ctl_fail("VIP \"%s\" already has a backend \"%s\"",
+				    v->name, name);
+	if (!add && !mlv_ctl_find_backend(v, name))
+		return mlv_ctl_fail("VIP \"%s\" has no backend \"%s\"", v->name, name);
+	if (mlv_ctl_arg_uint(args, "weight", &weight) && !add)
+		return mlv_ctl_fail("a weight only goes with add");
+	if (add && v->n_backends >= MLV_MAGLEV_MAX_BACKENDS)
+		return mlv_ctl_fail("VIP \"%s\" cannot take another backend", v->name);
+
+	set = calloc((size_t)v->n_backends + 1, sizeof(*set));
+	from_old = calloc((size_t)v->n_backends + 1, sizeof(*from_old));
+	slots = malloc((size_t)v->table_size * sizeof(*slots));
+	if (!set || !from_old || !slots)
+		goto out;
+	n = changed_set(v, add, name, (uint32_t)weight, set, from_old);
+	rc = mlv_maglev_build(set, n, v->table_size, slots, NULL);
+	if (rc != MLV_OK) {
+		reply = rc == MLV_E_NOMEM ? NULL :
+			mlv_ctl_fail("cannot build the table: %s", mlv_strerror(rc));
+		goto out;
+	}
+	for (uint32_t i = 0; i < v->table_size; i++) {
+		/* both sides as indices into vip->backends: the old table's
+		 * own, the new one's mapped back; an unassigned slot is
+		 * MLV_MAGLEV_NO_BACKEND on both, the added backend ADDED */
+		uint32_t after = slots[i] == MLV_MAGLEV_NO_BACKEND ?
+				 MLV_MAGLEV_NO_BACKEND : from_old[slots[i]];
+		uint32_t before = v->table[i];
+
+		if (after != before)
+			moved++;
+		/* the slots the changed backend owns: before for a removal,
+		 * after for an addition; moving just those would be ideal */
+		if (add ? after == ADDED
+			: (before < v->n_backends &&
+			   strcmp(v->backends[before].name, name) == 0))
+			own++;
+	}
+	reply = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o}",
+			  "ok", 1, "vip", v->name, "action", action,
+			  "backend", name, "table_size", (json_int_t)v->table_size,
+			  "slots_moved", (json_int_t)moved,
+			  "fraction_moved", (double)moved / v->table_size,
+			  "backend_slots", (json_int_t)own,
+			  "minimum_fraction", (double)own / v->table_size,
+			  "weight", add ? json_integer((json_int_t)weight) :
+			  json_null());
+out:
+	free(set);
+	free(from_old);
+	free(slots);
+	return reply;
+}

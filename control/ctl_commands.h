@@ -1,0 +1,141 @@
+/* The control-socket commands (the table is control/ctl_spec.h; the
+ * protocol and every reply: docs/control-protocol.md).
+ *
+ * Handlers read the daemon through struct mlv_ctl_state, which the daemon
+ * fills in once and passes as the server's ctx with mlv_ctl_handle as
+ * its handler. Every pointer and callback in it may be NULL: a command
+ * that needs a missing piece replies {"ok": false, "error": "... not
+ * available"} instead of failing.
+ *
+ * Threads: everything runs on the control thread, inside
+ * mlv_ctl_process. The generation a handler gets from `generation` stays
+ * valid for the whole handler because only the control thread frees
+ * generations (control/publish.h), and a handler never holds it across a
+ * reload or override callback.
+ */
+#ifndef MLV_CTL_COMMANDS_H
+#define MLV_CTL_COMMANDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "control/config.h"
+#include "control/ctl_server.h"
+#include "control/error.h"
+#include "control/generation.h"
+#include "control/stats.h"
+#include "dataplane/conntrack.h"
+#include "dataplane/counters.h"
+#include "dataplane/flow_key.h"
+
+/* Runtime overrides the control socket can ask for: X(ID, name). */
+#define MLV_CTL_OVERRIDE_OPS(X)          \
+	X(DRAIN,        "drain")         \
+	X(UNDRAIN,      "undrain")       \
+	X(WEIGHT,       "weight")        \
+	X(WEIGHT_RESET, "weight_reset")
+
+enum mlv_ctl_override_op {
+#define MLV_CTL_OV_ENUM(id, name) MLV_CTL_OV_##id,
+	MLV_CTL_OVERRIDE_OPS(MLV_CTL_OV_ENUM)
+#undef MLV_CTL_OV_ENUM
+	MLV_CTL_OV__COUNT
+};
+
+const char *mlv_ctl_override_op_name(enum mlv_ctl_override_op op);
+
+struct mlv_ctl_override {
+	enum mlv_ctl_override_op op;
+	const char *vip;         /* a VIP of the current generation */
+	const char *backend;     /* a backend of that VIP */
+	uint32_t weight;         /* MLV_CTL_OV_WEIGHT: 0..MLV_MAGLEV_MAX_WEIGHT */
+};
+
+/* The last reloads, whatever started them (socket, SIGHUP, inotify). */
+#define MLV_CTL_RELOAD_HISTORY 8
+
+struct mlv_ctl_reload_entry {
+	int64_t time;            /* CLOCK_REALTIME seconds */
+	bool ok;
+	uint32_t generation;     /* current after the reload */
+	char summary[200];       /* first error, or "" */
+};
+
+struct mlv_ctl_reload_log {
+	struct mlv_ctl_reload_entry entries[MLV_CTL_RELOAD_HISTORY];
+	uint32_t next;           /* slot the next entry goes to */
+	uint32_t n;              /* entries held, <= MLV_CTL_RELOAD_HISTORY */
+	uint64_t n_ok;
+	uint64_t n_failed;
+};
+
+struct mlv_ctl_state {
+	void *ctx;               /* passed to every callback below */
+
+	/* The running config and the current generation (control thread:
+	 * return the daemon's pointers; NULL before there is one). */
+	const struct mlv_config *(*config)(void *ctx);
+	const struct mlv_generation *(*generation)(void *ctx);
+
+	/* Cumulative per-VIP / per-backend counters (control/stats.h). */
+	const struct mlv_stats *stats;
+
+	/* Per-worker counter blocks and conntrack tables, [n_workers]; an
+	 * entry may be NULL. Read racily (dataplane/counters.h). */
+	uint32_t n_workers;
+	const struct mlv_worker_counters *const *worker_ctr;
+	const struct mlv_ct *const *worker_ct;
+
+	struct timespec started;          /* CLOCK_MONOTONIC at start */
+	const char *config_path;          /* NULL: the config's own path */
+
+	/* Health and runtime overrides per (VIP, backend): the same function
+	 * the daemon passes to mlv_gen_build, so what status shows is what
+	 * the tables were built from. */
+	mlv_gen_state_fn backend_state;
+	void *backend_state_ctx;
+
+	/* Reload the config file and publish it. On failure the running
+	 * generation is untouched and diags holds the errors (diags is
+	 * initialised and freed by the caller); warnings may come with
+	 * success. */
+	enum mlv_err (*reload)(void *ctx, struct mlv_diags *diags);
+
+	/* Apply a runtime override and publish the result. Returns MLV_OK or
+	 * an error with a sentence in detail (detail_len bytes). */
+	enum mlv_err (*set_override)(void *ctx, const struct mlv_ctl_override *ov,
+				     char *detail, size_t detail_len);
+
+	/* Whether a worker tracks the flow key (hash = mlv_flow_hash(key)),
+	 * and with which backend uid. May be NULL; lookup then says
+	 * "tracked": null. */
+	enum mlv_err (*find_tracked)(void *ctx, const struct mlv_flow_key *key,
+				     uint32_t hash, bool *found,
+				     uint32_t *backend_uid);
+
+	/* For status: the server's own counters (may be NULL). */
+	const struct mlv_ctl_server *server;
+
+	/* Kept by this module; the daemon adds its own reloads with
+	 * mlv_ctl_note_reload. Zero-initialise. */
+	struct mlv_ctl_reload_log reloads;
+};
+
+/* The server handler (mlv_ctl_handler_fn): ctx is a struct
+ * mlv_ctl_state. Checks "command" and "args" against the table, runs the
+ * command and returns its reply (a new reference), or NULL if memory ran
+ * out. */
+json_t *mlv_ctl_handle(const json_t *request, void *ctx);
+
+/* Record a reload in the status history: ok, the generation current
+ * afterwards, and a one-line summary (the first error; NULL or "" if
+ * none). The `reload` command records its own; the daemon calls this for
+ * reloads started elsewhere (SIGHUP, file change). */
+void mlv_ctl_note_reload(struct mlv_ctl_state *st, bool ok,
+			 uint32_t generation, const char *summary);
+
+#endif

@@ -1,0 +1,490 @@
+/* AF_XDP steering, control side: see xdp_steer.h. */
+#include "xdp_steer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+
+#include "bpf/map_sync.h"
+#include "bpf/steer_structs.h"
+#include "bpf/xdp_attached.h"
+#include "xdp_steer.skel.h"
+
+struct mlv_xdp_steer {
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	struct xdp_steer_bpf *skel;   /* set when we loaded and attached it */
+	uint32_t attach_flags;        /* mode flags we attached with */
+	int own_fds;                  /* the fds below are ours to close */
+	int xsks_fd, vip_fd, addr_fd, stats_fd;
+	char err[256];
+};
+
+static const char *const counter_names[] = {
+#define MLV_STEER_CTR_NAME(name, metric, help) metric,
+	MLV_STEER_COUNTERS(MLV_STEER_CTR_NAME)
+#undef MLV_STEER_CTR_NAME
+};
+
+static const char *const counter_help[] = {
+#define MLV_STEER_CTR_HELP(name, metric, help) help,
+	MLV_STEER_COUNTERS(MLV_STEER_CTR_HELP)
+#undef MLV_STEER_CTR_HELP
+};
+
+static enum mlv_err say(char *buf, size_t len, enum mlv_err err,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && len) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static enum mlv_err errno_err(int e)
+{
+	if (e == EPERM || e == EACCES)
+		return MLV_E_PERM;
+	if (e == EBUSY || e == EEXIST)
+		return MLV_E_BUSY;
+	if (e == ENOMEM)
+		return MLV_E_NOMEM;
+	return MLV_E_IO;
+}
+
+static enum mlv_err new_handle(const char *ifname, struct mlv_xdp_steer **out,
+			       char *errbuf, size_t errlen)
+{
+	struct mlv_xdp_steer *s;
+	unsigned idx;
+
+	*out = NULL;
+	if (!ifname || strlen(ifname) >= IF_NAMESIZE)
+		return say(errbuf, errlen, MLV_E_INVAL,
+			   "bad interface name '%s'", ifname ? ifname : "");
+	idx = if_nametoindex(ifname);
+	if (!idx)
+		return say(errbuf, errlen, MLV_E_INVAL, "%s: no such interface",
+			   ifname);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return MLV_E_NOMEM;
+	s->ifindex = (int)idx;
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
+	s->xsks_fd = s->vip_fd = s->addr_fd = s->stats_fd = -1;
+	*out = s;
+	return MLV_OK;
+}
+
+enum mlv_err mlv_xdp_steer_open_attached(const char *ifname,
+					 struct mlv_xdp_steer **out,
+					 char *errbuf, size_t errlen)
+{
+	struct mlv_xdp_map_want want[] = {
+		{ "xsks_map", BPF_MAP_TYPE_XSKMAP, sizeof(__u32),
+		  sizeof(__u32), -1 },
+		{ "vip_map", BPF_MAP_TYPE_HASH, sizeof(struct mlv_steer_vip_key),
+		  sizeof(struct mlv_steer_vip_val), -1 },
+		{ "vip_addrs", BPF_MAP_TYPE_HASH,
+		  sizeof(struct mlv_bpf_addr_key),
+		  sizeof(struct mlv_steer_addr_val), -1 },
+		{ "steer_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
+		  sizeof(__u64), -1 },
+	};
+	struct mlv_xdp_attached cur;
+	struct mlv_xdp_steer *s;
+	char why[200] = "";
+	enum mlv_err err;
+
+	err = new_handle(ifname, &s, errbuf, errlen);
+	if (err)
+		return err;
+	err = mlv_xdp_attached_query(s->ifindex, &cur, why, sizeof(why));
+	if (err) {
+		say(errbuf, errlen, err, "%s: %s", ifname, why);
+		goto fail;
+	}
+	if (!cur.prog_id) {
+		err = say(errbuf, errlen, MLV_E_NOT_FOUND,
+			  "%s: no XDP program attached (was net_af_xdp given "
+			  "xdp_prog=, and are its queues set up?)", ifname);
+		goto fail;
+	}
+	if (strcmp(cur.name, MLV_XDP_STEER_PROG_NAME)) {
+		err = say(errbuf, errlen, MLV_E_BUSY,
+			  "%s: the attached XDP program is %s (id %u), not "
+			  "maglevd's %s", ifname, cur.name, cur.prog_id,
+			  MLV_XDP_STEER_PROG_NAME);
+		goto fail;
+	}
+	err = mlv_xdp_attached_maps(cur.prog_id, want,
+				    sizeof(want) / sizeof(want[0]), why,
+				    sizeof(why));
+	if (err) {
+		say(errbuf, errlen, err, "%s: %s", ifname, why);
+		goto fail;
+	}
+	s->own_fds = 1;
+	s->xsks_fd = want[0].fd;
+	s->vip_fd = want[1].fd;
+	s->addr_fd = want[2].fd;
+	s->stats_fd = want[3].fd;
+	*out = s;
+	return MLV_OK;
+fail:
+	free(s);
+	return err;
+}
+
+static uint32_t mode_flags(enum mlv_xdp_mode mode)
+{
+	switch (mode) {
+	case MLV_XDP_MODE_NATIVE:
+		return XDP_FLAGS_DRV_MODE;
+	case MLV_XDP_MODE_GENERIC:
+		return XDP_FLAGS_SKB_MODE;
+	case MLV_XDP_MODE_AUTO:
+		break;
+	}
+	return 0;
+}
+
+enum mlv_err mlv_xdp_steer_attach(const char *ifname, enum mlv_xdp_mode mode,
+				  struct mlv_xdp_steer **out,
+				  char *errbuf, size_t errlen)
+{
+	struct mlv_xdp_steer *s;
+	enum mlv_err err;
+	int rc;
+
+	if (mode != MLV_XDP_MODE_AUTO && mode != MLV_XDP_MODE_NATIVE &&
+	    mode != MLV_XDP_MODE_GENERIC)
+		return say(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
+			   (int)mode);
+	err = new_handle(ifname, &s, errbuf, errlen);
+	if (err)
+		return err;
+	s->skel = xdp_steer_bpf__open_and_load();
+	if (!s->skel) {
+		err = say(errbuf, errlen, errno_err(errno),
+			  "%s: loading the steering program failed: %s",
+			  ifname, strerror(errno));
+		goto fail;
+	}
+	s->attach_flags = mode_flags(mode);
+	rc = bpf_xdp_attach(s->ifindex,
+			    bpf_program__fd(s->skel->progs.mlv_xdp_steer),
+			    XDP_FLAGS_UPDATE_IF_NOEXIST | s->attach_flags,
+			    NULL);
+	if (rc) {
+		err = say(errbuf, errlen, errno_err(-rc),
+			  "%s: attaching the steering program failed: %s%s",
+			  ifname, strerror(-rc),
+			  rc == -EBUSY || rc == -EEXIST ?
+			  " (another XDP program is attached)" : "");
+		goto fail;
+	}
+	if (!s->attach_flags) {
+		/* remember the mode the kernel chose: detaching names it */
+		struct mlv_xdp_attached cur;
+
+		if (!mlv_xdp_attached_query(s->ifindex, &cur, NULL, 0))
+			s->attach_flags = cur.mode_flags;
+	}
+	s->xsks_fd = bpf_map__fd(s->skel->maps.xsks_map);
+	s->vip_fd = bpf_map__fd(s->skel->maps.vip_map);
+	s->addr_fd = bpf_map__fd(s->skel->maps.vip_addrs);
+	s->stats_fd = bpf_map__fd(s->skel->maps.steer_stats);
+	*out = s;
+	return MLV_OK;
+fail:
+	xdp_steer_bpf__destroy(s->skel);
+	free(s);
+	return err;
+}
+
+static int cmp_addr_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct mlv_bpf_addr_key));
+}
+
+/* The VIP-map records (key, value) for vips, and the address-map records
+ * with how many distinct VIPs use each address. */
+struct steer_records {
+	struct vip_rec {
+		struct mlv_steer_vip_key key;
+		struct mlv_steer_vip_val val;
+	} *vips;
+	struct addr_rec {
+		struct mlv_bpf_addr_key key;
+		struct mlv_steer_addr_val val;
+	} *addrs;
+	size_t n_vips, n_addrs;
+};
+
+static int cmp_vip_rec(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct mlv_steer_vip_key));
+}
+
+static enum mlv_err build_records(struct mlv_xdp_steer *s,
+				  const struct mlv_xdp_vip *vips, size_t n,
+				  struct steer_records *r)
+{
+	struct mlv_bpf_addr_key *keys;
+	size_t i, u = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->vips = calloc(n ? n : 1, sizeof(*r->vips));
+	r->addrs = calloc(n ? n : 1, sizeof(*r->addrs));
+	keys = calloc(n ? n : 1, sizeof(*keys));
+	if (!r->vips || !r->addrs || !keys) {
+		free(keys);
+		return MLV_E_NOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const struct mlv_xdp_vip *v = &vips[i];
+		struct mlv_steer_vip_key *k = &r->vips[i].key;
+		char text[MLV_IP_STRLEN];
+
+		if ((v->address.family != MLV_AF_INET &&
+		     v->address.family != MLV_AF_INET6) ||
+		    (v->protocol != IPPROTO_TCP &&
+		     v->protocol != IPPROTO_UDP)) {
+			free(keys);
+			return say(s->err, sizeof(s->err), MLV_E_INVAL,
+				   "%s: VIP %s port %u protocol %u: only "
+				   "IPv4/IPv6 TCP/UDP VIPs can be steered",
+				   s->ifname,
+				   v->address.family ?
+				   mlv_ip_format(&v->address, text,
+						 sizeof(text)) : "(none)",
+				   v->port, v->protocol);
+		}
+		k->family = v->address.family == MLV_AF_INET ?
+			MLV_BPF_FAMILY_V4 : MLV_BPF_FAMILY_V6;
+		k->proto = v->protocol;
+		k->port = htons(v->port);
+		memcpy(k->addr, v->address.bytes,
+		       v->address.family == MLV_AF_INET ? 4 : 16);
+	}
+	/* distinct VIPs, so the per-address counts are right */
+	qsort(r->vips, n, sizeof(*r->vips), cmp_vip_rec);
+	for (i = 0; i < n; i++)
+		if (!u || memcmp(&r->vips[i].key, &r->vips[u - 1].key,
+				 sizeof(r->vips[i].key)))
+			r->vips[u++] = r->vips[i];
+	r->n_vips = u;
+
+	for (i = 0; i < r->n_vips; i++) {
+		keys[i].family = r->vips[i].key.family;
+		memcpy(keys[i].addr, r->vips[i].key.addr, 16);
+	}
+	qsort(keys, r->n_vips, sizeof(*keys), cmp_addr_key);
+	for (i = 0; i < r->n_vips; i++) {
+		if (r->n_addrs && !memcmp(&keys[i],
+					  &r->addrs[r->n_addrs - 1].key,
+					  sizeof(keys[i]))) {
+			r->addrs[r->n_addrs - 1].val.n_vips++;
+			continue;
+		}
+		r->addrs[r->n_addrs].key = keys[i];
+		r->addrs[r->n_addrs].val.n_vips = 1;
+		r->n_addrs++;
+	}
+	free(keys);
+	return MLV_OK;
+}
+
+enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
+				const struct mlv_xdp_vip *vips, size_t n,
+				struct mlv_xdp_sync_result *res)
+{
+	struct mlv_map_sync_stats vst, ast;
+	struct steer_records r;
+	enum mlv_err err;
+
+	s->err[0] = '\0';
+	if (n && !vips)
+		return say(s->err, sizeof(s->err), MLV_E_INVAL,
+			   "%s: no VIP array", s->ifname);
+	err = build_records(s, vips, n, &r);
+	if (err)
+		goto out;
+	/* addresses first: fragments of a new VIP are steered as soon as
+	 * its first TCP/UDP packet is */
+	err = mlv_map_sync(s->addr_fd, sizeof(r.addrs->key),
+			   sizeof(r.addrs->val), r.addrs, r.n_addrs, &ast);
+	if (err) {
+		say(s->err, sizeof(s->err), err, "%s: updating vip_addrs "
+		    "(%zu addresses): %s", s->ifname, r.n_addrs,
+		    mlv_strerror(err));
+		goto out;
+	}
+	err = mlv_map_sync(s->vip_fd, sizeof(r.vips->key),
+			   sizeof(r.vips->val), r.vips, r.n_vips, &vst);
+	if (err) {
+		say(s->err, sizeof(s->err), err, "%s: updating vip_map "
+		    "(%zu VIPs): %s", s->ifname, r.n_vips, mlv_strerror(err));
+		goto out;
+	}
+	if (res) {
+		res->vips = (uint32_t)r.n_vips;
+		res->vips_added = vst.added;
+		res->vips_removed = vst.removed;
+		res->addrs = (uint32_t)r.n_addrs;
+		res->addrs_added = ast.added;
+		res->addrs_removed = ast.removed;
+	}
+out:
+	free(r.vips);
+	free(r.addrs);
+	return err;
+}
+
+enum mlv_err mlv_xdp_steer_sync_config(struct mlv_xdp_steer *s,
+				       const struct mlv_config *cfg,
+				       struct mlv_xdp_sync_result *res)
+{
+	struct mlv_xdp_vip *vips;
+	enum mlv_err err;
+
+	vips = calloc(cfg->n_vips ? cfg->n_vips : 1, sizeof(*vips));
+	if (!vips)
+		return MLV_E_NOMEM;
+	for (uint32_t i = 0; i < cfg->n_vips; i++) {
+		vips[i].address = cfg->vips[i].address;
+		vips[i].port = cfg->vips[i].port;
+		vips[i].protocol = cfg->vips[i].protocol;
+	}
+	err = mlv_xdp_steer_sync(s, vips, cfg->n_vips, res);
+	free(vips);
+	return err;
+}
+
+enum mlv_err mlv_xdp_steer_counters(const struct mlv_xdp_steer *s,
+				    uint64_t out[MLV_STEER_CTR__COUNT])
+{
+	return mlv_percpu_sum(s->stats_fd, MLV_STEER_CTR__COUNT, out);
+}
+
+const char *mlv_xdp_steer_counter_name(unsigned c)
+{
+	return c < MLV_STEER_CTR__COUNT ? counter_names[c] : "?";
+}
+
+const char *mlv_xdp_steer_counter_help(unsigned c)
+{
+	return c < MLV_STEER_CTR__COUNT ? counter_help[c] : "?";
+}
+
+int mlv_xdp_steer_xsks_map_fd(const struct mlv_xdp_steer *s)
+{
+	return s->xsks_fd;
+}
+
+const char *mlv_xdp_steer_error(const struct mlv_xdp_steer *s)
+{
+	return s->err;
+}
+
+enum mlv_err mlv_xdp_steer_write_object(const char *path, char *errbuf,
+					size_t errlen)
+{
+	char tmp[PATH_MAX];
+	const uint8_t *bytes;
+	size_t size, done = 0;
+	int fd;
+
+	bytes = xdp_steer_bpf__elf_bytes(&size);
+	if (!path || snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
+	    (int)sizeof(tmp))
+		return say(errbuf, errlen, MLV_E_INVAL, "bad object path");
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return say(errbuf, errlen, MLV_E_IO, "%s: %s", tmp,
+			   strerror(errno));
+	while (done < size) {
+		ssize_t w = write(fd, bytes + done, size - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto io_fail;
+		done += (size_t)w;
+	}
+	if (fchmod(fd, 0644) || close(fd)) {
+		fd = -1;
+		goto io_fail;
+	}
+	if (rename(tmp, path)) {
+		fd = -1;
+		goto io_fail;
+	}
+	return MLV_OK;
+io_fail:
+	say(errbuf, errlen, MLV_E_IO, "writing %s: %s", path,
+	    strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return MLV_E_IO;
+}
+
+enum mlv_err mlv_xdp_steer_remove_stale(const char *ifname, int *removed,
+					char *errbuf, size_t errlen)
+{
+	char why[200] = "";
+	enum mlv_err err;
+	unsigned idx;
+
+	*removed = 0;
+	idx = ifname ? if_nametoindex(ifname) : 0;
+	if (!idx)
+		return say(errbuf, errlen, MLV_E_INVAL, "%s: no such interface",
+			   ifname ? ifname : "");
+	err = mlv_xdp_attached_detach((int)idx, MLV_XDP_STEER_PROG_NAME,
+				      removed, why, sizeof(why));
+	if (err)
+		say(errbuf, errlen, err, "%s: %s", ifname, why);
+	return err;
+}
+
+void mlv_xdp_steer_close(struct mlv_xdp_steer *s)
+{
+	if (!s)
+		return;
+	if (s->skel) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, opts,
+			    .old_prog_fd = bpf_program__fd(
+				    s->skel->progs.mlv_xdp_steer));
+
+		/* only our program, in the mode we attached it */
+		bpf_xdp_detach(s->ifindex, s->attach_flags, &opts);
+		xdp_steer_bpf__destroy(s->skel);
+	}
+	if (s->own_fds) {
+		close(s->xsks_fd);
+		close(s->vip_fd);
+		close(s->addr_fd);
+		close(s->stats_fd);
+	}
+	free(s);
+}

@@ -1,0 +1,465 @@
+#!/usr/bin/env python3
+"""Tests of the maglevd executable (suite 'daemon').
+
+Usage: test_daemon.py CASE MAGLEVD SOURCE_ROOT
+
+Each case runs the real daemon on virtual DPDK devices (net_null, net_pcap)
+with --in-memory --no-pci, polls its stats file for the state it expects
+(never a fixed sleep), and stops it with signals. Every wait has a deadline
+so a broken daemon fails the test instead of hanging it; only the daemons
+started here are ever signalled, by pid.
+"""
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+DEADLINE_S = 60
+NEXT_HOP = "02:00:00:00:00:01"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def wait_until(pred, what, proc=None, deadline_s=DEADLINE_S):
+    """Poll pred() until it returns a true value; fail after the deadline or
+    if proc exits first."""
+    end = time.monotonic() + deadline_s
+    while True:
+        value = pred()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise Failure(f"maglevd exited ({proc.returncode}) while waiting "
+                          f"for {what}")
+        if time.monotonic() > end:
+            raise Failure(f"timed out after {deadline_s}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def read_stats(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (FileNotFoundError, json.JSONDecodeError):
+        # not written yet (the daemon replaces it atomically, so a file
+        # that exists always parses)
+        return None
+
+
+def config_text(ports, eal, vips, workers=1, entries=4096, extra_dp=""):
+    eal_list = ", ".join(json.dumps(a) for a in eal)
+    return (f"dataplane:\n"
+            f"  eal_args: [{eal_list}]\n"
+            f"  workers: {workers}\n"
+            f"  idle: adaptive\n"
+            f"{extra_dp}"
+            f"  ports:\n{ports}"
+            f"  conntrack: {{entries_per_worker: {entries}}}\n"
+            f"vips:\n{vips}")
+
+
+def port(name, device, addr, extra=""):
+    return (f"    - {{name: {name}, device: {device}, address: {addr}, "
+            f"next_hop: \"{NEXT_HOP}\"{extra}}}\n")
+
+
+def vip(name="web", backends=("b1", "b2"), addr="192.0.2.10", vport=80,
+        forwarding="ipip"):
+    lines = [f"  - name: {name}\n",
+             f"    address: {addr}\n",
+             f"    port: {vport}\n",
+             "    protocol: tcp\n",
+             f"    forwarding: {forwarding}\n",
+             "    table_size: 251\n",
+             "    health: {type: none}\n",
+             "    backends:\n"]
+    for i, b in enumerate(backends):
+        lines.append(f"      - {{name: {b}, address: 10.99.1.{11 + i}}}\n")
+    return "".join(lines)
+
+
+class Daemon:
+    """One maglevd process with a stats file and a log."""
+
+    def __init__(self, maglevd, work, config, eal_override=None,
+                 interval_ms=20):
+        self.stats = os.path.join(work, "stats.json")
+        self.log_path = os.path.join(work, "maglevd.log")
+        args = [maglevd, "-c", config, "--stats-file", self.stats,
+                "--stats-interval", str(interval_ms)]
+        if eal_override is not None:
+            args += ["--"] + eal_override
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def doc(self):
+        return read_stats(self.stats)
+
+    def wait_stats(self, pred, what):
+        def probe():
+            d = self.doc()
+            return d if d is not None and pred(d) else None
+        return wait_until(probe, what, self.proc)
+
+    def signal(self, sig):
+        check(self.proc.poll() is None, "maglevd is not running")
+        self.proc.send_signal(sig)
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit status."""
+        self.signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Failure("maglevd did not exit after SIGTERM")
+        self.log.close()
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    def log_text(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True,
+                          timeout=DEADLINE_S, **kw)
+
+
+def accounted(d):
+    """Every received frame lands in exactly one outcome or drop."""
+    c, drops = d["totals"]["counters"], d["totals"]["drops"]
+    return (c["forwarded"] + c["icmp_sent"] + c["exception"] + drops["total"]
+            == c["rx_packets"])
+
+
+# ---- pcap ----
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def tcp_frame(src, dst, sport, dport):
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 0x02,
+                      65535, 0, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0x4000, 64,
+                     6, 0, bytes(map(int, src.split("."))),
+                     bytes(map(int, dst.split("."))))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    eth = bytes.fromhex("020000000002" "020000000001" "0800")
+    return eth + ip + tcp
+
+
+def write_pcap(path, frames):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", i, 0, len(fr), len(fr)))
+            f.write(fr)
+
+
+def read_pcap(path):
+    frames = []
+    with open(path, "rb") as f:
+        data = f.read()
+    check(len(data) >= 24, f"{path}: no pcap header")
+    magic = struct.unpack("<I", data[:4])[0]
+    check(magic in (0xa1b2c3d4, 0xa1b23c4d), f"{path}: not a pcap file")
+    off = 24
+    while off + 16 <= len(data):
+        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
+        frames.append(data[off + 16:off + 16 + incl])
+        off += 16 + incl
+    return frames
+
+
+# ---- cases ----
+
+def case_check_config(maglevd, src, work):
+    r = run([maglevd, "--check-config", os.path.join(src, "conf/maglevd.yaml")])
+    check(r.returncode == 0, f"example config: exit {r.returncode}: {r.stderr}")
+    check(r.stdout.strip() == "OK", f"example config: printed {r.stdout!r}")
+
+    bad = os.path.join(work, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"),
+                            ["--in-memory"], vip()).replace(
+                                "    backends:\n", "    backnds:\n", 1)
+                .replace("workers: 1", "workers: many"))
+    r = run([maglevd, "--check-config", bad])
+    check(r.returncode == 1, f"broken config: exit {r.returncode}")
+    check("OK" not in r.stdout, "broken config printed OK")
+    lines = open(bad).read().splitlines()
+    typo = next(i for i, l in enumerate(lines) if "backnds" in l) + 1
+    wl = next(i for i, l in enumerate(lines) if "workers:" in l) + 1
+    check(re.search(rf"{re.escape(bad)}:{typo}:\d+: error: .*backnds", r.stderr),
+          f"no file:line:col for the typo on line {typo}: {r.stderr}")
+    check(re.search(rf"{re.escape(bad)}:{wl}:\d+: error:", r.stderr),
+          f"all errors are reported, not just the first: {r.stderr}")
+
+    r = run([maglevd, "--check-config", os.path.join(work, "missing.yaml")])
+    check(r.returncode == 1 and "missing.yaml" in r.stderr,
+          f"missing file: exit {r.returncode}, {r.stderr!r}")
+
+
+def case_usage(maglevd, src, work):
+    r = run([maglevd, "--version"])
+    check(r.returncode == 0 and re.match(r"maglevd \d+\.\d+", r.stdout),
+          f"--version: {r.returncode} {r.stdout!r}")
+    r = run([maglevd, "--help"])
+    check(r.returncode == 0 and "--check-config" in r.stdout, "--help")
+    for bad in ([], ["--frobnicate"], ["-c", "x.yaml", "--log-level", "loud"],
+                ["-c", "x.yaml", "extra"]):
+        r = run([maglevd] + bad)
+        check(r.returncode == 2 and r.stderr, f"{bad}: exit {r.returncode}")
+
+
+def null_config(work, vips=None, eal=None, **kw):
+    path = os.path.join(work, "maglevd.yaml")
+    with open(path, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"),
+                            eal or ["--in-memory", "--no-pci",
+                                    "--vdev=net_null0"],
+                            vips or vip(), **kw))
+    return path
+
+
+def case_lifecycle(maglevd, src, work):
+    # The config's EAL arguments name a device that does not exist; the
+    # ones after "--" replace them, so the daemon starts.
+    cfg = null_config(work, eal=["--in-memory", "--no-pci",
+                                 "--vdev=net_bogus0"])
+    d = Daemon(maglevd, work, cfg,
+               eal_override=["--in-memory", "--no-pci", "--vdev=net_null0"])
+    try:
+        doc = d.wait_stats(lambda s: s["generation"] == 1 and
+                           s["totals"]["counters"]["rx_packets"] > 0,
+                           "generation 1 and received frames")
+        check(doc["final"] is False, "running stats marked final")
+        check(doc["n_workers"] == 1 and len(doc["workers"]) == 1, "workers")
+        web = doc["vips"][0]
+        check(re.fullmatch(r"0x[0-9a-f]{16}", web["fingerprint"]),
+              f"fingerprint {web['fingerprint']}")
+        check([b["name"] for b in web["backends"]] == ["b1", "b2"], "backends")
+        ct = doc["workers"][0]["conntrack"]
+        check(ct["capacity"] >= 4096, f"conntrack capacity {ct['capacity']}")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc} after SIGTERM")
+    doc = read_stats(d.stats)
+    check(doc and doc["final"] is True, "no final stats file")
+    c = doc["totals"]["counters"]
+    # net_null receives all-zero frames: not IP, dropped (no exception port)
+    check(c["rx_packets"] > 0, "nothing received")
+    check(doc["totals"]["drops"]["not_ip"] == c["rx_packets"],
+          "null frames are counted as not_ip drops")
+    check(accounted(doc), "final counters do not account for every frame")
+    w = doc["workers"][0]
+    check(w["counters"]["rx_packets"] == c["rx_packets"],
+          "per-worker and summed counters differ")
+    check(not [f for f in os.listdir(work) if ".tmp." in f],
+          "temporary stats files left behind")
+
+
+def case_reload(maglevd, src, work):
+    cfg = null_config(work)
+    d = Daemon(maglevd, work, cfg)
+    try:
+        d.wait_stats(lambda s: s["generation"] == 1, "generation 1")
+        fp1 = d.doc()["vips"][0]["fingerprint"]
+
+        # valid: one more backend -> generation 2, a new table
+        null_config(work, vip(backends=("b1", "b2", "b3")))
+        d.signal(signal.SIGHUP)
+        doc = d.wait_stats(lambda s: s["generation"] == 2, "generation 2")
+        check(doc["reloads"] == {"ok": 1, "failed": 0}, f"{doc['reloads']}")
+        check(len(doc["vips"][0]["backends"]) == 3, "new backend missing")
+        check(doc["vips"][0]["fingerprint"] != fp1, "table did not change")
+
+        # invalid: rejected whole, the generation does not move
+        with open(cfg, "a") as f:
+            f.write("bogus_key: 1\n")
+        bad_line = len(open(cfg).read().splitlines())
+        d.signal(signal.SIGHUP)
+        doc = d.wait_stats(lambda s: s["reloads"]["failed"] == 1,
+                           "the failed reload")
+        check(doc["generation"] == 2, "a rejected reload moved the generation")
+        check(len(doc["vips"][0]["backends"]) == 3, "old generation replaced")
+        check(re.search(rf"{re.escape(cfg)}:{bad_line}:\d+:.*bogus_key",
+                        d.log_text()), "reload error without file:line:col")
+
+        # restart-only change: applied VIPs, warned about the rest
+        null_config(work, vip(backends=("b1",)), entries=8192)
+        d.signal(signal.SIGHUP)
+        doc = d.wait_stats(lambda s: s["generation"] == 3, "generation 3")
+        check(len(doc["vips"][0]["backends"]) == 1, "VIP change not applied")
+        check(doc["workers"][0]["conntrack"]["capacity"] < 8192,
+              "conntrack resized without a restart")
+        check(re.search(r"warning: .*conntrack.*restart", d.log_text()),
+              "no restart warning")
+
+        # back-to-back reloads, each as soon as the previous one shows
+        for i in range(20):
+            d.signal(signal.SIGHUP)
+            d.wait_stats(lambda s, want=4 + i: s["generation"] == want,
+                         f"generation {4 + i}")
+        # a burst: pending SIGHUPs merge (POSIX), so at least one reload
+        # happens and the daemon keeps serving
+        for _ in range(20):
+            d.signal(signal.SIGHUP)
+        doc = d.wait_stats(lambda s: s["generation"] > 23, "a reload")
+        check(doc["reloads"]["failed"] == 1, "spurious reload failures")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    check(accounted(read_stats(d.stats)), "final counters do not add up")
+
+
+def case_exception(maglevd, src, work):
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            port("ext", "net_null0", "10.99.0.1") +
+            port("kern", "net_null1", "10.99.0.2", ", exception: true"),
+            ["--in-memory", "--no-pci", "--vdev=net_null0",
+             "--vdev=net_null1"], vip()))
+    d = Daemon(maglevd, work, cfg)
+    try:
+        d.wait_stats(lambda s: s["totals"]["counters"]["exception"] > 0,
+                     "frames passed to the exception port")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    doc = read_stats(d.stats)
+    c = doc["totals"]["counters"]
+    # non-IP frames from ext go to kern, and kern's own go out of ext
+    check(c["exception"] == c["rx_packets"] and
+          doc["totals"]["drops"]["total"] == 0,
+          f"exception {c['exception']} of {c['rx_packets']}, drops "
+          f"{doc['totals']['drops']}")
+
+
+def case_two_arm(maglevd, src, work):
+    n = 50
+    inp = os.path.join(work, "in.pcap")
+    ext_out = os.path.join(work, "ext_out.pcap")
+    int_out = os.path.join(work, "int_out.pcap")
+    write_pcap(inp, [tcp_frame("198.51.100.1", "192.0.2.10", 30000 + i, 80)
+                     for i in range(n)])
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            port("ext", "net_pcap0", "10.99.0.1", ", tx_port: int") +
+            port("int", "net_pcap1", "10.99.0.2"),
+            ["--in-memory", "--no-pci",
+             f"--vdev=net_pcap0,rx_pcap={inp},tx_pcap={ext_out}",
+             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip()))
+    d = Daemon(maglevd, work, cfg)
+    try:
+        d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= n,
+                     f"{n} frames received")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    doc = read_stats(d.stats)
+    check(doc["totals"]["counters"]["forwarded"] == n, "not all forwarded")
+    check(read_pcap(ext_out) == [], "encapsulated frames left by the RX port")
+    out = read_pcap(int_out)
+    check(len(out) == n, f"{len(out)} frames on the transmit port, want {n}")
+    for fr in out:
+        check(fr[0:6] == bytes.fromhex(NEXT_HOP.replace(":", "")),
+              "outer destination MAC is not the next hop")
+        check(fr[14 + 9] == 4, "not IPIP")
+        check(fr[14 + 12:14 + 16] == bytes([10, 99, 0, 2]),
+              "outer source is not the transmitting port's address")
+    web = doc["vips"][0]
+    check(web["counters"]["packets"] == n and web["counters"]["new_flows"] == n,
+          f"VIP counters {web['counters']}")
+    check(sum(b["counters"]["packets"] for b in web["backends"]) == n,
+          "backend counters do not add up")
+
+
+def case_refuse(maglevd, src, work):
+    def start(text, why):
+        cfg = os.path.join(work, "maglevd.yaml")
+        with open(cfg, "w") as f:
+            f.write(text)
+        r = run([maglevd, "-c", cfg])
+        check(r.returncode == 1, f"{why}: exit {r.returncode}")
+        return r.stderr
+
+    eal = ["--in-memory", "--no-pci", "--vdev=net_null0"]
+    err = start(config_text(port("ext", "net_null0", "10.99.0.1")
+                            .replace(f'"{NEXT_HOP}"', "auto"), eal, vip()),
+                "next_hop: auto")
+    check("next_hop" in err and "port ext" in err, f"next_hop: auto: {err}")
+    err = start(config_text(port("ext", "net_null7", "10.99.0.1"), eal, vip()),
+                "unknown device")
+    check("net_null7" in err and "net_null0" in err, f"unknown device: {err}")
+    err = start(config_text(port("ext", "net_null0", "10.99.0.1"),
+                            eal + ["-l", "0"], vip()), "too few lcores")
+    check("lcore" in err, f"too few lcores: {err}")
+
+
+CASES = {
+    "check-config": case_check_config,
+    "usage": case_usage,
+    "lifecycle": case_lifecycle,
+    "reload": case_reload,
+    "exception": case_exception,
+    "two-arm": case_two_arm,
+    "refuse": case_refuse,
+}
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
+        print(__doc__, file=sys.stderr)
+        return 2
+    case, maglevd, src = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    with tempfile.TemporaryDirectory(prefix="mlv-daemon-") as work:
+        try:
+            CASES[case](maglevd, src, work)
+        except Failure as e:
+            print(f"daemon-{case}: FAIL: {e}")
+            log = os.path.join(work, "maglevd.log")
+            if os.path.exists(log):
+                print("maglevd log (last 30 lines):")
+                print("".join(open(log).readlines()[-30:]))
+            return 1
+    print(f"daemon-{case}: PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
