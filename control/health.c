@@ -26,27 +26,6 @@
 #define MAX_IN_FLIGHT_LIMIT 16384u
 #define MIN_IN_FLIGHT 16u
 
-const char *mlv_health_counter_name(enum mlv_health_counter c)
-{
-	static const char *const names[] = {
-#define MLV_HEALTH_CTR_NAME(id, name, help) [MLV_HEALTH_CTR_##id] = name,
-		MLV_HEALTH_COUNTERS(MLV_HEALTH_CTR_NAME)
-#undef MLV_HEALTH_CTR_NAME
-	};
-
-	return (unsigned)c < MLV_HEALTH_CTR__COUNT ? names[c] : "unknown";
-}
-
-const char *mlv_health_type_name(enum mlv_health_type t)
-{
-	switch (t) {
-	case MLV_HEALTH_NONE: return "none";
-	case MLV_HEALTH_TCP:  return "tcp";
-	case MLV_HEALTH_HTTP: return "http";
-	}
-	return "unknown";
-}
-
 uint64_t health_now_ns(void)
 {
 	struct timespec ts;
@@ -480,9 +459,7 @@ enum mlv_err mlv_health_process(struct mlv_health *h)
 	}
 	while (budget && h->wait_head && h->in_flight < h->max_in_flight) {
 		budget--;
-		p = h->wait_head;
-		health_wait_remove(h, p);
-		health_check_start(h, p, now);
+		health_check_start(h, h->wait_head, now);
 	}
 	health_rearm(h, now);
 	emit_batch(h);

@@ -97,6 +97,12 @@ struct mlv_health_vip_event {
 	bool fail_open;                /* and the VIP fails open */
 };
 
+/* One line for the log, e.g. "http://10.99.1.11:8080/healthz is down
+ * after 3 consecutive failures (HTTP 503 (expected 200)); affects
+ * web/web-1 and 999 more". Returns what snprintf returns. */
+int mlv_health_event_describe(const struct mlv_health_event *e, char *buf,
+			      size_t len);
+
 /* Everything one mlv_health_process() call changed. Pointers are valid
  * only during the callback. */
 struct mlv_health_batch {

@@ -222,8 +222,10 @@ void health_model_free(struct mlv_health *h);
 
 /* ---- checks on the wire (health_probe.c) ---- */
 /* Start a check of p now: open a socket and connect. Takes a conn from
- * the pool, or puts p in the wait list if none is free. A check that ends
- * at once (refused, unreachable) is finished before returning. */
+ * the pool; puts p at the end of the wait list instead if none is free or
+ * other probes wait already (p itself may be the head of that list). A
+ * check that ends at once (refused, unreachable) is finished before
+ * returning. */
 void health_check_start(struct mlv_health *h, struct health_probe *p,
 			uint64_t now);
 /* epoll reported events on the conn tagged data. */

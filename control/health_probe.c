@@ -254,12 +254,16 @@ void health_check_start(struct mlv_health *h, struct health_probe *p,
 	struct health_conn *c;
 	int family = p->spec.address.family == MLV_AF_INET ? AF_INET : AF_INET6;
 
-	if (h->in_flight >= h->max_in_flight) {
-		/* Out of slots: wait in line; process() starts waiters as
-		 * checks end. */
+	if (h->in_flight >= h->max_in_flight ||
+	    (h->wait_head && p->phase != PHASE_WAITING)) {
+		/* Out of slots, or others already waiting: join the end of
+		 * the line (first come, first served, so a probe whose check
+		 * just ended cannot take the slot back from the waiters);
+		 * process() starts waiters as checks end. */
 		health_wait_push(h, p);
 		return;
 	}
+	health_wait_remove(h, p);
 	c = conn_get(h);
 	if (!c) {
 		local_error(h, p, now);

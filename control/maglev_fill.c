@@ -32,7 +32,12 @@
  * slots: a scan step (claim_scan) costs about 2.5x a probe of the walk, and
  * a turn costs free scan steps or m / free probes. Tuned with
  * tools/maglev-bench. */
+#ifndef MLV_DENSE_DIV /* TUNING */
+#define MLV_DENSE_DIV 2
+#endif
+#ifndef MLV_ENDGAME_PERCENT /* TUNING */
 #define MLV_ENDGAME_PERCENT 75
+#endif
 
 enum mlv_sched {
 	SCHED_ROUND_ROBIN,  /* equal weights: every lane, every round */
@@ -226,8 +231,9 @@ static inline void mark_taken(uint64_t *taken, uint32_t c, uint32_t m)
 
 /* The slot the lane's turn claims: the first free entry of its permutation
  * from pos on (one exists while the table is not full). Does not mark it.
- * Sparse table: the first probe nearly always hits, a plain loop is
- * cheapest. Half full or more: MLV_PROBE_WIDTH probes per step. */
+ * Up to 80 % full a plain loop is cheapest (measured: with the next turn's
+ * walk overlapping this one, its mispredictions cost little); beyond that,
+ * MLV_PROBE_WIDTH probes per step. */
 static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
 			    uint32_t m, bool dense)
 {
@@ -293,44 +299,46 @@ static void collect_empty(struct mlv_fill *f)
 	}
 }
 
-/* Lane k owns slot c from now on. */
-static inline void commit(struct mlv_fill *f, uint32_t k, uint32_t c)
-{
-	mark_taken(f->taken, c, f->m);
-	f->slots[c] = f->id[k];
-	f->lane[k].pos = add_mod(c, f->lane[k].ahead[1], f->m);
-	f->left--;
-}
-
 /* Turns until endgame_at slots are left, walking permutations. The walk
  * for the next turn starts before the current slot is marked (see the top
  * of the file); it is redone if it may have seen stale state: same lane
- * (its pos moves) or same slot. */
+ * (its pos moves) or same slot. Hot state lives in locals: stores through
+ * the lane and slot arrays could otherwise alias the fields of *f. */
 static inline __attribute__((always_inline)) void
 fill_walking(struct mlv_fill *f, enum mlv_sched sched)
 {
-	const uint32_t m = f->m, half = m / 2;
+	const uint32_t m = f->m, dense_at = m / MLV_DENSE_DIV, endgame_at = f->endgame_at;
+	struct mlv_lane *const lane = f->lane;
+	uint64_t *const taken = f->taken;
+	uint16_t *const slots = f->slots;
+	const uint16_t *const id = f->id;
+	uint32_t left = f->left;
 	uint32_t k = next_turn(f, sched);
-	uint32_t c = walk(&f->lane[k], f->taken, m, f->left <= half);
+	uint32_t c = walk(&lane[k], taken, m, left <= dense_at);
 
 	for (;;) {
-		bool ahead = f->left - 1 > f->endgame_at;
+		bool ahead = left - 1 > endgame_at;
 		uint32_t k2 = 0, c2 = 0;
 
 		if (ahead) {
 			k2 = next_turn(f, sched);
 			if (k2 != k)
-				c2 = walk(&f->lane[k2], f->taken, m,
-					  f->left <= half);
+				c2 = walk(&lane[k2], taken, m,
+					  left <= dense_at);
 		}
-		commit(f, k, c);
+		/* lane k owns slot c from now on */
+		mark_taken(taken, c, m);
+		slots[c] = id[k];
+		lane[k].pos = add_mod(c, lane[k].ahead[1], m);
+		left--;
 		if (!ahead)
-			return;
+			break;
 		if (__builtin_expect(k2 == k || c2 == c, 0))
-			c2 = walk(&f->lane[k2], f->taken, m, f->left <= half);
+			c2 = walk(&lane[k2], taken, m, left <= dense_at);
 		k = k2;
 		c = c2;
 	}
+	f->left = left;
 }
 
 static inline __attribute__((always_inline)) void
@@ -342,8 +350,12 @@ fill_with(struct mlv_fill *f, enum mlv_sched sched)
 		collect_empty(f);
 	while (f->left > 0) {
 		uint32_t k = next_turn(f, sched);
+		struct mlv_lane *l = &f->lane[k];
+		uint32_t c = claim_scan(f, l);
 
-		commit(f, k, claim_scan(f, &f->lane[k]));
+		f->slots[c] = f->id[k];
+		l->pos = add_mod(c, l->ahead[1], f->m);
+		f->left--;
 	}
 }
 

@@ -13,7 +13,9 @@
 
 /* How many permutation entries a lane tests at once once the table is half
  * full (see maglev_fill.c). */
+#ifndef MLV_PROBE_WIDTH /* TUNING */
 #define MLV_PROBE_WIDTH 8
+#endif
 
 /* One backend that takes turns: where its permutation goes next and how far
  * it steps. ahead[k] = k * skip mod m, so the next MLV_PROBE_WIDTH entries

@@ -277,17 +277,24 @@ static inline uint32_t mlv_ct__first_way(uint32_t hash)
 	return hash & (MLV_CT_WAYS - 1);
 }
 
+static inline uint64_t mlv_ct__word(const struct mlv_flow_key *k, size_t i)
+{
+	uint64_t w;
+
+	memcpy(&w, (const uint8_t *)k + 8 * i, sizeof(w));
+	return w;
+}
+
 /* 40-byte key equality as five 64-bit compares without early exits:
  * cheaper than a memcmp call and branch-free. */
 static inline bool mlv_ct__key_eq(const struct mlv_flow_key *a,
 				  const struct mlv_flow_key *b)
 {
-	uint64_t x[5], y[5];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
-		(x[3] ^ y[3]) | (x[4] ^ y[4])) == 0;
+	return ((mlv_ct__word(a, 0) ^ mlv_ct__word(b, 0)) |
+		(mlv_ct__word(a, 1) ^ mlv_ct__word(b, 1)) |
+		(mlv_ct__word(a, 2) ^ mlv_ct__word(b, 2)) |
+		(mlv_ct__word(a, 3) ^ mlv_ct__word(b, 3)) |
+		(mlv_ct__word(a, 4) ^ mlv_ct__word(b, 4))) == 0;
 }
 
 _Static_assert(sizeof(struct mlv_flow_key) == 5 * sizeof(uint64_t),

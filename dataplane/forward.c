@@ -2,15 +2,17 @@
  * (conntrack, then the Maglev table), encapsulate, buffer for transmit.
  * Design notes: docs/architecture.md ("Packet path").
  *
- * Two passes over the burst: the first parses every frame (prefetching
- * the data of the frame MLV_PREFETCH_AHEAD places ahead), finds its VIP
- * and hashes its flow, then prefetches the flow's conntrack bucket; the
- * second does the look-ups, whose buckets have had a whole pass to
- * arrive in cache. Every frame leaves through exactly one counter: a
- * transmit outcome (counted by the TX buffer when the device takes it)
- * or a drop reason.
+ * Three passes over the burst: the first parses every frame (prefetching
+ * the data of the frame MLV_PREFETCH_AHEAD places ahead); the second finds
+ * each frame's VIP, hashes its flow and prefetches the flow's conntrack
+ * bucket; the third does the look-ups, whose buckets have had a whole
+ * pass to arrive in cache, and forwards. Every frame leaves through
+ * exactly one counter: a transmit outcome (counted by the TX buffer when
+ * the device took it) or a drop reason.
  */
 #include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
@@ -40,6 +42,43 @@ static const struct mlv_gen_vip *echo_vip(const struct mlv_generation *gen,
 	k.proto = IPPROTO_UDP;
 	return mlv_gen_find_vip(gen, &k, true);
 }
+
+/* A one-entry memo of the last VIP look-up in a burst: the frames of a
+ * burst mostly go to the same few VIPs, and comparing 20 key bytes is far
+ * cheaper than hashing them and probing the generation's index. Valid for
+ * one burst (one generation). Exact (port-specific) look-ups only. */
+struct vip_memo {
+	bool valid;
+	uint64_t dst[2];
+	uint32_t port_proto_family;   /* dport, proto, family: key bytes 34..37 */
+	const struct mlv_gen_vip *vip;
+};
+
+static inline const struct mlv_gen_vip *
+find_vip(struct vip_memo *memo, const struct mlv_generation *gen,
+	 const struct mlv_flow_key *key)
+{
+	uint64_t dst[2];
+	uint32_t ppf;
+
+	memcpy(dst, key->dst, sizeof(dst));
+	memcpy(&ppf, &key->dport, sizeof(ppf));
+	if (likely(memo->valid && ((dst[0] ^ memo->dst[0]) | (dst[1] ^ memo->dst[1]) |
+				   (ppf ^ memo->port_proto_family)) == 0))
+		return memo->vip;
+	memo->vip = mlv_gen_find_vip(gen, key, false);
+	memo->dst[0] = dst[0];
+	memo->dst[1] = dst[1];
+	memo->port_proto_family = ppf;
+	memo->valid = true;
+	return memo->vip;
+}
+
+_Static_assert(offsetof(struct mlv_flow_key, proto) ==
+		       offsetof(struct mlv_flow_key, dport) + 2 &&
+	       offsetof(struct mlv_flow_key, family) ==
+		       offsetof(struct mlv_flow_key, dport) + 3,
+	       "dport, proto, family are contiguous");
 
 /* Parser verdict -> the drop reason of the same name. Built from the
  * parser's X-macro, so a verdict without a same-named drop reason does not
@@ -157,6 +196,31 @@ icmp_error_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	return b ? b : from_table(vip, hash);
 }
 
+/* Replace the frame's L2 header (and any Ethernet padding after the IP
+ * packet) by hdr_len bytes of room for the template; returns where they
+ * start, or NULL without enough headroom. A single-segment frame (the
+ * rule: ports are set up so frames fit one mbuf) just moves its data
+ * offset and lengths; rte_pktmbuf_adj/trim/prepend, which walk and check
+ * the segment chain, handle the rest. */
+static inline uint8_t *replace_l2(struct rte_mbuf *m, const struct mlv_pkt *p,
+				  uint16_t hdr_len)
+{
+	if (likely(m->nb_segs == 1)) {
+		uint32_t off = (uint32_t)m->data_off + p->l3_off;
+
+		if (unlikely(off < hdr_len))
+			return NULL;
+		m->data_off = (uint16_t)(off - hdr_len);
+		m->data_len = (uint16_t)(p->l3_len + hdr_len);
+		m->pkt_len = m->data_len;
+		return rte_pktmbuf_mtod(m, uint8_t *);
+	}
+	rte_pktmbuf_adj(m, p->l3_off);
+	if (m->pkt_len > p->l3_len)
+		rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - p->l3_len));
+	return (uint8_t *)rte_pktmbuf_prepend(m, hdr_len);
+}
+
 /* Answer a DF packet that will not fit after encapsulation with ICMP
  * frag-needed / packet-too-big, in place, back out the port it came in. */
 static inline void too_big(struct mlv_worker *w, struct drops *d,
@@ -196,6 +260,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	const struct mlv_gen_vip *vip[MLV_BURST];
 	uint32_t hash[MLV_BURST];
 	uint8_t verdict[MLV_BURST];
+	struct vip_memo memo = { .valid = false };
 	struct drops d;
 	uint64_t rx_bytes = 0;
 	uint16_t i;
@@ -203,12 +268,11 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	d.n = 0;
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
 
-	/* Pass 1: parse, classify, hash, prefetch the conntrack bucket. */
+	/* Pass 1: parse. */
 	for (i = 0; i < n && i < MLV_PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		struct mlv_pkt *p = &pkt[i];
 
 		if (i + MLV_PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + MLV_PREFETCH_AHEAD],
@@ -218,13 +282,22 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		 * fits one mbuf (dataplane/port.c); a chained frame's headers
 		 * beyond its first segment count as truncated. */
 		verdict[i] = (uint8_t)mlv_parse(rte_pktmbuf_mtod(m, const uint8_t *),
-						m->data_len, p);
+						m->data_len, &pkt[i]);
+	}
+	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
+	 * bucket. A separate pass so the keys the parser just wrote piece by
+	 * piece have left the store buffer before they are read as whole
+	 * words (no store-forwarding stalls). */
+	for (i = 0; i < n; i++) {
+		const struct mlv_pkt *p = &pkt[i];
+
 		vip[i] = NULL;
 		if (unlikely(verdict[i] != MLV_PARSE_OK || !gen))
 			continue;
-		if (likely(!(p->flags & MLV_PKT_F_ICMP_ECHO)))
-			vip[i] = mlv_gen_find_vip(gen, &p->key,
-						  p->flags & MLV_PKT_F_FRAGMENT);
+		if (likely(!(p->flags & (MLV_PKT_F_ICMP_ECHO | MLV_PKT_F_FRAGMENT))))
+			vip[i] = find_vip(&memo, gen, &p->key);
+		else if (p->flags & MLV_PKT_F_FRAGMENT)
+			vip[i] = mlv_gen_find_vip(gen, &p->key, true);
 		else
 			vip[i] = echo_vip(gen, &p->key);
 		if (likely(vip[i] != NULL)) {
@@ -242,7 +315,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		goto out;
 	}
 
-	/* Pass 2: choose, encapsulate, buffer. */
+	/* Pass 3: choose, encapsulate, buffer. */
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
 	struct mlv_flow_counters *vip_ctr = gen->vip_ctr[w->id];
@@ -293,13 +366,8 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			continue;
 		}
 
-		/* Replace the frame's L2 header (and any padding after the IP
-		 * packet) by the template's headers. */
-		rte_pktmbuf_adj(m, p->l3_off);
-		if (unlikely(m->pkt_len > p->l3_len))
-			rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - p->l3_len));
 		t = &b->encap[tx_slot];
-		hdr = (uint8_t *)rte_pktmbuf_prepend(m, t->len);
+		hdr = replace_l2(m, p, t->len);
 		if (unlikely(!hdr)) {
 			drop(w, &d, m, MLV_DROP_NO_HEADROOM);
 			continue;

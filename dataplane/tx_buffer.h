@@ -5,9 +5,9 @@
  * Why not rte_eth_tx_buffer: every frame must be counted exactly once, as
  * the outcome it was sent for (forwarded, ICMP reply, exception) or, when
  * the queue is full, as a TX_FULL drop. rte_eth_tx_buffer's error
- * callback sees only the unsent mbufs, which it may not even read safely
- * for lengths, so the outcome and length of each frame are kept here
- * alongside, and frames are counted when the device took them.
+ * callback sees only the unsent mbufs, not what each was sent for, so the
+ * outcome of each frame is kept here alongside, and frames are counted
+ * when the device has taken them.
  *
  * Owner worker only; inline because it runs per packet.
  */
@@ -32,13 +32,13 @@ struct mlv_tx_buffer {
 	uint16_t n_fwd, n_icmp, n_exc;
 	uint64_t fwd_bytes;
 	uint8_t outcome[MLV_TX_BUFFER_SIZE];   /* MLV_CTR_FORWARDED/ICMP_SENT/EXCEPTION */
-	uint32_t len[MLV_TX_BUFFER_SIZE];      /* pkt_len when buffered */
 	struct rte_mbuf *pkts[MLV_TX_BUFFER_SIZE];
 };
 
 /* Send what is buffered; count sent frames by outcome and the rest as
- * TX_FULL drops (freed). Lengths were recorded at enqueue because a
- * device may free an mbuf inside rte_eth_tx_burst. */
+ * TX_FULL drops (freed). A device may free the mbufs it took inside
+ * rte_eth_tx_burst, so the sent frames are counted from the sums kept at
+ * enqueue minus what the unsent ones, still ours, contribute. */
 static inline void mlv_tx_flush(struct mlv_tx_buffer *b,
 				struct mlv_worker_counters *c)
 {
@@ -47,20 +47,27 @@ static inline void mlv_tx_flush(struct mlv_tx_buffer *b,
 	if (n == 0)
 		return;
 	sent = rte_eth_tx_burst(b->port_id, b->queue_id, b->pkts, n);
-	if (likely(sent == n)) {
-		c->ctr[MLV_CTR_FORWARDED] += b->n_fwd;
-		c->ctr[MLV_CTR_ICMP_SENT] += b->n_icmp;
-		c->ctr[MLV_CTR_EXCEPTION] += b->n_exc;
-		c->ctr[MLV_CTR_TX_BYTES] += b->fwd_bytes;
-	} else {
-		for (uint16_t i = 0; i < sent; i++) {
-			c->ctr[b->outcome[i]]++;
-			if (b->outcome[i] == MLV_CTR_FORWARDED)
-				c->ctr[MLV_CTR_TX_BYTES] += b->len[i];
+	if (unlikely(sent < n)) {
+		for (uint16_t i = sent; i < n; i++) {
+			switch (b->outcome[i]) {
+			case MLV_CTR_FORWARDED:
+				b->n_fwd--;
+				b->fwd_bytes -= b->pkts[i]->pkt_len;
+				break;
+			case MLV_CTR_ICMP_SENT:
+				b->n_icmp--;
+				break;
+			default:
+				b->n_exc--;
+			}
 		}
 		c->drop[MLV_DROP_TX_FULL] += (uint64_t)(n - sent);
 		rte_pktmbuf_free_bulk(&b->pkts[sent], n - sent);
 	}
+	c->ctr[MLV_CTR_FORWARDED] += b->n_fwd;
+	c->ctr[MLV_CTR_ICMP_SENT] += b->n_icmp;
+	c->ctr[MLV_CTR_EXCEPTION] += b->n_exc;
+	c->ctr[MLV_CTR_TX_BYTES] += b->fwd_bytes;
 	b->n = 0;
 	b->n_fwd = b->n_icmp = b->n_exc = 0;
 	b->fwd_bytes = 0;
@@ -73,15 +80,13 @@ static inline void mlv_tx_enqueue(struct mlv_tx_buffer *b,
 				  struct rte_mbuf *m, enum mlv_worker_counter outcome)
 {
 	uint16_t i = b->n;
-	uint32_t len = m->pkt_len;
 
 	b->pkts[i] = m;
 	b->outcome[i] = (uint8_t)outcome;
-	b->len[i] = len;
 	b->n = (uint16_t)(i + 1);
-	if (outcome == MLV_CTR_FORWARDED) {
+	if (likely(outcome == MLV_CTR_FORWARDED)) {
 		b->n_fwd++;
-		b->fwd_bytes += len;
+		b->fwd_bytes += m->pkt_len;
 	} else if (outcome == MLV_CTR_ICMP_SENT) {
 		b->n_icmp++;
 	} else {

@@ -49,7 +49,6 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 	w->pub = p->pub;
 	w->id = p->id;
 	w->lcore = p->lcore;
-	w->n_tx = (uint16_t)ps->n;
 	for (uint32_t i = 0; i < ps->n; i++) {
 		const struct mlv_port_plan *plan = &ps->plan;
 

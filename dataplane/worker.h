@@ -55,7 +55,6 @@ struct mlv_worker {
 	uint32_t id;             /* 0 .. n_workers-1: counters, RCU, queues */
 	unsigned lcore;
 	uint16_t n_rxq;
-	uint16_t n_tx;           /* entries of tx[] in use (= ports) */
 	struct mlv_rxq rxq[MLV_MAX_PORTS];
 	uint64_t tsc_start;      /* the millisecond clock counts from here */
 	struct rte_reciprocal_u64 tsc_per_ms;

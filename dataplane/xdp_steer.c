@@ -113,6 +113,7 @@ enum mlv_err mlv_xdp_steer_open_attached(const char *ifname,
 	char why[200] = "";
 	enum mlv_err err;
 
+	*out = NULL;
 	err = new_handle(ifname, &s, errbuf, errlen);
 	if (err)
 		return err;
@@ -174,6 +175,7 @@ enum mlv_err mlv_xdp_steer_attach(const char *ifname, enum mlv_xdp_mode mode,
 	enum mlv_err err;
 	int rc;
 
+	*out = NULL;
 	if (mode != MLV_XDP_MODE_AUTO && mode != MLV_XDP_MODE_NATIVE &&
 	    mode != MLV_XDP_MODE_GENERIC)
 		return say(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
@@ -220,96 +222,102 @@ fail:
 	return err;
 }
 
+static int cmp_vip_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct mlv_steer_vip_key));
+}
+
 static int cmp_addr_key(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct mlv_bpf_addr_key));
 }
 
-/* The VIP-map records (key, value) for vips, and the address-map records
- * with how many distinct VIPs use each address. */
+/* What the two maps should hold: the distinct VIPs, and their distinct
+ * addresses with how many VIPs use each. Values parallel the keys. */
 struct steer_records {
-	struct vip_rec {
-		struct mlv_steer_vip_key key;
-		struct mlv_steer_vip_val val;
-	} *vips;
-	struct addr_rec {
-		struct mlv_bpf_addr_key key;
-		struct mlv_steer_addr_val val;
-	} *addrs;
+	struct mlv_steer_vip_key *vip_keys;
+	struct mlv_steer_vip_val *vip_vals;     /* all zero */
+	struct mlv_bpf_addr_key *addr_keys;
+	struct mlv_steer_addr_val *addr_vals;
 	size_t n_vips, n_addrs;
 };
 
-static int cmp_vip_rec(const void *a, const void *b)
+static void free_records(struct steer_records *r)
 {
-	return memcmp(a, b, sizeof(struct mlv_steer_vip_key));
+	free(r->vip_keys);
+	free(r->vip_vals);
+	free(r->addr_keys);
+	free(r->addr_vals);
+}
+
+/* vips[i] as a map key; MLV_E_INVAL (reason in s->err) if it cannot be
+ * steered. */
+static enum mlv_err vip_key(struct mlv_xdp_steer *s,
+			    const struct mlv_xdp_vip *v,
+			    struct mlv_steer_vip_key *k)
+{
+	char text[MLV_IP_STRLEN];
+
+	if ((v->address.family != MLV_AF_INET &&
+	     v->address.family != MLV_AF_INET6) ||
+	    (v->protocol != IPPROTO_TCP && v->protocol != IPPROTO_UDP))
+		return say(s->err, sizeof(s->err), MLV_E_INVAL,
+			   "%s: VIP %s port %u protocol %u: only IPv4/IPv6 "
+			   "TCP/UDP VIPs can be steered", s->ifname,
+			   v->address.family ?
+			   mlv_ip_format(&v->address, text, sizeof(text)) :
+			   "(no address)", v->port, v->protocol);
+	memset(k, 0, sizeof(*k));
+	k->family = v->address.family == MLV_AF_INET ?
+		MLV_BPF_FAMILY_V4 : MLV_BPF_FAMILY_V6;
+	k->proto = v->protocol;
+	k->port = htons(v->port);
+	memcpy(k->addr, v->address.bytes,
+	       v->address.family == MLV_AF_INET ? 4 : 16);
+	return MLV_OK;
 }
 
 static enum mlv_err build_records(struct mlv_xdp_steer *s,
 				  const struct mlv_xdp_vip *vips, size_t n,
 				  struct steer_records *r)
 {
-	struct mlv_bpf_addr_key *keys;
-	size_t i, u = 0;
+	size_t i, cap = n ? n : 1;
+	enum mlv_err err;
 
 	memset(r, 0, sizeof(*r));
-	r->vips = calloc(n ? n : 1, sizeof(*r->vips));
-	r->addrs = calloc(n ? n : 1, sizeof(*r->addrs));
-	keys = calloc(n ? n : 1, sizeof(*keys));
-	if (!r->vips || !r->addrs || !keys) {
-		free(keys);
+	r->vip_keys = calloc(cap, sizeof(*r->vip_keys));
+	r->vip_vals = calloc(cap, sizeof(*r->vip_vals));
+	r->addr_keys = calloc(cap, sizeof(*r->addr_keys));
+	r->addr_vals = calloc(cap, sizeof(*r->addr_vals));
+	if (!r->vip_keys || !r->vip_vals || !r->addr_keys || !r->addr_vals)
 		return MLV_E_NOMEM;
-	}
 	for (i = 0; i < n; i++) {
-		const struct mlv_xdp_vip *v = &vips[i];
-		struct mlv_steer_vip_key *k = &r->vips[i].key;
-		char text[MLV_IP_STRLEN];
-
-		if ((v->address.family != MLV_AF_INET &&
-		     v->address.family != MLV_AF_INET6) ||
-		    (v->protocol != IPPROTO_TCP &&
-		     v->protocol != IPPROTO_UDP)) {
-			free(keys);
-			return say(s->err, sizeof(s->err), MLV_E_INVAL,
-				   "%s: VIP %s port %u protocol %u: only "
-				   "IPv4/IPv6 TCP/UDP VIPs can be steered",
-				   s->ifname,
-				   v->address.family ?
-				   mlv_ip_format(&v->address, text,
-						 sizeof(text)) : "(none)",
-				   v->port, v->protocol);
-		}
-		k->family = v->address.family == MLV_AF_INET ?
-			MLV_BPF_FAMILY_V4 : MLV_BPF_FAMILY_V6;
-		k->proto = v->protocol;
-		k->port = htons(v->port);
-		memcpy(k->addr, v->address.bytes,
-		       v->address.family == MLV_AF_INET ? 4 : 16);
+		err = vip_key(s, &vips[i], &r->vip_keys[i]);
+		if (err)
+			return err;
 	}
 	/* distinct VIPs, so the per-address counts are right */
-	qsort(r->vips, n, sizeof(*r->vips), cmp_vip_rec);
+	qsort(r->vip_keys, n, sizeof(*r->vip_keys), cmp_vip_key);
 	for (i = 0; i < n; i++)
-		if (!u || memcmp(&r->vips[i].key, &r->vips[u - 1].key,
-				 sizeof(r->vips[i].key)))
-			r->vips[u++] = r->vips[i];
-	r->n_vips = u;
+		if (!r->n_vips || cmp_vip_key(&r->vip_keys[i],
+					      &r->vip_keys[r->n_vips - 1]))
+			r->vip_keys[r->n_vips++] = r->vip_keys[i];
 
 	for (i = 0; i < r->n_vips; i++) {
-		keys[i].family = r->vips[i].key.family;
-		memcpy(keys[i].addr, r->vips[i].key.addr, 16);
+		r->addr_keys[i].family = r->vip_keys[i].family;
+		memcpy(r->addr_keys[i].addr, r->vip_keys[i].addr, 16);
 	}
-	qsort(keys, r->n_vips, sizeof(*keys), cmp_addr_key);
+	qsort(r->addr_keys, r->n_vips, sizeof(*r->addr_keys), cmp_addr_key);
 	for (i = 0; i < r->n_vips; i++) {
-		if (r->n_addrs && !memcmp(&keys[i],
-					  &r->addrs[r->n_addrs - 1].key,
-					  sizeof(keys[i]))) {
-			r->addrs[r->n_addrs - 1].val.n_vips++;
+		if (r->n_addrs && !cmp_addr_key(&r->addr_keys[i],
+						&r->addr_keys[r->n_addrs - 1])) {
+			r->addr_vals[r->n_addrs - 1].n_vips++;
 			continue;
 		}
-		r->addrs[r->n_addrs].key = keys[i];
-		r->addrs[r->n_addrs].val.n_vips = 1;
+		r->addr_keys[r->n_addrs] = r->addr_keys[i];
+		r->addr_vals[r->n_addrs].n_vips = 1;
 		r->n_addrs++;
 	}
-	free(keys);
 	return MLV_OK;
 }
 
@@ -330,16 +338,18 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 		goto out;
 	/* addresses first: fragments of a new VIP are steered as soon as
 	 * its first TCP/UDP packet is */
-	err = mlv_map_sync(s->addr_fd, sizeof(r.addrs->key),
-			   sizeof(r.addrs->val), r.addrs, r.n_addrs, &ast);
+	err = mlv_map_sync(s->addr_fd, sizeof(*r.addr_keys),
+			   sizeof(*r.addr_vals), r.addr_keys, r.addr_vals,
+			   r.n_addrs, &ast);
 	if (err) {
 		say(s->err, sizeof(s->err), err, "%s: updating vip_addrs "
 		    "(%zu addresses): %s", s->ifname, r.n_addrs,
 		    mlv_strerror(err));
 		goto out;
 	}
-	err = mlv_map_sync(s->vip_fd, sizeof(r.vips->key),
-			   sizeof(r.vips->val), r.vips, r.n_vips, &vst);
+	err = mlv_map_sync(s->vip_fd, sizeof(*r.vip_keys),
+			   sizeof(*r.vip_vals), r.vip_keys, r.vip_vals,
+			   r.n_vips, &vst);
 	if (err) {
 		say(s->err, sizeof(s->err), err, "%s: updating vip_map "
 		    "(%zu VIPs): %s", s->ifname, r.n_vips, mlv_strerror(err));
@@ -354,8 +364,7 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 		res->addrs_removed = ast.removed;
 	}
 out:
-	free(r.vips);
-	free(r.addrs);
+	free_records(&r);
 	return err;
 }
 
@@ -465,6 +474,38 @@ enum mlv_err mlv_xdp_steer_remove_stale(const char *ifname, int *removed,
 	if (err)
 		say(errbuf, errlen, err, "%s: %s", ifname, why);
 	return err;
+}
+
+enum mlv_err mlv_xdp_steer_vdev_iface(const char *arg, char *ifname,
+				      size_t ifname_len, int *has_prog)
+{
+	static const char driver[] = "net_af_xdp";
+	const char *p, *iface = NULL;
+	size_t iface_len = 0;
+
+	*has_prog = 0;
+	if (!strncmp(arg, "--vdev=", 7))
+		arg += 7;
+	if (strncmp(arg, driver, sizeof(driver) - 1))
+		return MLV_E_NOT_FOUND;
+	/* DPDK's kvargs: the device name, then ",key=value" pairs */
+	for (p = strchr(arg, ','); p; p = strchr(p, ',')) {
+		const char *key = ++p;
+		size_t len = strcspn(key, ",");
+
+		if (!strncmp(key, "iface=", 6)) {
+			iface = key + 6;
+			iface_len = len - 6;
+		} else if (!strncmp(key, "xdp_prog=", 9)) {
+			*has_prog = 1;
+		}
+	}
+	if (!iface || !iface_len || iface_len >= ifname_len ||
+	    iface_len >= IF_NAMESIZE)
+		return MLV_E_INVAL;
+	memcpy(ifname, iface, iface_len);
+	ifname[iface_len] = '\0';
+	return MLV_OK;
 }
 
 void mlv_xdp_steer_close(struct mlv_xdp_steer *s)

@@ -125,6 +125,17 @@ enum mlv_err mlv_xdp_steer_write_object(const char *path, char *errbuf,
 enum mlv_err mlv_xdp_steer_remove_stale(const char *ifname, int *removed,
 					char *errbuf, size_t errlen);
 
+/* For the daemon's EAL arguments: is arg a net_af_xdp device, and on
+ * which interface? arg is "--vdev=net_af_xdpN,key=value,..." or, after a
+ * separate "--vdev", the bare "net_af_xdpN,key=value,...". MLV_OK: it is
+ * one; its iface= value is copied to ifname (ifname_len bytes) and
+ * *has_prog says whether xdp_prog= is already given (if not, the daemon
+ * appends ",xdp_prog=PATH"). MLV_E_NOT_FOUND: any other argument.
+ * MLV_E_INVAL: a net_af_xdp device without a usable iface= (missing,
+ * empty, or too long for ifname). Pure; any thread. */
+enum mlv_err mlv_xdp_steer_vdev_iface(const char *arg, char *ifname,
+				      size_t ifname_len, int *has_prog);
+
 /* Close the map fds; detach the program if mlv_xdp_steer_attach()
  * attached it (the PMD detaches its own). NULL is a no-op. */
 void mlv_xdp_steer_close(struct mlv_xdp_steer *s);

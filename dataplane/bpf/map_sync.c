@@ -126,7 +126,7 @@ out:
 }
 
 enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
-			  const void *entries, size_t n,
+			  const void *keys, const void *values, size_t n,
 			  struct mlv_map_sync_stats *stats)
 {
 	struct mlv_map_sync_stats st = { 0 };
@@ -134,7 +134,7 @@ enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
 	uint8_t *sorted = NULL, *scratch = NULL;
 	enum mlv_err err;
 
-	if (!key_size || !value_size || (n && !entries))
+	if (!key_size || !value_size || (n && (!keys || !values)))
 		return MLV_E_INVAL;
 	sorted = malloc(n ? n * rec : 1);
 	scratch = malloc(value_size);
@@ -142,8 +142,13 @@ enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
 		err = MLV_E_NOMEM;
 		goto out;
 	}
-	if (n)
-		memcpy(sorted, entries, n * rec);
+	/* packed (key, value) records, sorted by key for the lookups below */
+	for (size_t i = 0; i < n; i++) {
+		memcpy(sorted + i * rec, (const uint8_t *)keys + i * key_size,
+		       key_size);
+		memcpy(sorted + i * rec + key_size,
+		       (const uint8_t *)values + i * value_size, value_size);
+	}
 	qsort_r(sorted, n, rec, cmp_key, &key_size);
 
 	err = write_wanted(fd, sorted, n, key_size, value_size, scratch, &st);

@@ -21,15 +21,15 @@ struct mlv_map_sync_stats {
 };
 
 /* Make map fd (a hash map of key_size/value_size) equal to the n entries
- * at entries, each key_size bytes of key followed by value_size bytes of
- * value (duplicate keys are allowed and must carry equal values). Missing and changed
+ * keys[i] -> values[i] (arrays of key_size and value_size strides;
+ * duplicate keys are allowed and must carry equal values). Missing and changed
  * entries are written first, then stale ones deleted, so an entry in both
  * the old and the new set is never absent. Returns MLV_OK; MLV_E_LIMIT if
  * the map is full (it then holds the old set plus part of the new);
  * MLV_E_PERM, MLV_E_IO on other kernel errors; MLV_E_NOMEM. *stats (may
  * be NULL) is filled on success. */
 enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
-			  const void *entries, size_t n,
+			  const void *keys, const void *values, size_t n,
 			  struct mlv_map_sync_stats *stats);
 
 /* Sum a per-CPU array of n u64 counters into out[0..n). Returns MLV_OK,

@@ -19,7 +19,7 @@ struct mlv_cursor {
 	void *end;
 };
 
-/* An 802.1Q / 802.1ad tag after the MAC addresses. */
+/* An 802.1Q tag after the MAC addresses. */
 struct mlv_vlan_hdr {
 	__be16 tci;
 	__be16 proto;   /* the encapsulated ethertype */
@@ -41,9 +41,10 @@ struct mlv_icmp_hdr {
 	__sum16 checksum;
 };
 
-/* Step over the Ethernet header and, if allow_vlan, one VLAN tag (the
- * data plane's parser takes one 802.1Q tag too). Sets *proto to the
- * ethertype in network order. Returns 0, or -1 if the frame is too short. */
+/* Step over the Ethernet header and, if allow_vlan, one 802.1Q tag (as
+ * the data plane's parser does; it takes no 802.1ad tags either). Sets
+ * *proto to the ethertype in network order. Returns 0, or -1 if the
+ * frame is too short. */
 static __always_inline int mlv_parse_eth(struct mlv_cursor *c, __be16 *proto,
 					 int allow_vlan)
 {
@@ -53,8 +54,7 @@ static __always_inline int mlv_parse_eth(struct mlv_cursor *c, __be16 *proto,
 		return -1;
 	*proto = eth->h_proto;
 	c->pos = eth + 1;
-	if (allow_vlan && (*proto == bpf_htons(ETH_P_8021Q) ||
-			   *proto == bpf_htons(ETH_P_8021AD))) {
+	if (allow_vlan && *proto == bpf_htons(ETH_P_8021Q)) {
 		struct mlv_vlan_hdr *vlan = c->pos;
 
 		if ((void *)(vlan + 1) > c->end)
@@ -80,13 +80,16 @@ mlv_ip6_skip_ext(struct mlv_cursor *c, __u8 *nexthdr)
 {
 	__u8 nh = *nexthdr;
 
+	/* one more round than headers allowed: the last may only find the
+	 * upper layer */
 #pragma unroll
-	for (int i = 0; i < MLV_IPV6_MAX_EXT; i++) {
+	for (int i = 0; i <= MLV_IPV6_MAX_EXT; i++) {
 		if (nh == MLV_NEXTHDR_HOP || nh == MLV_NEXTHDR_ROUTING ||
 		    nh == MLV_NEXTHDR_DEST) {
 			struct ipv6_opt_hdr *opt = c->pos;
 
-			if ((void *)(opt + 1) > c->end)
+			if (i == MLV_IPV6_MAX_EXT ||
+			    (void *)(opt + 1) > c->end)
 				return MLV_IP6_MALFORMED;
 			nh = opt->nexthdr;
 			c->pos += ((__u32)opt->hdrlen + 1) * 8;
@@ -95,7 +98,8 @@ mlv_ip6_skip_ext(struct mlv_cursor *c, __u8 *nexthdr)
 		if (nh == MLV_NEXTHDR_FRAGMENT) {
 			struct mlv_ip6_frag_hdr *frag = c->pos;
 
-			if ((void *)(frag + 1) > c->end)
+			if (i == MLV_IPV6_MAX_EXT ||
+			    (void *)(frag + 1) > c->end)
 				return MLV_IP6_MALFORMED;
 			if (frag->frag_off & bpf_htons(MLV_IP6_FRAG_MASK))
 				return MLV_IP6_FRAGMENT;

@@ -41,7 +41,7 @@
 
 /* What the checks decided for a tunnel packet that can be undone. */
 struct decap_plan {
-	__u32 outer_len;    /* bytes between the Ethernet header and the inner packet */
+	__u32 outer_len;    /* bytes from the end of Ethernet to the inner packet */
 	__u32 counter;      /* MLV_DECAP_CTR_DECAP_IPIP or _GUE */
 	__u8 inner_proto;   /* MLV_PROTO_IPIP (IPv4) or MLV_PROTO_IPV6 */
 	__u8 outer_ecn;
@@ -93,6 +93,7 @@ static __always_inline __u32 plan_gue(struct mlv_cursor *c,
 		return MLV_DECAP_CTR_PASS_UNSUPPORTED;
 	p->inner_proto = gue[1];
 	p->outer_len += sizeof(*udp) + MLV_GUE_HLEN;
+	c->pos = gue + MLV_GUE_HLEN;
 	p->counter = MLV_DECAP_CTR_DECAP_GUE;
 	return p->counter;
 }

@@ -70,14 +70,10 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 				 const struct mlv_decap_config *cfg,
 				 char *errbuf, size_t errlen)
 {
-	struct addr_rec {
-		struct mlv_bpf_addr_key key;
-		struct mlv_decap_addr_val val;
-	} *addrs = NULL;
-	struct port_rec {
-		struct mlv_decap_port_key key;
-		struct mlv_decap_port_val val;
-	} *ports = NULL;
+	struct mlv_bpf_addr_key *addrs = NULL;
+	struct mlv_decap_addr_val *addr_vals = NULL;   /* all zero */
+	struct mlv_decap_port_key *ports = NULL;
+	struct mlv_decap_port_val *port_vals = NULL;   /* all zero */
 	enum mlv_err err;
 
 	if (cfg->n_addrs > MLV_DECAP_MAX_ADDRS)
@@ -89,8 +85,10 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 			   "%zu GUE ports: at most %d", cfg->n_gue_ports,
 			   MLV_DECAP_MAX_GUE_PORTS);
 	addrs = calloc(cfg->n_addrs + 1, sizeof(*addrs));
+	addr_vals = calloc(cfg->n_addrs + 1, sizeof(*addr_vals));
 	ports = calloc(cfg->n_gue_ports + 1, sizeof(*ports));
-	if (!addrs || !ports) {
+	port_vals = calloc(cfg->n_gue_ports + 1, sizeof(*port_vals));
+	if (!addrs || !addr_vals || !ports || !port_vals) {
 		err = MLV_E_NOMEM;
 		goto out;
 	}
@@ -102,9 +100,9 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 				  "address %zu has no family", i);
 			goto out;
 		}
-		addrs[i].key.family = ip->family == MLV_AF_INET ?
+		addrs[i].family = ip->family == MLV_AF_INET ?
 			MLV_BPF_FAMILY_V4 : MLV_BPF_FAMILY_V6;
-		memcpy(addrs[i].key.addr, ip->bytes,
+		memcpy(addrs[i].addr, ip->bytes,
 		       ip->family == MLV_AF_INET ? 4 : 16);
 	}
 	for (size_t i = 0; i < cfg->n_gue_ports; i++) {
@@ -113,23 +111,25 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 				  "GUE port 0 is not a port");
 			goto out;
 		}
-		ports[i].key.port = htons(cfg->gue_ports[i]);
+		ports[i].port = htons(cfg->gue_ports[i]);
 	}
-	err = mlv_map_sync(maps->addrs_fd, sizeof(addrs->key),
-			   sizeof(addrs->val), addrs, cfg->n_addrs, NULL);
+	err = mlv_map_sync(maps->addrs_fd, sizeof(*addrs), sizeof(*addr_vals),
+			   addrs, addr_vals, cfg->n_addrs, NULL);
 	if (err) {
 		say(errbuf, errlen, err, "updating decap_addrs: %s",
 		    mlv_strerror(err));
 		goto out;
 	}
-	err = mlv_map_sync(maps->ports_fd, sizeof(ports->key),
-			   sizeof(ports->val), ports, cfg->n_gue_ports, NULL);
+	err = mlv_map_sync(maps->ports_fd, sizeof(*ports), sizeof(*port_vals),
+			   ports, port_vals, cfg->n_gue_ports, NULL);
 	if (err)
 		say(errbuf, errlen, err, "updating decap_gue_ports: %s",
 		    mlv_strerror(err));
 out:
 	free(addrs);
+	free(addr_vals);
 	free(ports);
+	free(port_vals);
 	return err;
 }
 

@@ -1,0 +1,590 @@
+/* The backend decapsulator (dataplane/bpf/xdp_decap.bpf.c) through
+ * BPF_PROG_TEST_RUN, configured by tools/maglev-decap's code: frames
+ * encapsulated by maglevd's own encapsulator (dataplane/encap.c) must
+ * come out as the inner packet behind an Ethernet header of the inner
+ * family, byte for byte; everything it must not touch comes out
+ * unchanged. Expected frames are built independently (tests/unit/
+ * frames.c). Runs in a private network namespace, on lo (generic XDP).
+ * Needs root (exits 77, skipped, without). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include "bpf_test_env.h"
+#include "decap_ctl.h"
+#include "encap.h"
+#include "frames.h"
+#include "xdp_steer.h"
+
+#define FRAME_CAP 2048
+#define GUE_PORT 6080
+#define GUE_PORT2 6081
+#define LOCAL4 "10.99.1.11"
+#define LOCAL6 "fd00:99:1::21"
+
+static const uint8_t LB_MAC[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
+static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
+
+static int lo;
+static struct mlv_decap_maps maps = { .addrs_fd = -1, .ports_fd = -1,
+				      .stats_fd = -1 };
+static int prog_fd = -1;
+static struct mlv_ip local_addrs[2];
+static const uint16_t gue_ports[2] = { GUE_PORT, GUE_PORT2 };
+
+static const struct mlv_decap_config base_cfg = {
+	.addrs = local_addrs, .n_addrs = 2,
+	.gue_ports = gue_ports, .n_gue_ports = 2,
+};
+
+static void attach_base(int want_updated)
+{
+	char why[256] = "";
+	int updated = -1;
+
+	assert_int_equal(mlv_decap_attach(lo, MLV_DECAP_MODE_AUTO, &base_cfg,
+					  &updated, why, sizeof(why)), MLV_OK);
+	assert_int_equal(updated, want_updated);
+}
+
+static int group_setup(void **state)
+{
+	char why[256] = "";
+
+	(void)state;
+	bpf_test_private_netns();
+	lo = (int)if_nametoindex("lo");
+	if (!mlv_ip_parse(LOCAL4, &local_addrs[0]) ||
+	    !mlv_ip_parse(LOCAL6, &local_addrs[1]))
+		return -1;
+	attach_base(0);
+	if (mlv_decap_open(lo, &maps, why, sizeof(why))) {
+		fprintf(stderr, "open: %s\n", why);
+		return -1;
+	}
+	prog_fd = bpf_prog_get_fd_by_id(maps.prog_id);
+	return prog_fd < 0 ? -1 : 0;
+}
+
+static int group_teardown(void **state)
+{
+	int removed;
+
+	(void)state;
+	if (prog_fd >= 0)
+		close(prog_fd);
+	mlv_decap_maps_close(&maps);
+	mlv_decap_detach(lo, &removed, NULL, 0);
+	return 0;
+}
+
+/* How a test frame is wrapped. */
+struct wrap {
+	enum mlv_encap_method method;   /* IPIP or GUE */
+	uint8_t outer;                  /* 4 or 6 */
+	uint8_t inner;                  /* 4 or 6 */
+	const char *outer_dst;          /* NULL: this host's address */
+	uint16_t gue_port;              /* 0: GUE_PORT */
+	uint8_t inner_tos;              /* the inner packet's TOS / class */
+	uint8_t outer_tos;              /* what the outer header gets */
+};
+
+/* The inner packet: UDP from a client to the VIP. */
+static uint32_t inner_packet(uint8_t *buf, uint8_t family, uint8_t tos)
+{
+	struct frame_spec s;
+	uint32_t len;
+
+	frame_spec_init(&s, family, IPPROTO_UDP);
+	s.dport = 53;
+	s.tos = tos;
+	s.payload_len = 100;
+	len = frame_build_ip(buf, FRAME_CAP, &s);
+	assert_true(len > 0);
+	return len;
+}
+
+/* The frame maglevd's encapsulator sends for w; *inner_len set. */
+static uint32_t encapsulated(uint8_t *buf, const struct wrap *w)
+{
+	struct mlv_encap_params p = { 0 };
+	struct mlv_encap_tmpl t;
+	uint8_t inner[FRAME_CAP];
+	uint32_t ilen = inner_packet(inner, w->inner, w->inner_tos);
+
+	p.method = w->method;
+	memcpy(p.src_mac, LB_MAC, 6);
+	memcpy(p.dst_mac, BE_MAC, 6);
+	p.outer_family = w->outer;
+	frame_addr(p.outer_src, w->outer == 4 ? "10.99.0.1" : "fd00:99::1");
+	frame_addr(p.outer_dst, w->outer_dst ? w->outer_dst :
+		   w->outer == 4 ? LOCAL4 : LOCAL6);
+	p.inner_family = w->inner;
+	p.gue_port = w->gue_port ? w->gue_port : GUE_PORT;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), 0);
+	memcpy(buf + t.len, inner, ilen);
+	mlv_encap_apply(buf, &t, (uint16_t)ilen, w->outer_tos, 0x5eed);
+	return t.len + ilen;
+}
+
+/* The frame the backend's stack should get: BE_MAC <- LB_MAC, the inner
+ * family's ethertype, the inner packet with inner_tos. */
+static uint32_t decapsulated(uint8_t *buf, uint8_t inner, uint8_t inner_tos)
+{
+	memcpy(buf, BE_MAC, 6);
+	memcpy(buf + 6, LB_MAC, 6);
+	buf[12] = inner == 4 ? 0x08 : 0x86;
+	buf[13] = inner == 4 ? 0x00 : 0xdd;
+	return 14 + inner_packet(buf + 14, inner, inner_tos);
+}
+
+/* Run frame; the program must return action and count it once under ctr.
+ * Returns the output length (the output lands in out). */
+static uint32_t run(const uint8_t *frame, uint32_t len, uint8_t *out,
+		    int action, enum mlv_decap_counter ctr)
+{
+	uint64_t before[MLV_DECAP_CTR__COUNT], after[MLV_DECAP_CTR__COUNT];
+	char moved[256] = "";
+	size_t off = 0;
+	int bad = 0;
+	uint32_t out_len = 0;
+
+	assert_int_equal(mlv_decap_counters(&maps, before), MLV_OK);
+	assert_int_equal(bpf_test_run_xdp(prog_fd, frame, len, out, FRAME_CAP,
+					  &out_len), action);
+	assert_int_equal(mlv_decap_counters(&maps, after), MLV_OK);
+	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++) {
+		uint64_t d = after[i] - before[i];
+
+		bad |= d != (i == (unsigned)ctr ? 1u : 0u);
+		if (d && off < sizeof(moved))
+			off += (size_t)snprintf(moved + off, sizeof(moved) - off,
+						" %s+%llu",
+						mlv_decap_counter_name(i),
+						(unsigned long long)d);
+	}
+	if (bad)
+		fail_msg("expected %s+1, counters moved:%s",
+			 mlv_decap_counter_name(ctr), moved);
+	return out_len;
+}
+
+/* The frame must pass exactly as it came. */
+static void untouched(const uint8_t *frame, uint32_t len,
+		      enum mlv_decap_counter ctr)
+{
+	uint8_t out[FRAME_CAP];
+
+	assert_int_equal(run(frame, len, out, XDP_PASS, ctr), len);
+	assert_memory_equal(out, frame, len);
+}
+
+static void expect_decap(const struct wrap *w)
+{
+	uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+	uint32_t len = encapsulated(frame, w);
+	uint32_t want_len = decapsulated(want, w->inner, w->inner_tos);
+	uint32_t out_len;
+
+	out_len = run(frame, len, out, XDP_PASS,
+		      w->method == MLV_ENCAP_GUE ? MLV_DECAP_CTR_DECAP_GUE :
+		      MLV_DECAP_CTR_DECAP_IPIP);
+	assert_int_equal(out_len, want_len);
+	assert_memory_equal(out, want, want_len);
+	assert_true(frame_ip_checksums_ok(out + 14, out_len - 14));
+}
+
+static void ipip_4in4(void **state)
+{
+	struct wrap w = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 };
+
+	(void)state;
+	expect_decap(&w);
+}
+
+static void ipip_6in6(void **state)
+{
+	struct wrap w = { MLV_ENCAP_IPIP, 6, 6, NULL, 0, 0, 0 };
+
+	(void)state;
+	expect_decap(&w);
+}
+
+static void ipip_4in6(void **state)
+{
+	struct wrap w = { MLV_ENCAP_IPIP, 6, 4, NULL, 0, 0, 0 };
+
+	(void)state;
+	expect_decap(&w);
+}
+
+/* 6in4 (protocol 41 in IPv4): maglevd never sends it (the config refuses
+ * IPv6 VIPs with IPv4 IPIP backends) but it is standard IPIP, so it is
+ * undone too. Built by hand from a 4in4 frame's outer header. */
+static void ipip_6in4(void **state)
+{
+	struct wrap w44 = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 };
+	uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+	uint32_t ilen, want_len, out_len;
+
+	(void)state;
+	encapsulated(frame, &w44);                 /* outer header template */
+	ilen = inner_packet(frame + 34, 6, 0);
+	frame[14 + 2] = (uint8_t)((20 + ilen) >> 8);
+	frame[14 + 3] = (uint8_t)(20 + ilen);
+	frame[14 + 9] = 41;
+	frame[14 + 10] = frame[14 + 11] = 0;
+	{
+		uint16_t c = frame_csum(frame + 14, 20, 0);
+
+		frame[14 + 10] = (uint8_t)(c >> 8);
+		frame[14 + 11] = (uint8_t)c;
+	}
+	want_len = decapsulated(want, 6, 0);
+	out_len = run(frame, 34 + ilen, out, XDP_PASS,
+		      MLV_DECAP_CTR_DECAP_IPIP);
+	assert_int_equal(out_len, want_len);
+	assert_memory_equal(out, want, want_len);
+}
+
+static void gue_every_family_pair(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2)
+		for (uint8_t inner = 4; inner <= 6; inner += 2) {
+			struct wrap w = { MLV_ENCAP_GUE, outer, inner, NULL,
+					  0, 0, 0 };
+
+			expect_decap(&w);
+			w.gue_port = GUE_PORT2;
+			expect_decap(&w);
+		}
+}
+
+static void dscp_is_kept_and_padding_passes_through(void **state)
+{
+	struct wrap w = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0xb8, 0xb8 };
+	uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+	uint32_t len, want_len;
+
+	(void)state;
+	expect_decap(&w);            /* EF, no ECN: inner unchanged */
+	/* a short frame padded by the sender: the padding stays behind
+	 * the inner packet, where the stack trims it by the IP length */
+	len = encapsulated(frame, &w);
+	memset(frame + len, 0, 20);
+	want_len = decapsulated(want, 4, 0xb8);
+	memset(want + want_len, 0, 20);
+	assert_int_equal(run(frame, len + 20, out, XDP_PASS,
+			     MLV_DECAP_CTR_DECAP_IPIP), want_len + 20);
+	assert_memory_equal(out, want, want_len + 20);
+}
+
+/* RFC 6040 4.2: outer CE onto an ECT inner packet, checksum included;
+ * outer CE over not-ECT: dropped; outer ECT over not-ECT: nothing. */
+static void ecn_congestion_mark_is_propagated(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2)
+		for (uint8_t inner = 4; inner <= 6; inner += 2) {
+			struct wrap w = { MLV_ENCAP_IPIP, outer, inner, NULL,
+					  0, 0x02, 0x03 };
+			uint8_t frame[FRAME_CAP], out[FRAME_CAP];
+			uint8_t want[FRAME_CAP];
+			uint32_t len, want_len;
+
+			if (outer == 4 && inner == 6)
+				continue;   /* maglevd has no 6in4 */
+			len = encapsulated(frame, &w);
+			want_len = decapsulated(want, inner, 0x03);
+			assert_int_equal(run(frame, len, out, XDP_PASS,
+					     MLV_DECAP_CTR_DECAP_IPIP),
+					 want_len);
+			assert_memory_equal(out, want, want_len);
+
+			w.inner_tos = 0x00;          /* not-ECT under CE */
+			len = encapsulated(frame, &w);
+			run(frame, len, out, XDP_DROP, MLV_DECAP_CTR_DROP_ECN);
+
+			w.outer_tos = 0x01;          /* ECT(1) over not-ECT */
+			expect_decap(&w);
+		}
+}
+
+static void other_destination_is_untouched(void **state)
+{
+	struct wrap ws[3] = {
+		{ MLV_ENCAP_IPIP, 4, 4, "10.99.1.12", 0, 0, 0 },
+		{ MLV_ENCAP_IPIP, 6, 6, "fd00:99:1::22", 0, 0, 0 },
+		{ MLV_ENCAP_GUE, 4, 6, "10.99.1.12", 0, 0, 0 },
+	};
+	uint8_t frame[FRAME_CAP];
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		untouched(frame, encapsulated(frame, &ws[i]),
+			  MLV_DECAP_CTR_PASS_NOT_LOCAL);
+}
+
+static void gue_on_another_port_is_untouched(void **state)
+{
+	struct wrap w = { MLV_ENCAP_GUE, 4, 4, NULL, 6082, 0, 0 };
+	uint8_t frame[FRAME_CAP];
+
+	(void)state;
+	untouched(frame, encapsulated(frame, &w),
+		  MLV_DECAP_CTR_PASS_NOT_TUNNEL);
+	w.outer = 6;
+	untouched(frame, encapsulated(frame, &w),
+		  MLV_DECAP_CTR_PASS_NOT_TUNNEL);
+}
+
+/* GUE that is not a bare variant-0 data message: passed as it came. */
+static void gue_extensions_are_untouched(void **state)
+{
+	struct wrap w = { MLV_ENCAP_GUE, 4, 4, NULL, 0, 0, 0 };
+	const uint8_t first[3] = { 0x01, 0x20, 0x40 };  /* Hlen 1, C, variant 1 */
+	uint8_t frame[FRAME_CAP];
+	uint32_t len;
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++) {
+		len = encapsulated(frame, &w);
+		frame[14 + 20 + 8] = first[i];
+		untouched(frame, len, MLV_DECAP_CTR_PASS_UNSUPPORTED);
+	}
+	len = encapsulated(frame, &w);
+	frame[14 + 20 + 8 + 1] = 17;        /* proto: UDP, not IP */
+	untouched(frame, len, MLV_DECAP_CTR_PASS_UNSUPPORTED);
+}
+
+static void set_ipv4_csum(uint8_t *ip)
+{
+	uint16_t c;
+
+	ip[10] = ip[11] = 0;
+	c = frame_csum(ip, (uint32_t)(ip[0] & 0xf) * 4, 0);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+}
+
+static void outer_problems_are_untouched(void **state)
+{
+	struct wrap w = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 };
+	uint8_t frame[FRAME_CAP], opt[FRAME_CAP];
+	uint32_t len;
+
+	(void)state;
+	len = encapsulated(frame, &w);
+	frame[14 + 6] = 0x20;               /* MF: a fragment */
+	set_ipv4_csum(frame + 14);
+	untouched(frame, len, MLV_DECAP_CTR_PASS_FRAGMENT);
+
+	len = encapsulated(frame, &w);
+	frame[14 + 11] ^= 0x01;             /* header checksum */
+	untouched(frame, len, MLV_DECAP_CTR_PASS_MALFORMED);
+
+	len = encapsulated(frame, &w);
+	frame[34] = 0x65;                   /* protocol 4, inner version 6 */
+	untouched(frame, len, MLV_DECAP_CTR_PASS_MALFORMED);
+
+	/* an outer IPv4 header with 4 bytes of options (NOPs) */
+	len = encapsulated(frame, &w);
+	memcpy(opt, frame, 34);
+	memset(opt + 34, 1, 4);
+	memcpy(opt + 38, frame + 34, len - 34);
+	opt[14] = 0x46;
+	opt[14 + 3] += 4;
+	set_ipv4_csum(opt + 14);
+	untouched(opt, len + 4, MLV_DECAP_CTR_PASS_UNSUPPORTED);
+
+	/* an IPv6 outer header followed by a destination-options header */
+	w.outer = 6;
+	w.inner = 6;
+	len = encapsulated(frame, &w);
+	frame[14 + 6] = 60;
+	untouched(frame, len, MLV_DECAP_CTR_PASS_UNSUPPORTED);
+	frame[14 + 6] = 44;
+	untouched(frame, len, MLV_DECAP_CTR_PASS_FRAGMENT);
+}
+
+/* Every cut of a tunnel frame is shorter than its outer IP length says:
+ * malformed, untouched, never decapsulated, dropped or aborted. */
+static void truncated_frames_are_untouched(void **state)
+{
+	struct wrap ws[3] = {
+		{ MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 },
+		{ MLV_ENCAP_GUE, 6, 4, NULL, 0, 0, 0 },
+		{ MLV_ENCAP_IPIP, 6, 6, NULL, 0, 0, 0 },
+	};
+	uint8_t frame[FRAME_CAP];
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++) {
+		uint32_t len = encapsulated(frame, &ws[i]);
+
+		for (uint32_t cut = 15; cut < len; cut++)
+			untouched(frame, cut, MLV_DECAP_CTR_PASS_MALFORMED);
+	}
+}
+
+static void ordinary_traffic_is_untouched(void **state)
+{
+	static const uint8_t arp[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1,
+		0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0, 1,
+		2, 0, 0, 0, 0, 1, 10, 99, 0, 1,
+		0, 0, 0, 0, 0, 0, 10, 99, 1, 11,
+	};
+	struct wrap w = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 };
+	struct frame_spec s;
+	uint8_t frame[FRAME_CAP], tagged[FRAME_CAP];
+	uint32_t len;
+
+	(void)state;
+	untouched(arp, sizeof(arp), MLV_DECAP_CTR_PASS_NOT_IP);
+	frame_spec_init(&s, 4, IPPROTO_TCP);       /* SSH to this host */
+	frame_addr(s.dst, LOCAL4);
+	s.dport = 22;
+	len = frame_build(frame, sizeof(frame), &s, NULL, NULL);
+	untouched(frame, len, MLV_DECAP_CTR_PASS_NOT_TUNNEL);
+	frame_spec_init(&s, 6, IPPROTO_UDP);       /* DNS to this host */
+	frame_addr(s.dst, LOCAL6);
+	s.dport = 53;
+	len = frame_build(frame, sizeof(frame), &s, NULL, NULL);
+	untouched(frame, len, MLV_DECAP_CTR_PASS_NOT_TUNNEL);
+
+	/* a VLAN-tagged tunnel frame: left to the kernel */
+	len = encapsulated(frame, &w);
+	memcpy(tagged, frame, 12);
+	tagged[12] = 0x81;
+	tagged[13] = 0x00;
+	tagged[14] = 0;
+	tagged[15] = 100;
+	memcpy(tagged + 16, frame + 12, len - 12);
+	untouched(tagged, len + 4, MLV_DECAP_CTR_PASS_NOT_IP);
+}
+
+static void reattach_reconfigures_in_place(void **state)
+{
+	const struct mlv_decap_config v6_only = {
+		.addrs = &local_addrs[1], .n_addrs = 1,
+	};
+	struct wrap w44 = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 };
+	struct wrap gue66 = { MLV_ENCAP_GUE, 6, 6, NULL, 0, 0, 0 };
+	struct wrap w66 = { MLV_ENCAP_IPIP, 6, 6, NULL, 0, 0, 0 };
+	struct mlv_decap_maps now;
+	uint8_t frame[FRAME_CAP];
+	char why[256] = "";
+	int updated = -1;
+
+	(void)state;
+	assert_int_equal(mlv_decap_attach(lo, MLV_DECAP_MODE_AUTO, &v6_only,
+					  &updated, why, sizeof(why)), MLV_OK);
+	assert_int_equal(updated, 1);
+	assert_int_equal(mlv_decap_open(lo, &now, why, sizeof(why)), MLV_OK);
+	assert_int_equal(now.prog_id, maps.prog_id);   /* not reloaded */
+	mlv_decap_maps_close(&now);
+
+	untouched(frame, encapsulated(frame, &w44),
+		  MLV_DECAP_CTR_PASS_NOT_LOCAL);
+	untouched(frame, encapsulated(frame, &gue66),
+		  MLV_DECAP_CTR_PASS_NOT_TUNNEL);
+	expect_decap(&w66);
+	attach_base(1);
+	expect_decap(&w44);
+}
+
+static void bad_configuration_is_refused(void **state)
+{
+	static struct mlv_ip many[257];
+	const uint16_t zero = 0;
+	struct mlv_decap_config cfg = { .addrs = local_addrs, .n_addrs = 2,
+					.gue_ports = &zero, .n_gue_ports = 1 };
+	struct wrap w = { MLV_ENCAP_GUE, 4, 4, NULL, 0, 0, 0 };
+	char why[256] = "";
+
+	(void)state;
+	assert_int_equal(mlv_decap_configure(&maps, &cfg, why, sizeof(why)),
+			 MLV_E_INVAL);
+	for (unsigned i = 0; i < 257; i++) {
+		many[i].family = MLV_AF_INET;
+		many[i].bytes[0] = 10;
+		many[i].bytes[2] = (uint8_t)(i >> 8);
+		many[i].bytes[3] = (uint8_t)i;
+	}
+	cfg.addrs = many;
+	cfg.n_addrs = 257;
+	cfg.n_gue_ports = 0;
+	assert_int_equal(mlv_decap_configure(&maps, &cfg, why, sizeof(why)),
+			 MLV_E_LIMIT);
+	assert_non_null(strstr(why, "256"));
+	expect_decap(&w);            /* the old configuration stands */
+}
+
+/* Last: detaching ours; someone else's program is never replaced or
+ * removed. */
+static void detach_and_foreign_programs(void **state)
+{
+	struct mlv_xdp_steer *other = NULL;
+	struct mlv_decap_maps m;
+	char why[256] = "";
+	int removed = -1, updated = -1;
+
+	(void)state;
+	assert_int_equal(mlv_decap_detach(lo, &removed, why, sizeof(why)),
+			 MLV_OK);
+	assert_int_equal(removed, 1);
+	assert_int_equal(mlv_decap_open(lo, &m, why, sizeof(why)),
+			 MLV_E_NOT_FOUND);
+	assert_int_equal(mlv_decap_detach(lo, &removed, why, sizeof(why)),
+			 MLV_OK);
+	assert_int_equal(removed, 0);
+
+	assert_int_equal(mlv_xdp_steer_attach("lo", MLV_XDP_MODE_AUTO, &other,
+					      why, sizeof(why)), MLV_OK);
+	assert_int_equal(mlv_decap_attach(lo, MLV_DECAP_MODE_AUTO, &base_cfg,
+					  &updated, why, sizeof(why)),
+			 MLV_E_BUSY);
+	assert_non_null(strstr(why, "mlv_xdp_steer"));
+	assert_int_equal(mlv_decap_detach(lo, &removed, why, sizeof(why)),
+			 MLV_E_BUSY);
+	assert_int_equal(removed, 0);
+	mlv_xdp_steer_close(other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ipip_4in4),
+		cmocka_unit_test(ipip_6in6),
+		cmocka_unit_test(ipip_4in6),
+		cmocka_unit_test(ipip_6in4),
+		cmocka_unit_test(gue_every_family_pair),
+		cmocka_unit_test(dscp_is_kept_and_padding_passes_through),
+		cmocka_unit_test(ecn_congestion_mark_is_propagated),
+		cmocka_unit_test(other_destination_is_untouched),
+		cmocka_unit_test(gue_on_another_port_is_untouched),
+		cmocka_unit_test(gue_extensions_are_untouched),
+		cmocka_unit_test(outer_problems_are_untouched),
+		cmocka_unit_test(truncated_frames_are_untouched),
+		cmocka_unit_test(ordinary_traffic_is_untouched),
+		cmocka_unit_test(reattach_reconfigures_in_place),
+		cmocka_unit_test(bad_configuration_is_refused),
+		cmocka_unit_test(detach_and_foreign_programs),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

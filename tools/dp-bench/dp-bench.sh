@@ -1,0 +1,342 @@
+#!/bin/bash
+# dp-bench: the data-plane benchmark of issue 7, side by side in one run.
+#
+# For every scenario, on the same generated pcap and the same single
+# forwarding core: dpdk-testpmd in io mode, dpdk-testpmd in 5tswap mode,
+# then maglevd (two-arm: net_pcap rx with infinite_rx -> net_null no-rx,
+# one worker, idle: poll). Prints a table (or --json) of Mpps, the ratio
+# maglevd / 5tswap against the issue's goals, and maglevd's cycles per
+# packet. docs/benchmarks.md ("Data plane") explains the setup and the
+# figures.
+#
+#   dp-bench [--quick] [--json] [--only REGEX] [--cores MAIN,FWD]
+#            [--duration S] [--warmup S] [--repeat N] [--work DIR] [--keep]
+#            [--save FILE] [--maglevd PATH] [--testpmd PATH]
+#
+# --repeat N runs the three measurements of a scenario N times in turn
+# (io, 5tswap, maglevd, io, ...) and reports each one's median run: on a
+# shared machine a neighbour's burst of work then spoils one sample, not
+# the figure.
+#
+# --quick is the CI smoke: tiny pcaps, about a second per run; it fails
+# (exit 1) if any run forwarded nothing, and asserts no speed. A full run
+# reports a run that cannot be made (e.g. a pcap larger than a mbuf pool)
+# as n/a with the reason, and still exits 0.
+#
+# meson configures this file into the build directory with the paths of
+# the programs it drives; run that copy (build-*/tools/dp-bench/dp-bench).
+set -u -o pipefail
+
+MAGLEVD='@MAGLEVD@'
+GEN='@GEN@'
+RESULT='@RESULT@'
+TESTPMD=$(command -v dpdk-testpmd || echo /usr/bin/dpdk-testpmd)
+
+QUICK=0 JSON=0 ONLY='' CORES=0,1 DURATION='' WARMUP='' REPEAT=1 WORK='' KEEP=0
+SAVE=''
+# Longest wait for a process to start forwarding (EAL start-up, loading
+# a pcap of a million frames into mbufs).
+START_LIMIT_S=60
+
+usage() {
+	sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'
+}
+
+die() { echo "dp-bench: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) QUICK=1 ;;
+	--json) JSON=1 ;;
+	--only) ONLY=${2:?--only needs a regex}; shift ;;
+	--cores) CORES=${2:?--cores needs MAIN,FWD}; shift ;;
+	--duration) DURATION=${2:?}; shift ;;
+	--warmup) WARMUP=${2:?}; shift ;;
+	--repeat) REPEAT=${2:?}; shift ;;
+	--work) WORK=${2:?}; shift ;;
+	--keep) KEEP=1 ;;
+	--save) SAVE=${2:?}; shift ;;
+	--maglevd) MAGLEVD=${2:?}; shift ;;
+	--testpmd) TESTPMD=${2:?}; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+	shift
+done
+
+[[ $CORES =~ ^([0-9]+),([0-9]+)$ ]] ||
+	die "--cores: '$CORES' is not MAIN,FWD (two CPU numbers)"
+MAIN_CPU=${BASH_REMATCH[1]} FWD_CPU=${BASH_REMATCH[2]}
+[ "$MAIN_CPU" != "$FWD_CPU" ] || die "--cores: MAIN and FWD must differ"
+if [ $QUICK = 1 ]; then
+	DURATION=${DURATION:-1} WARMUP=${WARMUP:-0.5} SKIP=1
+else
+	DURATION=${DURATION:-5} WARMUP=${WARMUP:-1} SKIP=2
+fi
+[[ $DURATION =~ ^[0-9]+(\.[0-9]+)?$ && $WARMUP =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+	die "--duration/--warmup take seconds"
+[[ $REPEAT =~ ^[1-9][0-9]?$ ]] || die "--repeat takes 1..99"
+for p in "$MAGLEVD" "$GEN" "$RESULT" "$TESTPMD"; do
+	[ -x "$p" ] || die "$p: not found or not executable"
+done
+
+if [ -z "$WORK" ]; then
+	WORK=$(mktemp -d /tmp/dp-bench.XXXXXX) || die "cannot create a work dir"
+	OWN_WORK=1
+else
+	mkdir -p "$WORK" || die "cannot create $WORK"
+	OWN_WORK=0
+fi
+RESULTS=$WORK/results.jsonl
+: > "$RESULTS"
+CHILD=''
+
+cleanup() {
+	if [ -n "$CHILD" ]; then
+		kill -KILL "$CHILD" 2>/dev/null
+		wait "$CHILD" 2>/dev/null
+	fi
+	if [ $KEEP = 0 ]; then
+		rm -f "$WORK"/*.pcap "$WORK"/*.json "$WORK"/*.json.tmp.*
+		[ $OWN_WORK = 1 ] && rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "dp-bench: $*" >&2; }
+
+# ---- scenarios ---------------------------------------------------------
+# name | description | goal (maglevd/5tswap; 0 none) | flows | frames |
+# family | ip_len (0 smallest) | tcp flags | conntrack entries | forwarding
+#
+# Flows are capped at 64000 by maglevd's mbuf pool, see run_maglevd.
+# Established scenarios size the table at 16x their flows or more: 4-way
+# buckets at higher loads overflow, and a flow in an overflowing bucket
+# misses on every pass of the replayed file (new/pkt shows it). New-flow
+# and full-table scenarios replay 4x more flows than entries, so a flow
+# has been evicted (P > 0.9999) by the time the file repeats.
+if [ $QUICK = 1 ]; then
+	K=2000 BIG=65536 SMALL=1024
+else
+	K=64000 BIG=1048576 SMALL=16384
+fi
+EST="established TCP (ACK), $K flows tracked in $BIG entries"
+SCENARIOS=(
+"est-64B-ipip|$EST, 64-byte IPv4 frames, ipip|0.8|$K|$K|4|0|ack|$BIG|ipip"
+"est-64B-gue|$EST, 64-byte IPv4 frames, gue|0.8|$K|$K|4|0|ack|$BIG|gue"
+"est-64B-l2dsr|$EST, 64-byte IPv4 frames, l2dsr|0.8|$K|$K|4|0|ack|$BIG|l2dsr"
+"est-1500B-ipip|$EST, 1500-byte IPv4 packets (1514-byte frames), ipip|0.8|$K|$K|4|1500|ack|$BIG|ipip"
+"est-mixed-ipip|$EST, IPv4 and IPv6 alternating (60/74-byte frames), ipip|0.8|$K|$K|mixed|0|ack|$BIG|ipip"
+"new-64B-ipip|new flows: every frame a new 5-tuple (SYN), $K tuples through $SMALL entries (miss + insert + eviction), 64-byte IPv4 frames, ipip|0.5|$K|$K|4|0|syn|$SMALL|ipip"
+"ctfull-64B-ipip|conntrack full: $K established flows cycling through $SMALL entries, each frame evicts a live established entry, 64-byte IPv4 frames, ipip|0|$K|$K|4|0|ack|$SMALL|ipip"
+)
+if [ $QUICK = 0 ]; then
+	SCENARIOS+=("est1m-64B-ipip|established TCP (ACK), 1M flows tracked in 4194304 entries, 64-byte IPv4 frames, ipip|0.8|1000000|1000000|4|0|ack|4194304|ipip")
+fi
+
+# ---- helpers -----------------------------------------------------------
+# Stop the background process $CHILD: SIGINT, then SIGKILL after 15 s.
+stop_child() {
+	local i
+	kill -INT "$CHILD" 2>/dev/null
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$CHILD" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$CHILD" 2>/dev/null
+	wait "$CHILD" 2>/dev/null
+	CHILD=''
+}
+
+# The reason a DPDK process failed, from its log.
+failure_reason() {
+	local r
+	r=$(grep -m1 -E 'Not enough mbufs|Creation of mbuf pool|Cannot allocate|cannot create a pool' "$1") ||
+		r=$(grep -iE 'error|fail|cannot' "$1" | tail -n1) ||
+		r="exited without forwarding (log: $1)"
+	echo "${r:0:300}"
+}
+
+na() { "$RESULT" na --scenario "$1" --run "$2" --reason "$3" >> "$RESULTS"; }
+
+FAILED=0
+# Runs of the current scenario that failed once: not tried again.
+declare -A BROKEN
+
+# run_testpmd SCENARIO MODE PCAP FRAMES
+run_testpmd() {
+	local sc=$1 mode=$2 pcap=$3 frames=$4 log=$WORK/$1.testpmd-$2.log
+	local want deadline n
+	# io/5tswap forward port 0 -> port 1 with the chained topology; port
+	# 1 (net_null, no-rx) receives nothing. The pool holds the whole
+	# replayed file plus working room, in mbufs of maglevd's size
+	# (DPDK's default 2176-byte data room).
+	"$TESTPMD" --in-memory --no-pci --no-telemetry \
+		--lcores="0@$MAIN_CPU,1@$FWD_CPU" \
+		--vdev="net_pcap0,rx_pcap=$pcap,infinite_rx=1" \
+		--vdev=net_null0,no-rx=1 -- \
+		--forward-mode="$mode" --port-topology=chained --nb-cores=1 \
+		--rxq=1 --txq=1 --burst=32 --total-num-mbufs=$((frames + 16384)) \
+		--no-flush-rx --no-lsc-interrupt --no-rmv-interrupt \
+		--stats-period=1 < /dev/null > "$log" 2>&1 &
+	CHILD=$!
+	# SKIP start-up samples, then one per second of the window (and one
+	# more: the window is whole seconds rounded up)
+	want=$((SKIP + ${DURATION%.*} + 1))
+	deadline=$((SECONDS + START_LIMIT_S + want))
+	while kill -0 "$CHILD" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+		n=$(grep -c 'Tx-pps' "$log")
+		[ $((n / 2)) -ge $want ] && break
+		sleep 0.2
+	done
+	if ! kill -0 "$CHILD" 2>/dev/null; then
+		wait "$CHILD" 2>/dev/null
+		CHILD=''
+		na "$sc" "testpmd-$mode" "$(failure_reason "$log")"
+		FAILED=1 BROKEN[testpmd-$mode]=1
+		return
+	fi
+	stop_child
+	if ! "$RESULT" testpmd --scenario "$sc" --mode "$mode" --log "$log" \
+			--skip "$SKIP" \
+			>> "$RESULTS" 2> "$log.err"; then
+		na "$sc" "testpmd-$mode" "$(cat "$log.err")"
+		FAILED=1 BROKEN[testpmd-$mode]=1
+	fi
+}
+
+# The maglevd configuration of a scenario: two arms, one worker, busy
+# polling, the VIPs of dp-bench-gen (tools/dp-bench/flows.h) with 8
+# backends each. --lcores maps lcore 0 (control) and 1 (the worker) to
+# the chosen CPUs, and parks lcores 2..127 on the control CPU: they never
+# run anything, but maglevd sizes its mbuf pool per EAL lcore (a mempool
+# cache each, dataplane/port.c) and net_pcap's infinite_rx holds every
+# frame of the file in that pool. This lifts the pool from 8191 to 65535
+# mbufs, so files of up to ~64000 frames replay. maglevd has no setting
+# for its pool size (see docs/benchmarks.md).
+write_config() {
+	local cfg=$1 pcap=$2 ct=$3 fwd=$4 i
+	cat > "$cfg" <<EOF
+dataplane:
+  eal_args: [--in-memory, --no-pci, --no-telemetry,
+             "--lcores=0@$MAIN_CPU,1@$FWD_CPU,(2-127)@$MAIN_CPU",
+             "--vdev=net_pcap0,rx_pcap=$pcap,infinite_rx=1",
+             "--vdev=net_null0,no-rx=1"]
+  workers: 1
+  idle: poll
+  ports:
+    - {name: ext, device: net_pcap0, address: 10.99.0.1, address6: "fd00:99::1",
+       next_hop: "02:00:00:00:00:03", tx_port: int, mtu: 1600}
+    - {name: int, device: net_null0, address: 10.99.0.2, address6: "fd00:99::2",
+       next_hop: "02:00:00:00:00:03", mtu: 1600}
+  conntrack: {entries_per_worker: $ct}
+control:
+  socket: $WORK/maglevd.sock
+  metrics_listen: ""
+vips:
+  - name: web4
+    address: 192.0.2.10
+    port: 80
+    protocol: tcp
+    forwarding: $fwd
+    health: {type: none}
+    backends:
+EOF
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "      - {name: b4-$i, address: 10.99.1.1$i, mac: \"02:00:00:00:01:1$i\"}"
+	done >> "$cfg"
+	cat >> "$cfg" <<EOF
+  - name: web6
+    address: "2001:db8::10"
+    port: 80
+    protocol: tcp
+    forwarding: $fwd
+    health: {type: none}
+    backends:
+EOF
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "      - {name: b6-$i, address: \"fd00:99:1::1$i\", mac: \"02:00:00:00:01:2$i\"}"
+	done >> "$cfg"
+}
+
+# run_maglevd SCENARIO PCAP CT_ENTRIES FORWARDING
+run_maglevd() {
+	local sc=$1 cfg=$WORK/$1.yaml log=$WORK/$1.maglevd.log
+	local stats=$WORK/$1.stats.json deadline fwd
+	write_config "$cfg" "$2" "$3" "$4"
+	rm -f "$stats"
+	"$MAGLEVD" -c "$cfg" --stats-file "$stats" --stats-interval 100 \
+		< /dev/null > "$log" 2>&1 &
+	CHILD=$!
+	# ready when the stats file shows forwarded packets
+	deadline=$((SECONDS + START_LIMIT_S))
+	while kill -0 "$CHILD" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+		fwd=$("$RESULT" number "$stats" totals.counters.forwarded 2>/dev/null)
+		[ "${fwd:-0}" -gt 0 ] && break
+		sleep 0.1
+	done
+	if ! kill -0 "$CHILD" 2>/dev/null || [ "${fwd:-0}" -le 0 ]; then
+		stop_child
+		na "$sc" maglevd "$(failure_reason "$log")"
+		FAILED=1 BROKEN[maglevd]=1
+		return
+	fi
+	# The window is measured by the daemon's own uptime in the two
+	# snapshots; the sleeps only set its length.
+	sleep "$WARMUP"
+	cp "$stats" "$WORK/$sc.before.json"
+	sleep "$DURATION"
+	cp "$stats" "$WORK/$sc.after.json"
+	stop_child
+	if ! "$RESULT" maglevd --scenario "$sc" --tsc-hz "$TSC_HZ" \
+			--before "$WORK/$sc.before.json" \
+			--after "$WORK/$sc.after.json" >> "$RESULTS" 2> "$log.err"; then
+		na "$sc" maglevd "$(cat "$log.err")"
+		FAILED=1 BROKEN[maglevd]=1
+	fi
+}
+
+# ---- main --------------------------------------------------------------
+TSC_HZ=$("$RESULT" tsc-hz) || die "cannot measure the TSC frequency"
+say "work dir $WORK; forwarding CPU $FWD_CPU, main CPU $MAIN_CPU;" \
+	"window ${DURATION}s after ${WARMUP}s warm-up; TSC $TSC_HZ Hz"
+ran=0
+for s in "${SCENARIOS[@]}"; do
+	IFS='|' read -r name desc goal flows frames family iplen flags ct fwd <<< "$s"
+	[ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]] && continue
+	ran=$((ran + 1))
+	pcap=$WORK/$name.pcap
+	"$RESULT" scenario --name "$name" --desc "$desc" --goal "$goal" \
+		--flows "$flows" --frames "$frames" --ct-entries "$ct" \
+		--forwarding "$fwd" >> "$RESULTS" || exit 1
+	"$GEN" -o "$pcap" --flows "$flows" --packets "$frames" \
+		--family "$family" --ip-len "$iplen" --flags "$flags" > /dev/null ||
+		die "$name: cannot write $pcap"
+	BROKEN=()
+	for ((r = 1; r <= REPEAT; r++)); do
+		for run in testpmd-io testpmd-5tswap maglevd; do
+			[ -n "${BROKEN[$run]:-}" ] && continue
+			say "$name: $run ($r/$REPEAT)"
+			case $run in
+			testpmd-*) run_testpmd "$name" "${run#testpmd-}" "$pcap" "$frames" ;;
+			maglevd) run_maglevd "$name" "$pcap" "$ct" "$fwd" ;;
+			esac
+		done
+	done
+	[ $KEEP = 1 ] || rm -f "$pcap"
+done
+[ $ran -gt 0 ] || die "no scenario matches --only '$ONLY'"
+
+[ -n "$SAVE" ] && { cp "$RESULTS" "$SAVE" || die "cannot write $SAVE"; }
+if [ $JSON = 1 ]; then
+	"$RESULT" report --json "$RESULTS" || exit 1
+else
+	"$RESULT" report "$RESULTS" || exit 1
+fi
+if [ $QUICK = 1 ] && [ $FAILED = 1 ]; then
+	say "smoke failed: a run forwarded no packets (see n/a above; logs in $WORK)"
+	KEEP=1
+	exit 1
+fi
+exit 0

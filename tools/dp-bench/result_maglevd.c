@@ -1,0 +1,159 @@
+/* The maglevd side of a run: rates and costs over the window between two
+ * snapshots of the daemon's stats file (daemon/stats_file.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result.h"
+
+struct snapshot {
+	json_t *doc;
+	double uptime_s;
+	double pid;
+};
+
+static int load(const char *path, struct snapshot *s)
+{
+	json_error_t e;
+
+	s->doc = json_load_file(path, 0, &e);
+	if (!s->doc) {
+		fprintf(stderr, "dp-bench-result: %s:%d: %s\n", path, e.line,
+			e.text);
+		return 1;
+	}
+	if (dpb_json_number(s->doc, "uptime_s", &s->uptime_s) ||
+	    dpb_json_number(s->doc, "pid", &s->pid)) {
+		fprintf(stderr, "dp-bench-result: %s: no uptime_s/pid: not a "
+			"maglevd stats file\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* after - before of the counter at path; -1 if either lacks it. */
+static double delta(const struct snapshot *a, const struct snapshot *b,
+		    const char *path)
+{
+	double x, y;
+
+	if (dpb_json_number(a->doc, path, &x) ||
+	    dpb_json_number(b->doc, path, &y))
+		return -1;
+	return y - x;
+}
+
+/* Only the drop reasons that moved, so a clean run shows {}. */
+static json_t *drops_moved(const struct snapshot *a, const struct snapshot *b)
+{
+	json_t *out = json_object();
+	json_t *drops = json_object_get(json_object_get(b->doc, "totals"),
+					"drops");
+	const char *reason;
+	json_t *v;
+	char path[128];
+
+	if (!out || !drops)
+		return out;
+	json_object_foreach(drops, reason, v) {
+		double d;
+
+		if (strcmp(reason, "total") == 0)
+			continue;
+		snprintf(path, sizeof(path), "totals.drops.%s", reason);
+		d = delta(a, b, path);
+		if (d > 0)
+			json_object_set_new(out, reason,
+					    json_integer((json_int_t)d));
+	}
+	return out;
+}
+
+int dpb_cmd_maglevd(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"scenario", required_argument, NULL, 's'},
+		{"before", required_argument, NULL, 'a'},
+		{"after", required_argument, NULL, 'b'},
+		{"tsc-hz", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *sc = NULL, *pa = NULL, *pb = NULL;
+	struct snapshot a = {0}, b = {0};
+	double tsc_hz = 0, dt, rx, fwd, busy, ct_new, evicted;
+	bool skewed;
+	json_t *rec;
+	int c, rc = 1;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': sc = optarg; break;
+		case 'a': pa = optarg; break;
+		case 'b': pb = optarg; break;
+		case 't':
+			errno = 0;
+			tsc_hz = strtod(optarg, NULL);
+			if (errno || tsc_hz < 0)
+				return 2;
+			break;
+		default: return 2;
+		}
+	}
+	if (!sc || !pa || !pb || optind != argc) {
+		fprintf(stderr, "dp-bench-result maglevd: --scenario, --before "
+			"and --after are required\n");
+		return 2;
+	}
+	if (load(pa, &a) || load(pb, &b))
+		goto out;
+	dt = b.uptime_s - a.uptime_s;
+	if (a.pid != b.pid || dt <= 0) {
+		fprintf(stderr, "dp-bench-result: %s and %s are not two "
+			"successive snapshots of one daemon\n", pa, pb);
+		goto out;
+	}
+	rx = delta(&a, &b, "totals.counters.rx_packets");
+	fwd = delta(&a, &b, "totals.counters.forwarded");
+	busy = delta(&a, &b, "totals.counters.busy_cycles");
+	ct_new = delta(&a, &b, "totals.counters.ct_new");
+	evicted = delta(&a, &b, "totals.conntrack.evictions");
+	if (rx < 0 || fwd < 0 || busy < 0 || ct_new < 0) {
+		fprintf(stderr, "dp-bench-result: the stats files lack "
+			"rx_packets/forwarded/busy_cycles/ct_new\n");
+		goto out;
+	}
+	if (fwd <= 0) {
+		fprintf(stderr, "dp-bench-result: maglevd forwarded no packet "
+			"in the %.2f s window (received %.0f)\n", dt, rx);
+		goto out;
+	}
+	/* The daemon reads its clock, then the counters: a control thread
+	 * preempted in between (a busy main CPU) skews the window, which
+	 * shows as more busy cycles than the window holds. Flag it rather
+	 * than report a figure that cannot be right. */
+	skewed = tsc_hz > 0 && busy > tsc_hz * dt * 1.02;
+	rec = json_pack("{s:s, s:s, s:f, s:f, s:f, s:I, s:f, s:o*, s:f, s:o*,"
+			" s:o*, s:b}",
+			"tool", "maglevd", "scenario", sc,
+			"mpps", fwd / dt / 1e6,
+			"rx_mpps", rx / dt / 1e6,
+			"window_s", dt,
+			"packets", (json_int_t)rx,
+			"cycles_per_packet", busy / rx,
+			"cycles_per_packet_all",
+			tsc_hz > 0 ? json_real(tsc_hz * dt / rx) : NULL,
+			"ct_new_per_packet", ct_new / rx,
+			"ct_evictions_per_packet",
+			evicted >= 0 ? json_real(evicted / rx) : NULL,
+			"drops", drops_moved(&a, &b),
+			"window_skewed", skewed);
+	rc = dpb_emit(rec);
+out:
+	json_decref(a.doc);
+	json_decref(b.doc);
+	return rc;
+}

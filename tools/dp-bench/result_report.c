@@ -1,0 +1,352 @@
+/* The report over a results file: one row per scenario with testpmd io,
+ * testpmd 5tswap and maglevd side by side, the ratio maglevd / 5tswap
+ * against the scenario's goal, and maglevd's cost per packet. A run
+ * repeated (dp-bench --repeat) is represented by its median run by Mpps,
+ * a real run rather than an average, so its cycles and conntrack figures
+ * belong to the same measurement; the JSON lists every repeat's Mpps. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "result.h"
+
+#define MAX_SCENARIOS 64
+
+enum run { RUN_IO, RUN_SWAP, RUN_MLV };
+static const char *const run_key[] = {
+	[RUN_IO] = "testpmd_io", [RUN_SWAP] = "testpmd_5tswap",
+	[RUN_MLV] = "maglevd",
+};
+
+struct row {
+	const char *name;
+	json_t *scenario;        /* the "scenario" record, or NULL */
+	json_t *runs[3];         /* arrays of run records, by enum run */
+	json_t *io, *swap, *mlv; /* the median run of each, or NULL */
+	json_t *na;              /* array of "na" records */
+};
+
+struct rows {
+	struct row r[MAX_SCENARIOS];
+	unsigned n;
+	json_t *all;             /* owns every record */
+};
+
+static struct row *row_of(struct rows *rs, const char *name)
+{
+	for (unsigned i = 0; i < rs->n; i++)
+		if (strcmp(rs->r[i].name, name) == 0)
+			return &rs->r[i];
+	if (rs->n == MAX_SCENARIOS)
+		return NULL;
+	rs->r[rs->n] = (struct row){
+		.name = name, .na = json_array(),
+		.runs = {json_array(), json_array(), json_array()},
+	};
+	/* counted even if an allocation failed: dpb_cmd_report frees the
+	 * row (json_decref(NULL) is a no-op) */
+	rs->n++;
+	for (int k = 0; k < 3; k++)
+		if (!rs->r[rs->n - 1].runs[k])
+			return NULL;
+	return rs->r[rs->n - 1].na ? &rs->r[rs->n - 1] : NULL;
+}
+
+static int add_record(struct rows *rs, json_t *rec, const char *path,
+		      unsigned lineno)
+{
+	const char *tool = json_string_value(json_object_get(rec, "tool"));
+	const char *sc = json_string_value(json_object_get(rec, "scenario"));
+	const char *mode = json_string_value(json_object_get(rec, "mode"));
+	struct row *r;
+
+	if (!tool || !sc) {
+		fprintf(stderr, "%s:%u: a record without tool/scenario\n", path,
+			lineno);
+		return 1;
+	}
+	if (!(r = row_of(rs, sc))) {
+		fprintf(stderr, "%s:%u: more than %d scenarios\n", path, lineno,
+			MAX_SCENARIOS);
+		return 1;
+	}
+	if (strcmp(tool, "scenario") == 0)
+		r->scenario = rec;
+	else if (strcmp(tool, "maglevd") == 0)
+		json_array_append(r->runs[RUN_MLV], rec);
+	else if (strcmp(tool, "testpmd") == 0 && mode &&
+		 strcmp(mode, "io") == 0)
+		json_array_append(r->runs[RUN_IO], rec);
+	else if (strcmp(tool, "testpmd") == 0 && mode &&
+		 strcmp(mode, "5tswap") == 0)
+		json_array_append(r->runs[RUN_SWAP], rec);
+	else if (strcmp(tool, "na") == 0)
+		json_array_append(r->na, rec);
+	else
+		fprintf(stderr, "%s:%u: record of unknown kind '%s' ignored\n",
+			path, lineno, tool);
+	return 0;
+}
+
+static int load(const char *path, struct rows *rs)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	rs->all = json_array();
+	while (rs->all && getline(&line, &cap, f) > 0) {
+		json_error_t e;
+		json_t *rec;
+
+		lineno++;
+		if (line[0] == '\n')
+			continue;
+		rec = json_loads(line, 0, &e);
+		if (!rec) {
+			fprintf(stderr, "%s:%u: %s\n", path, lineno, e.text);
+			rc = 1;
+			break;
+		}
+		/* the array keeps the record (and the strings rows point to)
+		 * alive until the end */
+		if (json_array_append_new(rs->all, rec) ||
+		    add_record(rs, rec, path, lineno)) {
+			rc = 1;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rs->all ? rc : 1;
+}
+
+static double num(const json_t *rec, const char *key)
+{
+	const json_t *v = rec ? json_object_get(rec, key) : NULL;
+
+	return v && json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static int by_mpps(const void *a, const void *b)
+{
+	double x = num(*(json_t *const *)a, "mpps");
+	double y = num(*(json_t *const *)b, "mpps");
+
+	return (x > y) - (x < y);
+}
+
+/* The run with the median Mpps (the lower of the middle two for an even
+ * count), or NULL for none. */
+static json_t *median_run(const json_t *runs)
+{
+	json_t *v[64];
+	size_t n = json_array_size(runs);
+
+	if (n == 0)
+		return NULL;
+	if (n > 64)
+		n = 64;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(runs, i);
+	qsort(v, n, sizeof(v[0]), by_mpps);
+	return v[(n - 1) / 2];
+}
+
+static void pick_medians(struct rows *rs)
+{
+	for (unsigned i = 0; i < rs->n; i++) {
+		struct row *r = &rs->r[i];
+
+		r->io = median_run(r->runs[RUN_IO]);
+		r->swap = median_run(r->runs[RUN_SWAP]);
+		r->mlv = median_run(r->runs[RUN_MLV]);
+	}
+}
+
+/* Every repeat's Mpps, in run order. */
+static json_t *mpps_list(const json_t *runs)
+{
+	json_t *out = json_array(), *rec;
+	size_t k;
+
+	json_array_foreach(runs, k, rec)
+		if (out)
+			json_array_append_new(out, json_real(num(rec, "mpps")));
+	return out;
+}
+
+/* maglevd / 5tswap, or -1 when either is missing. */
+static double ratio(const struct row *r)
+{
+	double m = num(r->mlv, "mpps"), s = num(r->swap, "mpps");
+
+	return m > 0 && s > 0 ? m / s : -1;
+}
+
+static void cell(char *buf, size_t len, double v, int decimals)
+{
+	if (v < 0)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.*f", decimals, v);
+}
+
+static void print_table(const struct rows *rs)
+{
+	printf("%-22s %8s %8s %8s %8s %8s %8s %8s  %s\n", "scenario",
+	       "io", "5tswap", "maglevd", "ratio", "cyc/pkt", "all/pkt",
+	       "new/pkt", "goal (ratio)");
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		double goal = num(r->scenario, "goal"), q = ratio(r);
+		char c[7][32], g[48];
+
+		cell(c[0], sizeof(c[0]), num(r->io, "mpps"), 2);
+		cell(c[1], sizeof(c[1]), num(r->swap, "mpps"), 2);
+		cell(c[2], sizeof(c[2]), num(r->mlv, "mpps"), 2);
+		cell(c[3], sizeof(c[3]), q, 2);
+		cell(c[4], sizeof(c[4]), num(r->mlv, "cycles_per_packet"), 0);
+		if (json_is_true(json_object_get(r->mlv, "window_skewed")))
+			strcat(c[4], "*");
+		cell(c[5], sizeof(c[5]), num(r->mlv, "cycles_per_packet_all"),
+		     0);
+		cell(c[6], sizeof(c[6]), num(r->mlv, "ct_new_per_packet"), 3);
+		if (goal <= 0)
+			snprintf(g, sizeof(g), "-");
+		else if (q < 0)
+			snprintf(g, sizeof(g), ">= %.1f: not measured", goal);
+		else
+			snprintf(g, sizeof(g), ">= %.1f: %s", goal,
+				 q >= goal ? "met" : "MISSED");
+		printf("%-22s %8s %8s %8s %8s %8s %8s %8s  %s\n", r->name, c[0],
+		       c[1], c[2], c[3], c[4], c[5], c[6], g);
+	}
+	printf("\nMpps: packets forwarded per second (testpmd: Tx-pps of the "
+	       "net_null port; maglevd: 'forwarded').\nratio: maglevd / "
+	       "testpmd 5tswap. cyc/pkt: worker TSC cycles of burst work per "
+	       "received packet\n(BUSY_CYCLES / RX_PACKETS: forwarding and "
+	       "transmit, not rte_eth_rx_burst). all/pkt: TSC Hz / maglevd\n"
+	       "packet rate (everything the core does). new/pkt: conntrack "
+	       "entries created per received packet.\n* the daemon's stats "
+	       "window was skewed (its control thread was held up between "
+	       "reading\nthe clock and the counters): more busy cycles than "
+	       "the window holds; the rates of that run are suspect.\n");
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		const char *d = json_string_value(
+			json_object_get(r->scenario, "description"));
+		size_t k;
+		json_t *na;
+
+		if (d)
+			printf("%s%-22s %s\n", i ? "" : "\n", r->name, d);
+		json_array_foreach(r->na, k, na)
+			printf("%-22s   n/a %s: %s\n", "",
+			       json_string_value(json_object_get(na, "run")),
+			       json_string_value(json_object_get(na, "reason")));
+	}
+}
+
+static json_t *machine(void)
+{
+	char line[512], model[256] = "unknown";
+	struct utsname u;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon) {
+			snprintf(model, sizeof(model), "%s", colon + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (uname(&u) != 0)
+		strcpy(u.release, "unknown");
+	return json_pack("{s:s, s:i, s:s}", "cpu", model, "cpus",
+			 (int)sysconf(_SC_NPROCESSORS_ONLN), "kernel", u.release);
+}
+
+static int print_json(const struct rows *rs)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		return 1;
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		double goal = num(r->scenario, "goal"), q = ratio(r);
+		json_t *o = json_pack(
+			"{s:s, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:O,"
+			" s:{s:o*, s:o*, s:o*}}",
+			"scenario", r->name, "setup", r->scenario,
+			run_key[RUN_IO], r->io, run_key[RUN_SWAP], r->swap,
+			run_key[RUN_MLV], r->mlv,
+			"ratio_maglevd_5tswap", q >= 0 ? json_real(q) : NULL,
+			"goal_met", goal > 0 && q >= 0 ? json_boolean(q >= goal)
+						       : NULL,
+			"not_available", r->na,
+			"mpps_of_every_repeat",
+			run_key[RUN_IO], mpps_list(r->runs[RUN_IO]),
+			run_key[RUN_SWAP], mpps_list(r->runs[RUN_SWAP]),
+			run_key[RUN_MLV], mpps_list(r->runs[RUN_MLV]));
+
+		if (!o || json_array_append_new(arr, o)) {
+			json_decref(arr);
+			return 1;
+		}
+	}
+	return dpb_emit(json_pack("{s:s, s:o*, s:o}", "benchmark", "dp-bench",
+				  "machine", machine(), "scenarios", arr));
+}
+
+int dpb_cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	struct rows rs = {0};
+	bool json = false;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != 'j')
+			return 2;
+		json = true;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "dp-bench-result report: one results file\n");
+		return 2;
+	}
+	rc = load(argv[optind], &rs);
+	if (rc == 0) {
+		pick_medians(&rs);
+		if (json)
+			rc = print_json(&rs);
+		else
+			print_table(&rs);
+	}
+	for (unsigned i = 0; i < rs.n; i++) {
+		json_decref(rs.r[i].na);
+		for (int k = 0; k < 3; k++)
+			json_decref(rs.r[i].runs[k]);
+	}
+	json_decref(rs.all);
+	return rc;
+}
