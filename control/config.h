@@ -29,7 +29,21 @@
 enum mlv_forwarding { MLV_FWD_IPIP = 0, MLV_FWD_GUE, MLV_FWD_L2DSR };
 enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP };
 enum mlv_idle_policy { MLV_IDLE_ADAPTIVE = 0, MLV_IDLE_POLL };
-enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN };
+enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_DOWN };
+
+/* How a VIP's lookup table is built (control/table_builder.h,
+ * docs/table-builders.md): X(ENUM_SUFFIX, config name). */
+#define MLV_TABLE_KINDS(X)            \
+	X(MAGLEV, "maglev")           \
+	X(RENDEZVOUS, "rendezvous")   \
+	X(RING, "ring")
+
+enum mlv_table_kind {
+#define MLV_TABLE_KIND_ENUM(name, text) MLV_TABLE_##name,
+	MLV_TABLE_KINDS(MLV_TABLE_KIND_ENUM)
+#undef MLV_TABLE_KIND_ENUM
+	MLV_TABLE__COUNT
+};
 
 /* Where a value came from, for diagnostics raised after parsing. */
 struct mlv_src_pos {
@@ -71,6 +85,9 @@ struct mlv_vip_config {
 	uint32_t n_backends;
 	struct mlv_backend_config *backends; /* sorted by name after load */
 	struct mlv_src_pos pos;
+	enum mlv_table_kind table;  /* which builder fills the table */
+	double max_load;           /* bounded loads: 0 = off, else >= 1.0 */
+	uint32_t vnodes;           /* ring: points per unit of weight */
 };
 
 struct mlv_port_config {
@@ -117,6 +134,9 @@ struct mlv_config {
 	uint32_t default_table_size;
 	enum mlv_forwarding default_forwarding;
 	struct mlv_health_config default_health;
+	enum mlv_table_kind default_table;
+	double default_max_load;
+	uint32_t default_vnodes;
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

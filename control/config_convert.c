@@ -30,6 +30,8 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k)
 	case MLV_CT_UINT:
 	case MLV_CT_TABLE_SIZE:
 		return "an integer";
+	case MLV_CT_LOAD_FACTOR:
+		return "a number";
 	case MLV_CT_BOOL:
 		return "true or false";
 	case MLV_CT_DURATION:
@@ -337,6 +339,45 @@ static bool convert_table_size(struct mlv_cfg_ctx *ctx,
 	}
 }
 
+/* A load factor such as 1.25: plain decimal digits with an optional
+ * fraction (no sign, exponent, hex or quotes, like integers); 0 means
+ * off, anything else must lie in min..max thousandths. */
+static bool convert_load_factor(struct mlv_cfg_ctx *ctx,
+				const struct mlv_cfg_key *k,
+				const struct mlv_ynode *n, double *dst)
+{
+	const char *p = n->text;
+	size_t int_digits = 0, frac_digits = 1;
+	double v;
+
+	while (*p >= '0' && *p <= '9') {
+		p++;
+		int_digits++;
+	}
+	if (*p == '.')
+		for (p++, frac_digits = 0; *p >= '0' && *p <= '9'; p++)
+			frac_digits++;
+	/* At most 6 integer digits: the range check below cannot overflow
+	 * and strtod reads exactly the text checked here. */
+	if (!n->plain || int_digits == 0 || int_digits > 6 || frac_digits == 0 ||
+	    *p != '\0') {
+		mlv_cfg_error(ctx, n->pos,
+			      "'%s' must be a number such as 1.25 (or 0 for off), got '%s'",
+			      k->name, n->text);
+		return false;
+	}
+	v = strtod(n->text, NULL);   /* "C" locale: maglevd never sets one */
+	if (v != 0 && (v * 1000 < (double)k->min || v * 1000 > (double)k->max)) {
+		mlv_cfg_error(ctx, n->pos,
+			      "'%s' is %s; it must be 0 (off) or between %g and %g",
+			      k->name, n->text, (double)k->min / 1000,
+			      (double)k->max / 1000);
+		return false;
+	}
+	*dst = v;
+	return true;
+}
+
 bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
 			   const struct mlv_ynode *n, void *obj)
 {
@@ -404,6 +445,8 @@ bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k
 		return convert_host_port(ctx, k, n, dst);
 	case MLV_CT_TABLE_SIZE:
 		return convert_table_size(ctx, k, n, dst);
+	case MLV_CT_LOAD_FACTOR:
+		return convert_load_factor(ctx, k, n, dst);
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_MAP:
 	case MLV_CT_LIST:

@@ -6,6 +6,7 @@
 
 #include "config_validate.h"
 #include "maglev.h"
+#include "table_builder.h"
 
 #define N_KEYS(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 #define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
@@ -33,8 +34,20 @@ static const struct mlv_cfg_enum idle_names[] = {
 static const struct mlv_cfg_enum state_names[] = {
 	{ "active", MLV_BACKEND_ACTIVE },
 	{ "drain", MLV_BACKEND_DRAIN },
+	{ "down", MLV_BACKEND_DOWN },
 	{ NULL, 0 },
 };
+
+static const struct mlv_cfg_enum table_names[] = {
+#define TABLE_NAME(name, text) { text, MLV_TABLE_##name },
+	MLV_TABLE_KINDS(TABLE_NAME)
+#undef TABLE_NAME
+	{ NULL, 0 },
+};
+
+/* max_load in thousandths: 1.0 .. MLV_MAX_LOAD_LIMIT (0 = off). */
+#define LOAD_MIN 1000
+#define LOAD_MAX ((int64_t)(MLV_MAX_LOAD_LIMIT * 1000))
 
 static const struct mlv_cfg_enum protocol_names[] = {
 	{ "tcp", IPPROTO_TCP },
@@ -170,6 +183,13 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .sub = mlv_cfg_forwarding_names },
 	{ .name = "health", .type = MLV_CT_MAP, FIELD(CF, default_health),
 	  .sub = &health_map },
+	{ .name = "table", .type = MLV_CT_ENUM, FIELD(CF, default_table),
+	  .def = "maglev", .sub = table_names },
+	{ .name = "max_load", .type = MLV_CT_LOAD_FACTOR,
+	  FIELD(CF, default_max_load), .min = LOAD_MIN, .max = LOAD_MAX,
+	  .def = "0" },
+	{ .name = "vnodes", .type = MLV_CT_UINT, FIELD(CF, default_vnodes),
+	  .min = 1, .max = MLV_RING_MAX_VNODES, .def = "10" },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -221,6 +241,13 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  .doc_default = "defaults.table_size" },
 	{ .name = "health", .type = MLV_CT_MAP, FIELD(VC, health),
 	  .doc_default = "defaults.health", .sub = &health_map },
+	{ .name = "table", .type = MLV_CT_ENUM, FIELD(VC, table),
+	  .doc_default = "defaults.table", .sub = table_names },
+	{ .name = "max_load", .type = MLV_CT_LOAD_FACTOR, FIELD(VC, max_load),
+	  .min = LOAD_MIN, .max = LOAD_MAX, .doc_default = "defaults.max_load" },
+	{ .name = "vnodes", .type = MLV_CT_UINT, FIELD(VC, vnodes),
+	  .min = 1, .max = MLV_RING_MAX_VNODES,
+	  .doc_default = "defaults.vnodes" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",
@@ -262,6 +289,7 @@ const struct mlv_cfg_map mlv_cfg_root = {
 };
 
 _Static_assert(N_KEYS(vip_keys) <= MLV_CFG_MAX_KEYS, "raise MLV_CFG_MAX_KEYS");
+_Static_assert(N_KEYS(defaults_keys) <= MLV_CFG_MAX_KEYS, "raise MLV_CFG_MAX_KEYS");
 _Static_assert(N_KEYS(health_keys) <= MLV_CFG_MAX_KEYS, "raise MLV_CFG_MAX_KEYS");
 _Static_assert(N_KEYS(port_keys) <= MLV_CFG_MAX_KEYS, "raise MLV_CFG_MAX_KEYS");
 _Static_assert(N_KEYS(dataplane_keys) <= MLV_CFG_MAX_KEYS, "raise MLV_CFG_MAX_KEYS");

@@ -37,6 +37,8 @@ enum mlv_cfg_type {
 	MLV_CT_FILE_MODE,   /* uint32_t; octal text, never world-writable */
 	MLV_CT_HOST_PORT,   /* char[size]: "ip:port", "[ip6]:port" or "" */
 	MLV_CT_TABLE_SIZE,  /* uint32_t Maglev table size: a prime in range */
+	MLV_CT_LOAD_FACTOR, /* double: 0 (off) or a decimal in min..max
+			       thousandths, e.g. 1.25 */
 	MLV_CT_STRING_LIST, /* char ** at offset, uint32_t count at aux */
 	MLV_CT_MAP,         /* nested struct at offset; sub = mlv_cfg_map */
 	MLV_CT_LIST,        /* array pointer at offset, uint32_t count at aux;

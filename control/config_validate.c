@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "maglev.h"
+#include "table_builder.h"
 
 static const char *fwd_name(enum mlv_forwarding f)
 {
@@ -141,6 +142,9 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->forwarding = ctx->cfg->default_forwarding;
 	vip->table_size = ctx->cfg->default_table_size;
 	vip->health = ctx->cfg->default_health;
+	vip->table = ctx->cfg->default_table;
+	vip->max_load = ctx->cfg->default_max_load;
+	vip->vnodes = ctx->cfg->default_vnodes;
 }
 
 static bool port_has_family(const struct mlv_config *cfg, uint8_t family)
@@ -285,6 +289,30 @@ out:
 	free(items);
 }
 
+/* vnodes belongs to rings; a ring must fit MLV_RING_MAX_POINTS. */
+static void check_table_choice(struct mlv_cfg_ctx *ctx,
+			       const struct mlv_vip_config *vip,
+			       const struct mlv_cfg_seen *seen)
+{
+	uint64_t points = 0;
+
+	if (!mlv_cfg_usable(seen, "table") || !mlv_cfg_usable(seen, "vnodes"))
+		return;
+	if (mlv_cfg_given(seen, "vnodes") && vip->table != MLV_TABLE_RING)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "vnodes"),
+			      "vnodes is only used with table: ring (VIP '%s' uses %s)",
+			      vip->name, mlv_table_kind_name(vip->table));
+	if (vip->table != MLV_TABLE_RING)
+		return;
+	for (uint32_t i = 0; i < vip->n_backends; i++)
+		points += (uint64_t)vip->backends[i].weight * vip->vnodes;
+	if (points > MLV_RING_MAX_POINTS)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "vnodes"),
+			      "ring of VIP '%s' would have %llu points (sum of weight x vnodes %u); at most %u: lower vnodes or the weights",
+			      vip->name, (unsigned long long)points, vip->vnodes,
+			      MLV_RING_MAX_POINTS);
+}
+
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			const struct mlv_cfg_seen *seen)
 {
@@ -301,6 +329,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 	check_backends(ctx, vip, seen);
 	if (ctx->nomem)
 		return;
+	check_table_choice(ctx, vip, seen);
 	if (mlv_cfg_given(seen, "backends") && vip->n_backends == 0)
 		mlv_cfg_warn(ctx, mlv_cfg_pos(seen, "backends"),
 			     "VIP '%s' has no backends; its traffic will be dropped",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control/maglev.h"
+#include "control/table_builder.h"
 #include "dataplane/flow_hash.h"
 
 /* ---- table ---- */
@@ -49,8 +50,10 @@ json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 			json_decref(backends);
 			backends = NULL;
 		}
-	reply = json_pack("{s:b, s:s, s:I, s:I, s:o, s:o, s:I}", "ok", 1,
+	reply = json_pack("{s:b, s:s, s:I, s:s, s:f, s:I, s:o, s:o, s:I}", "ok", 1,
 			  "vip", v->name, "generation", (json_int_t)gen->number,
+			  "table", mlv_table_kind_name(v->table_kind),
+			  "max_load", v->max_load,
 			  "table_size", (json_int_t)v->table_size,
 			  "fingerprint", mlv_ctl_fingerprint(v->fingerprint),
 			  "backends", backends,
@@ -143,7 +146,7 @@ json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 #define ADDED UINT32_MAX
 static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
 			    const char *name, uint32_t weight,
-			    struct mlv_maglev_backend *out, uint32_t *from_old)
+			    struct mlv_table_backend *out, uint32_t *from_old)
 {
 	uint32_t n = 0;
 	bool placed = !add;
@@ -152,17 +155,18 @@ static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
 		const struct mlv_gen_backend *b = &v->backends[i];
 
 		if (!placed && strcmp(name, b->name) < 0) {
-			out[n] = (struct mlv_maglev_backend){ name, weight };
+			out[n] = (struct mlv_table_backend){ name, weight, false };
 			from_old[n++] = ADDED;
 			placed = true;
 		}
 		if (!add && strcmp(name, b->name) == 0)
 			continue;
-		out[n] = (struct mlv_maglev_backend){ b->name, b->weight };
+		out[n] = (struct mlv_table_backend){ b->name, b->weight,
+						     b->no_second };
 		from_old[n++] = (uint16_t)i;
 	}
 	if (!placed) {
-		out[n] = (struct mlv_maglev_backend){ name, weight };
+		out[n] = (struct mlv_table_backend){ name, weight, false };
 		from_old[n++] = ADDED;
 	}
 	return n;
@@ -175,7 +179,8 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 	const char *action = mlv_ctl_arg_str(args, "action");
 	const char *name = mlv_ctl_arg_str(args, "backend");
 	bool add = strcmp(action, "add") == 0;
-	struct mlv_maglev_backend *set = NULL;
+	struct mlv_table_backend *set = NULL;
+	struct mlv_table_spec spec;
 	uint32_t *from_old = NULL;
 	uint16_t *slots = NULL;
 	uint64_t weight = 100;     /* the config's default backend weight */
@@ -202,7 +207,11 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 	if (!set || !from_old || !slots)
 		goto out;
 	n = changed_set(v, add, name, (uint32_t)weight, set, from_old);
-	rc = mlv_maglev_build(set, n, v->table_size, slots, NULL);
+	/* the VIP's own builder: whatif answers for the table it would get */
+	spec = (struct mlv_table_spec){ .kind = v->table_kind,
+					.size = v->table_size,
+					.vnodes = v->vnodes };
+	rc = mlv_table_build(&spec, set, n, slots, NULL, NULL);
 	if (rc != MLV_OK) {
 		reply = rc == MLV_E_NOMEM ? NULL :
 			mlv_ctl_fail("cannot build the table: %s", mlv_strerror(rc));
@@ -225,8 +234,9 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 			   strcmp(v->backends[before].name, name) == 0))
 			own++;
 	}
-	reply = json_pack("{s:b, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o}",
+	reply = json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o}",
 			  "ok", 1, "vip", v->name, "action", action,
+			  "table", mlv_table_kind_name(v->table_kind),
 			  "backend", name, "table_size", (json_int_t)v->table_size,
 			  "slots_moved", (json_int_t)moved,
 			  "fraction_moved", (double)moved / v->table_size,

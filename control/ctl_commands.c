@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "control/health.h"
 #include "control/maglev.h"
 
 #ifndef MLV_VERSION
@@ -228,6 +229,28 @@ static bool overrides_json(const struct mlv_ctl_state *st,
 	return true;
 }
 
+/* VIPs whose every checked backend is down, and whether they fail open
+ * (keep the configured table) or closed (docs/health.md). */
+static json_t *all_down_json(const struct mlv_ctl_state *st,
+			     const struct mlv_generation *gen)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; arr && st->health && gen && i < gen->n_vips; i++) {
+		struct mlv_health_vip_status vs;
+
+		if (mlv_health_vip_get(st->health, gen->vips[i].name, &vs) != MLV_OK ||
+		    !vs.all_down)
+			continue;
+		if (json_array_append_new(arr, json_pack("{s:s, s:b}", "vip",
+				gen->vips[i].name, "fail_open", vs.fail_open))) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
 static json_t *reloads_json(const struct mlv_ctl_reload_log *log)
 {
 	json_t *last = json_array();
@@ -292,7 +315,7 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 		return NULL;
 	}
 	return json_pack("{s:b, s:s, s:i, s:f, s:o, s:s?, s:I, s:o, s:I, s:I,"
-			 " s:o, s:o, s:o, s:o}",
+			 " s:o, s:o, s:o, s:o, s:o}",
 			 "ok", 1,
 			 "version", MLV_VERSION,
 			 "pid", (int)getpid(),
@@ -305,6 +328,7 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 			 "backends", (json_int_t)(gen ? gen->n_all_backends : 0),
 			 "overrides", overrides,
 			 "down", down,
+			 "all_down", all_down_json(st, gen),
 			 "reloads", reloads_json(&st->reloads),
 			 "control", server_json(st->server));
 }

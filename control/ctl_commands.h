@@ -58,6 +58,8 @@ struct mlv_ctl_override {
 /* The last reloads, whatever started them (socket, SIGHUP, inotify). */
 #define MLV_CTL_RELOAD_HISTORY 8
 
+struct mlv_health;
+
 struct mlv_ctl_reload_entry {
 	int64_t time;            /* CLOCK_REALTIME seconds */
 	bool ok;
@@ -98,6 +100,10 @@ struct mlv_ctl_state {
 	 * the tables were built from. */
 	mlv_gen_state_fn backend_state;
 	void *backend_state_ctx;
+
+	/* The health-check engine (control/health.h) behind backend_state,
+	 * for the `health` command; NULL: "health checks not available". */
+	const struct mlv_health *health;
 
 	/* Reload the config file and publish it. On failure the running
 	 * generation is untouched and diags holds the errors (diags is

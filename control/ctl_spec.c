@@ -47,6 +47,9 @@ static const struct mlv_ctl_arg_spec weight_args[] = {
 	{ .name = "reset", .type = MLV_CTL_ARG_FLAG,
 	  .help = "drop the runtime weight override" },
 };
+static const struct mlv_ctl_arg_spec health_args[] = {
+	ARG_VIP(false, "only this VIP's backends (default: every VIP)"),
+};
 static const char *const whatif_actions[] = { "remove", "add", NULL };
 static const struct mlv_ctl_arg_spec whatif_args[] = {
 	ARG_VIP(true, "VIP name"),
@@ -74,6 +77,7 @@ static const struct mlv_ctl_arg_spec whatif_args[] = {
 #define ARGS_undrain  ARGS(backend_args)
 #define ARGS_weight   ARGS(weight_args)
 #define ARGS_whatif   ARGS(whatif_args)
+#define ARGS_health   ARGS(health_args)
 
 const struct mlv_ctl_cmd_spec mlv_ctl_cmd_specs[MLV_CTL_CMD__COUNT] = {
 #define SPEC(cid, nm, text) \

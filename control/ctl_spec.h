@@ -34,7 +34,8 @@
 	X(DRAIN,    drain,    "runtime override: no new flows to BACKEND, established ones stay") \
 	X(UNDRAIN,  undrain,  "clear a runtime drain override") \
 	X(WEIGHT,   weight,   "show BACKEND's weights, set a runtime weight override, or --reset it") \
-	X(WHATIF,   whatif,   "fraction of the VIP's slots that would move if BACKEND were removed or added")
+	X(WHATIF,   whatif,   "fraction of the VIP's slots that would move if BACKEND were removed or added") \
+	X(HEALTH,   health,   "health checks per backend: verdict, last result and error, transition times")
 
 enum mlv_ctl_cmd {
 #define MLV_CTL_CMD_ENUM(id, name, help) MLV_CTL_CMD_##id,

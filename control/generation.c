@@ -1,6 +1,7 @@
 /* The generation builder. One generation is one aligned allocation laid
  * out as: the struct, builder-private look-up tables, VIPs, backends,
- * encapsulation templates, per-worker counters, then the Maglev tables.
+ * encapsulation templates, per-worker counters and active-flow counts,
+ * then the lookup tables (each VIP's first and second choices).
  * Freeing it is one free(); building it touches malloc a handful of times.
  */
 #include "generation.h"
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "control/maglev.h"
+#include "control/table_builder.h"
 #include "gen_index.h"
 
 #define GEN_ALIGN 64   /* cache line: tables, counters and the struct */
@@ -29,6 +31,8 @@ struct gen_layout {
 	size_t exact, any_port, vip_uids, backend_uids, by_name;
 	size_t vip_ctr_ptrs, backend_ctr_ptrs, vip_ctr, backend_ctr;
 	size_t vip_ctr_stride, backend_ctr_stride; /* bytes per worker */
+	size_t vip_act_ptrs, backend_act_ptrs, vip_act, backend_act;
+	size_t vip_act_stride, backend_act_stride; /* bytes per worker */
 	size_t tables, tables_bytes, total;
 	uint32_t vip_index_slots, backend_uid_slots;
 };
@@ -165,8 +169,9 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		n_all += vc->n_backends;
 		if (vc->n_backends > max_backends)
 			max_backends = vc->n_backends;
-		tables_bytes += round_up((size_t)vc->table_size * sizeof(uint16_t),
-					 GEN_ALIGN);
+		/* first and second choices */
+		tables_bytes += 2 * round_up((size_t)vc->table_size * sizeof(uint16_t),
+					     GEN_ALIGN);
 	}
 	/* Keeps the uid map's slot count (2n rounded up) within uint32. */
 	if (n_all > (1u << 30))
@@ -199,6 +204,8 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 				     GEN_ALIGN);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
 					 GEN_ALIGN);
+	l->vip_act_stride = round_up(cfg->n_vips * sizeof(uint32_t), GEN_ALIGN);
+	l->backend_act_stride = round_up(n_all * sizeof(uint32_t), GEN_ALIGN);
 	c = sizeof(struct mlv_generation);
 	if (!place(&c, GEN_ALIGN, 1, sizeof(struct gen_priv), &l->priv) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip), &l->vips) ||
@@ -213,6 +220,10 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_ctr_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->vip_ctr_stride, &l->vip_ctr) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->backend_ctr_stride, &l->backend_ctr) ||
+	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->vip_act_ptrs) ||
+	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_act_ptrs) ||
+	    !place(&c, GEN_ALIGN, n_workers, l->vip_act_stride, &l->vip_act) ||
+	    !place(&c, GEN_ALIGN, n_workers, l->backend_act_stride, &l->backend_act) ||
 	    !place(&c, GEN_ALIGN, 1, tables_bytes, &l->tables)) {
 		free(sorted);
 		return MLV_E_NOMEM;
@@ -248,7 +259,8 @@ static const struct mlv_gen_vip *prev_vip(const struct mlv_generation *prev,
 	return hit ? *hit : NULL;
 }
 
-/* Effective weight, usable and draining from config plus runtime state. */
+/* Effective weight, usable, draining and no_second from config plus
+ * runtime state (docs/generations.md, "Backend state"). */
 static void apply_state(const struct mlv_vip_config *vc,
 			const struct mlv_backend_config *bc,
 			mlv_gen_state_fn state, void *ctx,
@@ -256,21 +268,29 @@ static void apply_state(const struct mlv_vip_config *vc,
 {
 	struct mlv_gen_backend_state st = { .healthy = true };
 	uint32_t weight;
-	bool has_mac;
+	bool has_mac, drained;
 
 	if (state)
 		state(vc->name, bc->name, &st, ctx);
 	weight = st.has_weight_override ? st.weight_override : bc->weight;
 	has_mac = st.has_mac || bc->has_mac;
 	memcpy(mac, st.has_mac ? st.mac : bc->mac.bytes, 6);
+	drained = bc->state == MLV_BACKEND_DRAIN || st.drain_override ||
+		  weight == 0;
+	b->no_second = bc->state == MLV_BACKEND_DOWN;
 
 	/* An l2dsr backend without a MAC cannot be reached at all. */
 	if (!st.healthy || (vc->forwarding == MLV_FWD_L2DSR && !has_mac)) {
+		/* keep_slots: its slots stay until a rebuild without it */
 		b->usable = false;
 		b->draining = false;
-		b->weight = 0;
-	} else if (bc->state == MLV_BACKEND_DRAIN || st.drain_override ||
-		   weight == 0) {
+		b->weight = st.keep_slots && !drained ? weight : 0;
+	} else if (bc->state == MLV_BACKEND_DOWN) {
+		/* down: keeps its slots, whose flows go to second choices */
+		b->usable = false;
+		b->draining = false;
+		b->weight = weight;
+	} else if (drained) {
 		b->usable = true;
 		b->draining = true;
 		b->weight = 0;
@@ -311,6 +331,9 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		memcpy(vip->address, vc->address.bytes, sizeof(vip->address));
 		vip->forwarding = vc->forwarding;
 		vip->table_size = vc->table_size;
+		vip->table_kind = vc->table;
+		vip->vnodes = vc->vnodes;
+		vip->max_load = vc->max_load;
 		vip->n_backends = vc->n_backends;
 		vip->backends = &all[k];
 		if (pv) {
@@ -329,9 +352,10 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			memcpy(b->name, bc->name, sizeof(b->name));
 			b->name[sizeof(b->name) - 1] = '\0';
 			b->index = (uint16_t)i;
+			b->vip_index = v;
 			b->address = bc->address;
 			apply_state(vc, bc, state, ctx, b, macs[k]);
-			if (b->weight > 0)
+			if (b->weight > 0 && b->usable)
 				vip->n_usable++;
 
 			/* Both lists are in strcmp order: one merge walk. */
@@ -350,23 +374,44 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 	return MLV_OK;
 }
 
-/* The Maglev table is a pure function of the size and the (name, weight)
- * list, so an unchanged VIP can take the previous table as is. */
+/* A VIP's table and second choices are a pure function of its builder,
+ * size, vnodes and (name, weight, no_second) list, so an unchanged VIP
+ * can take the previous ones as they are. max_load does not change them
+ * but is compared too: a VIP whose bounded-load setting changed is
+ * treated as changed. */
 static bool same_table_input(const struct mlv_gen_vip *a,
 			     const struct mlv_gen_vip *b)
 {
 	if (!a || !b || a->table_size != b->table_size ||
+	    a->table_kind != b->table_kind || a->max_load != b->max_load ||
+	    (a->table_kind == MLV_TABLE_RING && a->vnodes != b->vnodes) ||
 	    a->n_backends != b->n_backends)
 		return false;
 	for (uint32_t i = 0; i < a->n_backends; i++)
 		if (a->backends[i].weight != b->backends[i].weight ||
+		    a->backends[i].no_second != b->backends[i].no_second ||
 		    strcmp(a->backends[i].name, b->backends[i].name) != 0)
 			return false;
 	return true;
 }
 
+/* Bounded-load shares: max_load x weight / (sum of the weights of the
+ * backends that take new flows). */
+static void set_load_bounds(struct mlv_gen_vip *vip)
+{
+	struct mlv_gen_backend *bs = (struct mlv_gen_backend *)vip->backends;
+	double sum = 0;
+
+	for (uint32_t b = 0; b < vip->n_backends; b++)
+		if (bs[b].usable)
+			sum += bs[b].weight;
+	for (uint32_t b = 0; b < vip->n_backends; b++)
+		bs[b].load_bound = vip->max_load > 0 && sum > 0 && bs[b].usable ?
+			vip->max_load * bs[b].weight / sum : 0;
+}
+
 static enum mlv_err build_tables(struct mlv_generation *gen, uint8_t *tables,
-				 struct mlv_maglev_backend *scratch,
+				 struct mlv_table_backend *scratch,
 				 const struct mlv_gen_vip *const *prev_of)
 {
 	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
@@ -375,24 +420,34 @@ static enum mlv_err build_tables(struct mlv_generation *gen, uint8_t *tables,
 
 	for (uint32_t v = 0; v < gen->n_vips; v++) {
 		struct mlv_gen_vip *vip = &vips[v];
-		uint16_t *slots = (uint16_t *)(void *)(tables + off);
+		size_t bytes = (size_t)vip->table_size * sizeof(uint16_t);
+		uint16_t *first = (uint16_t *)(void *)(tables + off);
+		uint16_t *second = (uint16_t *)(void *)(tables + off +
+							round_up(bytes, GEN_ALIGN));
+		struct mlv_table_spec spec = {
+			.kind = vip->table_kind, .size = vip->table_size,
+			.vnodes = vip->vnodes,
+		};
 
-		off += round_up((size_t)vip->table_size * sizeof(uint16_t),
-				GEN_ALIGN);
-		vip->table = slots;
+		off += 2 * round_up(bytes, GEN_ALIGN);
+		vip->table = first;
+		vip->second = second;
+		set_load_bounds(vip);
 		if (same_table_input(vip, prev_of[v])) {
-			memcpy(slots, prev_of[v]->table,
-			       (size_t)vip->table_size * sizeof(uint16_t));
+			memcpy(first, prev_of[v]->table, bytes);
+			memcpy(second, prev_of[v]->second, bytes);
 			vip->fingerprint = prev_of[v]->fingerprint;
 			gen->n_tables_reused++;
 			continue;
 		}
-		for (uint32_t b = 0; b < vip->n_backends; b++) {
-			scratch[b].name = vip->backends[b].name;
-			scratch[b].weight = vip->backends[b].weight;
-		}
-		err = mlv_maglev_build(scratch, vip->n_backends, vip->table_size,
-				       slots, &vip->fingerprint);
+		for (uint32_t b = 0; b < vip->n_backends; b++)
+			scratch[b] = (struct mlv_table_backend){
+				.name = vip->backends[b].name,
+				.weight = vip->backends[b].weight,
+				.no_second = vip->backends[b].no_second,
+			};
+		err = mlv_table_build(&spec, scratch, vip->n_backends, first,
+				      second, &vip->fingerprint);
 		if (err)
 			return err;
 	}
@@ -546,7 +601,7 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 {
 	struct port_plan plan = { .n_tx = 0 };
 	const struct mlv_backend_config **sorted = NULL;
-	struct mlv_maglev_backend *scratch = NULL;
+	struct mlv_table_backend *scratch = NULL;
 	const struct mlv_gen_vip **prev_of = NULL;
 	uint8_t (*macs)[6] = NULL;
 	struct mlv_generation *gen = NULL;
@@ -581,7 +636,7 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	gen = aligned_alloc(GEN_ALIGN, l.total);
 	if (!scratch || !macs || !prev_of || !gen)
 		goto fail;
-	/* Zero all but the tables, which the Maglev builder fills entirely. */
+	/* Zero all but the tables, which the table builders fill entirely. */
 	memset(gen, 0, l.tables);
 	base = (uint8_t *)gen;
 
@@ -607,10 +662,16 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	gen->n_workers = n_workers;
 	gen->vip_ctr = (void *)(base + l.vip_ctr_ptrs);
 	gen->backend_ctr = (void *)(base + l.backend_ctr_ptrs);
+	gen->vip_active = (void *)(base + l.vip_act_ptrs);
+	gen->backend_active = (void *)(base + l.backend_act_ptrs);
 	for (uint32_t w = 0; w < n_workers; w++) {
 		gen->vip_ctr[w] = (void *)(base + l.vip_ctr + w * l.vip_ctr_stride);
 		gen->backend_ctr[w] = (void *)(base + l.backend_ctr +
 					       w * l.backend_ctr_stride);
+		gen->vip_active[w] = (void *)(base + l.vip_act +
+					      w * l.vip_act_stride);
+		gen->backend_active[w] = (void *)(base + l.backend_act +
+						  w * l.backend_act_stride);
 	}
 
 	err = fill_vips(cfg, sorted, state, state_ctx, previous, gen, macs,

@@ -27,8 +27,18 @@ struct mlv_gen_backend {
 	bool usable;         /* present and healthy: tracked flows may keep
 				it (a draining backend is usable) */
 	bool draining;       /* owns no slots; keeps its established flows */
+	bool no_second;      /* never a second choice (state: down) */
 	struct mlv_ip address;
-	uint32_t weight;     /* effective weight (after overrides/health) */
+	uint32_t weight;     /* effective weight (after overrides/health):
+				its share of the table. A backend that is
+				down but keeps its slots has weight > 0
+				and usable == false. */
+	uint32_t vip_index;  /* its VIP in gen->vips */
+	/* Bounded loads: the most active flows it may hold before a new
+	 * flow goes to the second choice, as a fraction of the VIP's total
+	 * (+1): max_load x weight / (sum of usable weights). 0 if the VIP
+	 * has no max_load or the backend takes no new flows. */
+	double load_bound;
 	const struct mlv_encap_tmpl *encap; /* [gen->n_tx] one per transmit slot */
 	char name[MLV_NAME_MAX];
 };
@@ -42,7 +52,13 @@ struct mlv_gen_vip {
 	enum mlv_forwarding forwarding;
 	uint32_t table_size;
 	const uint16_t *table;        /* table_size slots, MLV_MAGLEV_NO_BACKEND if none */
+	const uint16_t *second;       /* each slot's second choice (never the
+					 slot's first, never no_second), or
+					 MLV_MAGLEV_NO_BACKEND */
 	uint64_t fingerprint;
+	enum mlv_table_kind table_kind;
+	uint32_t vnodes;              /* ring: points per unit of weight */
+	double max_load;              /* bounded loads; 0 = off */
 	uint32_t n_backends;
 	const struct mlv_gen_backend *backends;
 	uint32_t n_usable;            /* backends that can take new flows */
@@ -71,6 +87,12 @@ struct mlv_gen_backend_state {
 	bool has_mac;                /* l2dsr: a resolved MAC (neighbour table)
 					that replaces the configured one */
 	uint8_t mac[6];
+	/* With healthy == false: keep the backend's table slots for now
+	 * (usable == false, weight unchanged), so the VIP's table and second
+	 * choices are reused as they are and its new flows fail over to each
+	 * slot's second choice at once; publish a build without it next to
+	 * rebalance (instant failover, docs/table-builders.md). */
+	bool keep_slots;
 };
 
 /* Called by the builder for each (vip, backend) to get runtime state;
@@ -92,9 +114,16 @@ struct mlv_generation {
 	 * vip_ctr[w][vip - vips], backend_ctr[w][backend - all_backends]. */
 	struct mlv_flow_counters **vip_ctr;
 	struct mlv_flow_counters **backend_ctr;
+	/* Active (tracked) flows per worker, for bounded loads:
+	 * backend_active[w][backend - all_backends], vip_active[w][vip -
+	 * vips]. Start at zero; worker w alone writes its arrays (a flow is
+	 * counted in a generation from its first packet in it). */
+	uint32_t **backend_active;
+	uint32_t **vip_active;
 	void *priv;                  /* builder-owned look-up structures */
-	/* VIP tables copied from `previous` because the VIP's table size and
-	 * (name, effective weight) list were unchanged: for logs and tests. */
+	/* VIP tables copied from `previous` because the VIP's table inputs
+	 * (builder, size, vnodes, max_load, and the (name, effective weight,
+	 * no_second) list) were unchanged: for logs and tests. */
 	uint32_t n_tables_reused;
 	/* Config port index transmitting for each slot: [n_tx]. */
 	uint16_t tx_ports[MLV_MAX_PORTS];
@@ -116,21 +145,27 @@ struct mlv_generation {
  *   generation as previous on every rebuild.
  * - Backends are ordered by name (strcmp), whatever the config order, so
  *   tables are byte-identical across instances.
- * - Unhealthy: weight 0, not usable. Drain (config state, weight 0 after
- *   overrides, or runtime drain): weight 0, usable. An l2dsr backend with no
- *   MAC (neither configured nor resolved) is treated as unhealthy.
+ * - Unhealthy: weight 0, not usable (with keep_slots: weight kept, not
+ *   usable). `state: down`: weight kept, not usable, never a second
+ *   choice. Drain (config state, weight 0 after overrides, or runtime
+ *   drain): weight 0, usable. An l2dsr backend with no MAC (neither
+ *   configured nor resolved) is treated as unhealthy.
+ * - Each VIP's table and second choices come from its configured builder
+ *   (control/table_builder.h).
  * - gen->ports[i].tx_slot is set; a port transmits via itself or its
  *   tx_port. ports[i].mtu/address/address6 left zero/unset fall back to the
  *   config port's values.
- * - A VIP whose table size and (name, effective weight) list equal those
- *   of the same-named VIP in previous gets a copy of that table and
- *   fingerprint instead of a rebuild (the table is a pure function of them).
+ * - A VIP whose builder, table size, vnodes, max_load and (name,
+ *   effective weight, no_second) list equal those of the same-named VIP in
+ *   previous gets a copy of that table, second choices and fingerprint
+ *   instead of a rebuild (they are a pure function of them).
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
  * (address, port, protocol), duplicate backend names, an unknown tx_port,
- * or bad Maglev input; MLV_E_RANGE for n_workers 0 or above
- * MLV_MAX_WORKERS and too many ports/VIPs/backends; MLV_E_CONFIG when a
+ * or bad table-builder input; MLV_E_RANGE for n_workers 0 or above
+ * MLV_MAX_WORKERS, too many ports/VIPs/backends, or a ring with more than
+ * MLV_RING_MAX_POINTS points; MLV_E_CONFIG when a
  * transmitting port has no address of a backend's family or the method
  * cannot carry the VIP's family; MLV_E_LIMIT when uids run out;
  * MLV_E_NOMEM. */

@@ -87,6 +87,7 @@ struct mlv_maglev_builder {
 	uint16_t *lane_id;        size_t lane_id_cap;
 	uint32_t *lane_weight;    size_t lane_weight_cap;
 	uint32_t *credit;         size_t credit_cap;
+	uint32_t *queue;          size_t queue_cap;
 	uint64_t *heap;           size_t heap_cap;
 	uint64_t *taken;          size_t taken_cap;
 	uint32_t *empty;          size_t empty_cap;
@@ -127,6 +128,7 @@ void mlv_maglev_builder_free(struct mlv_maglev_builder *b)
 	free(b->lane_id);
 	free(b->lane_weight);
 	free(b->credit);
+	free(b->queue);
 	free(b->heap);
 	free(b->taken);
 	free(b->empty);
@@ -147,6 +149,8 @@ static enum mlv_err fill_prepare(struct mlv_maglev_builder *b, uint32_t n,
 			   cnt * sizeof(*b->lane_weight))) ||
 	    (err = reserve(&b->credit, &b->credit_cap,
 			   cnt * sizeof(*b->credit))) ||
+	    (err = reserve(&b->queue, &b->queue_cap,
+			   cnt * sizeof(*b->queue))) ||
 	    (err = reserve(&b->heap, &b->heap_cap, cnt * sizeof(*b->heap))) ||
 	    (err = reserve(&b->taken, &b->taken_cap,
 			   mlv_fill_taken_words(m) * sizeof(*b->taken))) ||
@@ -155,7 +159,8 @@ static enum mlv_err fill_prepare(struct mlv_maglev_builder *b, uint32_t n,
 		return err;
 	*f = (struct mlv_fill){
 		.m = m, .lane = b->lane, .id = b->lane_id,
-		.weight = b->lane_weight, .credit = b->credit, .heap = b->heap,
+		.weight = b->lane_weight, .credit = b->credit,
+		.queue = b->queue, .heap = b->heap,
 		.taken = b->taken, .empty = b->empty,
 	};
 	return MLV_OK;

@@ -15,11 +15,21 @@
  *    address is known only at the end of that turn: the next turn's walk is
  *    started before the current turn's slot is marked, then corrected in
  *    the rare case both chose the same slot;
- *  - the last ~sqrt(m) free slots cost about m / free probes per turn to
- *    find by walking: the end game computes, for every free slot, how many
- *    steps the lane needs to reach it and takes the nearest (claim_scan);
- *  - skewed weights leave most lanes idle in most rounds: a heap jumps from
- *    turn to turn instead of visiting them.
+ *  - the last ~0.75 sqrt(m) free slots cost about m / free probes per turn
+ *    to find by walking: the end game computes, for every free slot, how
+ *    many steps the lane needs to reach it and takes the nearest
+ *    (claim_scan);
+ *  - unequal weights: one credit test per lane per round is an
+ *    unpredictable branch; a round's turns are computed at once without
+ *    branches (SCHED_CREDIT), and skewed weights, which leave most lanes
+ *    idle in most rounds, use a heap that jumps from turn to turn
+ *    (SCHED_HEAP).
+ *
+ * Ideas measured and dropped (tools/maglev-bench A/B runs on the reference
+ * machine of docs/benchmarks.md): a byte map instead of the bitmap (faster
+ * at m = 65537, 1.6x slower at 655373), AVX2 gathers for the 8 probes (no
+ * gain at 65537), remembering the other free entries of a lane's last
+ * 8-probe window (2-4 %), two pipelined turns instead of one.
  */
 #include "maglev_fill.h"
 
@@ -29,15 +39,10 @@
 #include "maglev.h"
 
 /* The end game starts with about MLV_ENDGAME_PERCENT / 100 * sqrt(m) free
- * slots: a scan step (claim_scan) costs about 2.5x a probe of the walk, and
- * a turn costs free scan steps or m / free probes. Tuned with
- * tools/maglev-bench. */
-#ifndef MLV_DENSE_DIV /* TUNING */
-#define MLV_DENSE_DIV 2
-#endif
-#ifndef MLV_ENDGAME_PERCENT /* TUNING */
+ * slots: a scan step (claim_scan) costs a few probes of the walk, and a
+ * turn costs `free` scan steps or about m / free probes. Measured with
+ * tools/maglev-bench-style A/B runs: 40 and 150 were no better. */
 #define MLV_ENDGAME_PERCENT 75
-#endif
 
 enum mlv_sched {
 	SCHED_ROUND_ROBIN,  /* equal weights: every lane, every round */
@@ -170,6 +175,7 @@ static void sched_init(struct mlv_fill *f)
 	} else if ((uint64_t)wmax * f->nlanes <= 4 * wsum) {
 		/* At least a quarter of the lane visits give a turn. */
 		f->sched = SCHED_CREDIT;
+		f->queued = 0;
 		for (uint32_t k = 0; k < f->nlanes; k++)
 			f->credit[k] = wmax;
 	} else {
@@ -181,6 +187,28 @@ static void sched_init(struct mlv_fill *f)
 		for (uint32_t i = f->nlanes / 2; i-- > 0;)
 			sift_down(f->heap, f->nlanes, i);
 	}
+}
+
+/* SCHED_CREDIT: queue a whole round's turns at once, without a branch per
+ * lane (whether a lane's credit suffices is data, not a pattern the branch
+ * predictor could learn). Out of line so that the per-turn loop it is
+ * called from keeps its registers. */
+static __attribute__((noinline)) void queue_round(struct mlv_fill *f)
+{
+	const uint32_t full = 2 * f->wmax;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < f->nlanes; i++) {
+		/* < 4 * MLV_MAGLEV_MAX_WEIGHT: no overflow */
+		uint32_t cr = f->credit[i] + 2 * f->weight[i];
+		uint32_t turn = cr >= full;
+
+		f->credit[i] = cr - (turn ? full : 0);
+		f->queue[n] = i;
+		n += turn;
+	}
+	f->cursor = 0;
+	f->queued = n;
 }
 
 /* The lane whose turn is next. Depends only on the weights, never on the
@@ -195,16 +223,9 @@ static inline uint32_t next_turn(struct mlv_fill *f, enum mlv_sched sched)
 		f->cursor = k + 1 == f->nlanes ? 0 : k + 1;
 		return k;
 	case SCHED_CREDIT:
-		for (;;) {
-			k = f->cursor;
-			f->cursor = k + 1 == f->nlanes ? 0 : k + 1;
-			/* < 4 * MLV_MAGLEV_MAX_WEIGHT: no overflow */
-			f->credit[k] += 2 * f->weight[k];
-			if (f->credit[k] >= 2 * f->wmax) {
-				f->credit[k] -= 2 * f->wmax;
-				return k;
-			}
-		}
+		while (f->cursor == f->queued)
+			queue_round(f);
+		return f->queue[f->cursor++];
 	case SCHED_HEAP:
 	default:
 		k = (uint32_t)(f->heap[0] & 0xFFFF);
@@ -231,9 +252,10 @@ static inline void mark_taken(uint64_t *taken, uint32_t c, uint32_t m)
 
 /* The slot the lane's turn claims: the first free entry of its permutation
  * from pos on (one exists while the table is not full). Does not mark it.
- * Up to 80 % full a plain loop is cheapest (measured: with the next turn's
- * walk overlapping this one, its mispredictions cost little); beyond that,
- * MLV_PROBE_WIDTH probes per step. */
+ * While the table is less than half full a plain loop is cheapest; beyond
+ * that, MLV_PROBE_WIDTH probes per step (measured: switching at 1/3 or 4/5
+ * full, widths 4, 6 or 16, or 16 probes per step near the end were all
+ * slower). */
 static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
 			    uint32_t m, bool dense)
 {
@@ -245,12 +267,13 @@ static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
 		return c;
 	}
 	for (;;) {
-		free_mask = 0;
+		uint32_t taken_mask = 0;
+
 #pragma GCC unroll 16
 		for (int k = 0; k < MLV_PROBE_WIDTH; k++)
-			free_mask |= (uint32_t)(taken_bit(taken,
-							  c + l->ahead[k]) ^ 1)
-				     << k;
+			taken_mask |= (uint32_t)taken_bit(taken,
+							  c + l->ahead[k]) << k;
+		free_mask = ~taken_mask & ((1u << MLV_PROBE_WIDTH) - 1);
 		if (free_mask != 0)
 			return add_mod(c, l->ahead[__builtin_ctz(free_mask)],
 				       m);
@@ -307,7 +330,7 @@ static void collect_empty(struct mlv_fill *f)
 static inline __attribute__((always_inline)) void
 fill_walking(struct mlv_fill *f, enum mlv_sched sched)
 {
-	const uint32_t m = f->m, dense_at = m / MLV_DENSE_DIV, endgame_at = f->endgame_at;
+	const uint32_t m = f->m, dense_at = m / 2, endgame_at = f->endgame_at;
 	struct mlv_lane *const lane = f->lane;
 	uint64_t *const taken = f->taken;
 	uint16_t *const slots = f->slots;

@@ -13,9 +13,7 @@
 
 /* How many permutation entries a lane tests at once once the table is half
  * full (see maglev_fill.c). */
-#ifndef MLV_PROBE_WIDTH /* TUNING */
 #define MLV_PROBE_WIDTH 8
-#endif
 
 /* One backend that takes turns: where its permutation goes next and how far
  * it steps. ahead[k] = k * skip mod m, so the next MLV_PROBE_WIDTH entries
@@ -37,13 +35,14 @@ struct mlv_fill {
 	uint32_t *weight;         /* per lane, 1 .. MLV_MAGLEV_MAX_WEIGHT */
 	/* scratch, sized by the mlv_fill_*_size() helpers below */
 	uint32_t *credit;         /* nlanes */
+	uint32_t *queue;          /* nlanes */
 	uint64_t *heap;           /* nlanes */
 	uint64_t *taken;          /* mlv_fill_taken_words(m) */
 	uint32_t *empty;          /* mlv_fill_empty_size(m) */
 	/* output */
 	uint16_t *slots;          /* m */
 	/* private to maglev_fill.c */
-	uint32_t left, endgame_at, cursor, wmax, sched;
+	uint32_t left, endgame_at, cursor, queued, wmax, sched;
 	uint64_t barrett;
 };
 

@@ -1,7 +1,11 @@
 /* The control thread's event loop: one epoll over a signalfd (SIGHUP,
- * SIGTERM, SIGINT), the stats-file timer and a reclaim timer. It never
- * blocks on anything but epoll_wait, so later additions (control socket,
- * health checks, inotify) join the same loop. */
+ * SIGTERM, SIGINT), the control socket's, the metrics endpoint's and the
+ * health engine's own epoll fds, the config file watch (inotify + debounce timer), rtnetlink
+ * notifications for next_hop: auto, and timers (stats file, reclaim,
+ * next-hop retries, systemd watchdog). Every source is level-triggered
+ * and non-blocking: the loop never blocks on anything but epoll_wait.
+ * After each wake-up, generations replaced by whatever ran are reclaimed
+ * once their grace period ended. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -9,10 +13,13 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "daemon/config_watch.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
 #include "daemon/stats_file.h"
 
 /* How soon to retry reclaiming a replaced generation: workers pass a
@@ -20,16 +27,22 @@
  * they sleep, so a few milliseconds is plenty. */
 #define RECLAIM_RETRY_MS 2
 
-enum { EV_SIGNAL = 1, EV_STATS, EV_RECLAIM };
+enum {
+	EV_SIGNAL = 1, EV_STATS, EV_RECLAIM, EV_CTL, EV_HEALTH, EV_WATCH,
+	EV_WATCH_TIMER, EV_RTNL, EV_NEXT_HOP_TICK, EV_WATCHDOG, EV_METRICS,
+};
 
 struct loop {
 	struct mlv_daemon *d;
 	int ep;
 	int stats_tfd;
 	int reclaim_tfd;
+	int tick_tfd;            /* next-hop retries and re-checks */
+	int watchdog_tfd;
 	bool reclaim_armed;
 	bool stats_failing;      /* log a failing stats file once, not per write */
 	bool stop;
+	struct mlv_config_watch watch;
 };
 
 static int arm_timer(int fd, uint32_t first_ms, uint32_t period_ms)
@@ -47,6 +60,23 @@ static int watch(int ep, int fd, uint32_t tag)
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
 
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* A periodic timer watched under tag; -1 on failure (errno kept). */
+static int periodic(int ep, uint32_t period_ms, uint32_t tag)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (arm_timer(fd, period_ms, period_ms) || watch(ep, fd, tag)) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
 }
 
 static void drain_timer(int fd)
@@ -83,6 +113,13 @@ static void write_stats(struct loop *l)
 	json_decref(doc);
 }
 
+static void reload(struct loop *l, const char *what)
+{
+	mlv_daemon_reload_from(l->d, what);
+	/* readers polling the stats file see the outcome now */
+	write_stats(l);
+}
+
 static void on_signals(struct loop *l, int sigfd)
 {
 	struct signalfd_siginfo si;
@@ -90,9 +127,7 @@ static void on_signals(struct loop *l, int sigfd)
 	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGHUP:
-			mlv_daemon_reload(l->d);
-			/* readers polling the stats file see the outcome now */
-			write_stats(l);
+			reload(l, "SIGHUP");
 			break;
 		case SIGTERM:
 		case SIGINT:
@@ -103,6 +138,30 @@ static void on_signals(struct loop *l, int sigfd)
 			break;
 		}
 	}
+}
+
+/* Next hops: publish when a resolved MAC changed. */
+static void next_hops(struct loop *l, bool force)
+{
+	struct mlv_daemon *d = l->d;
+
+	if (mlv_next_hops_update(&d->next_hops, d->cfg, d->ports.info, force))
+		mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_NEXT_HOP);
+}
+
+static void on_next_hop_tick(struct loop *l)
+{
+	struct mlv_next_hops *nh = &l->d->next_hops;
+	struct timespec ts;
+	uint64_t now;
+
+	drain_timer(l->tick_tfd);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	if (now - nh->last_check_ms >= MLV_NEXT_HOP_RECHECK_MS)
+		next_hops(l, true);
+	else if (!mlv_next_hops_all_resolved(nh))
+		next_hops(l, false);   /* looks again, solicits what is missing */
 }
 
 /* Free what the workers can no longer see; keep a short timer running
@@ -120,36 +179,120 @@ static void reclaim(struct loop *l)
 		l->reclaim_armed = pending;
 }
 
-enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
+static enum mlv_err setup(struct loop *l, int sigfd)
 {
-	struct loop l = { .d = d, .ep = -1, .stats_tfd = -1, .reclaim_tfd = -1 };
-	enum mlv_err err = MLV_OK;
+	struct mlv_daemon *d = l->d;
+	uint32_t wd_ms = mlv_notify_watchdog_period_ms();
+	char why[256] = "";
 
-	l.ep = epoll_create1(EPOLL_CLOEXEC);
-	l.reclaim_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (l.ep < 0 || l.reclaim_tfd < 0 || watch(l.ep, sigfd, EV_SIGNAL) ||
-	    watch(l.ep, l.reclaim_tfd, EV_RECLAIM)) {
+	l->ep = epoll_create1(EPOLL_CLOEXEC);
+	l->reclaim_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (l->ep < 0 || l->reclaim_tfd < 0 || watch(l->ep, sigfd, EV_SIGNAL) ||
+	    watch(l->ep, l->reclaim_tfd, EV_RECLAIM) ||
+	    watch(l->ep, mlv_ctl_fd(d->ctl), EV_CTL) ||
+	    watch(l->ep, mlv_health_fd(d->health), EV_HEALTH)) {
 		mlv_err_log("control loop: %s", strerror(errno));
-		err = MLV_E_IO;
-		goto out;
+		return MLV_E_IO;
+	}
+	if (d->metrics && watch(l->ep, mlv_metrics_fd(d->metrics), EV_METRICS)) {
+		mlv_err_log("metrics: %s", strerror(errno));
+		return MLV_E_IO;
 	}
 	if (d->opts->stats_file) {
-		l.stats_tfd = timerfd_create(CLOCK_MONOTONIC,
-					     TFD_CLOEXEC | TFD_NONBLOCK);
-		if (l.stats_tfd < 0 ||
-		    arm_timer(l.stats_tfd, d->opts->stats_interval_ms,
-			      d->opts->stats_interval_ms) ||
-		    watch(l.ep, l.stats_tfd, EV_STATS)) {
+		l->stats_tfd = periodic(l->ep, d->opts->stats_interval_ms, EV_STATS);
+		if (l->stats_tfd < 0) {
 			mlv_err_log("stats timer: %s", strerror(errno));
-			err = MLV_E_IO;
-			goto out;
+			return MLV_E_IO;
 		}
-		write_stats(&l);
 	}
+	if (d->opts->watch_config) {
+		if (mlv_config_watch_open(d->opts->config_path, &l->watch, why,
+					  sizeof(why)) != MLV_OK ||
+		    watch(l->ep, l->watch.inotify_fd, EV_WATCH) ||
+		    watch(l->ep, l->watch.timer_fd, EV_WATCH_TIMER)) {
+			mlv_err_log("%s", why[0] ? why : strerror(errno));
+			return MLV_E_IO;
+		}
+	}
+	if (mlv_next_hops_fd(&d->next_hops) >= 0) {
+		if (watch(l->ep, mlv_next_hops_fd(&d->next_hops), EV_RTNL) ||
+		    (l->tick_tfd = periodic(l->ep, MLV_NEXT_HOP_RETRY_MS,
+					    EV_NEXT_HOP_TICK)) < 0) {
+			mlv_err_log("next_hop: auto: %s", strerror(errno));
+			return MLV_E_IO;
+		}
+	}
+	if (wd_ms) {
+		l->watchdog_tfd = periodic(l->ep, wd_ms, EV_WATCHDOG);
+		if (l->watchdog_tfd < 0) {
+			mlv_err_log("watchdog timer: %s", strerror(errno));
+			return MLV_E_IO;
+		}
+		mlv_notify_watchdog();
+	}
+	write_stats(l);
+	return MLV_OK;
+}
 
-	while (!l.stop) {
-		struct epoll_event ev[4];
-		int n = epoll_wait(l.ep, ev, 4, -1);
+static void dispatch(struct loop *l, uint32_t tag, int sigfd)
+{
+	struct mlv_daemon *d = l->d;
+
+	switch (tag) {
+	case EV_SIGNAL:
+		on_signals(l, sigfd);
+		break;
+	case EV_STATS:
+		drain_timer(l->stats_tfd);
+		write_stats(l);
+		break;
+	case EV_RECLAIM:
+		drain_timer(l->reclaim_tfd);
+		break;
+	case EV_CTL:
+		if (mlv_ctl_process(d->ctl) != MLV_OK)
+			mlv_warn("control socket: epoll failed: %s",
+				 strerror(errno));
+		break;
+	case EV_HEALTH:
+		mlv_daemon_health_process(d);
+		break;
+	case EV_WATCH:
+		mlv_config_watch_on_inotify(&l->watch);
+		break;
+	case EV_WATCH_TIMER:
+		if (mlv_config_watch_on_timer(&l->watch))
+			reload(l, "config file changed");
+		break;
+	case EV_RTNL:
+		mlv_next_hops_on_notify(&d->next_hops);
+		if (d->next_hops.refresh || d->next_hops.reroute)
+			next_hops(l, false);
+		break;
+	case EV_NEXT_HOP_TICK:
+		on_next_hop_tick(l);
+		break;
+	case EV_METRICS:
+		if (mlv_metrics_process(d->metrics) != MLV_OK)
+			mlv_debug("metrics: processing failed");
+		break;
+	case EV_WATCHDOG:
+		drain_timer(l->watchdog_tfd);
+		mlv_notify_watchdog();
+		break;
+	}
+}
+
+enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
+{
+	struct loop l = { .d = d, .ep = -1, .stats_tfd = -1, .reclaim_tfd = -1,
+			  .tick_tfd = -1, .watchdog_tfd = -1,
+			  .watch = { .inotify_fd = -1, .timer_fd = -1 } };
+	enum mlv_err err = setup(&l, sigfd);
+
+	while (!err && !l.stop) {
+		struct epoll_event ev[16];
+		int n = epoll_wait(l.ep, ev, 16, -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -158,27 +301,20 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 			err = MLV_E_IO;
 			break;
 		}
-		for (int i = 0; i < n; i++) {
-			switch (ev[i].data.u32) {
-			case EV_SIGNAL:
-				on_signals(&l, sigfd);
-				break;
-			case EV_STATS:
-				drain_timer(l.stats_tfd);
-				write_stats(&l);
-				break;
-			case EV_RECLAIM:
-				drain_timer(l.reclaim_tfd);
-				break;
-			}
-		}
+		for (int i = 0; i < n && !l.stop; i++)
+			dispatch(&l, ev[i].data.u32, sigfd);
+		/* a command, a health batch or a reload may have published */
 		reclaim(&l);
 	}
-out:
+	mlv_config_watch_close(&l.watch);
 	if (l.stats_tfd >= 0)
 		close(l.stats_tfd);
 	if (l.reclaim_tfd >= 0)
 		close(l.reclaim_tfd);
+	if (l.tick_tfd >= 0)
+		close(l.tick_tfd);
+	if (l.watchdog_tfd >= 0)
+		close(l.watchdog_tfd);
 	if (l.ep >= 0)
 		close(l.ep);
 	return err;

@@ -1,10 +1,20 @@
 /* The running daemon's state, owned by the control thread (the main
  * lcore). Workers see only their struct mlv_worker and the publisher.
  *
- * Life cycle (daemon/main.c): options -> config -> EAL -> ports ->
- * workers + conntrack -> generation 1 -> launch -> control loop (signals,
- * timers: reload, stats file, reclaim) -> stop workers -> close ports ->
- * free -> rte_eal_cleanup -> final stats file.
+ * Life cycle (daemon/main.c, daemon/startup.c): options -> config ->
+ * control socket (its lock makes this the only instance on that path) ->
+ * health engine synced to the config -> EAL (af_xdp vdevs get the XDP
+ * steering program) -> ports -> workers + conntrack -> steering maps,
+ * next hops -> generation 1 -> launch -> READY=1 -> control loop
+ * (signals, control socket, metrics, health checks, config file watch,
+ * rtnetlink, timers) -> STOPPING=1 -> stop workers -> close steering and
+ * ports -> close metrics and the control socket -> free ->
+ * rte_eal_cleanup -> final stats.
+ *
+ * Every generation after the first is built from the running config plus
+ * runtime state: health (control/health.h), runtime overrides
+ * (daemon/overrides.h) and resolved next hops (daemon/next_hop.h), by
+ * mlv_daemon_publish, whatever triggered it.
  */
 #ifndef MLV_DAEMON_H
 #define MLV_DAEMON_H
@@ -14,12 +24,59 @@
 #include <time.h>
 
 #include "control/config.h"
+#include "control/ctl_commands.h"
+#include "control/ctl_server.h"
+#include "control/health.h"
+#include "control/metrics.h"
 #include "control/publish.h"
 #include "control/stats.h"
 #include "daemon/eal_args.h"
+#include "daemon/next_hop.h"
 #include "daemon/options.h"
+#include "daemon/overrides.h"
+#include "daemon/steering.h"
 #include "dataplane/port.h"
 #include "dataplane/worker.h"
+
+/* Why a generation was published: X(id, name). */
+#define MLV_PUBLISH_REASONS(X)            \
+	X(START,    "start")              \
+	X(RELOAD,   "reload")             \
+	X(FAILOVER, "failover")           \
+	X(HEALTH,   "health")             \
+	X(OVERRIDE, "override")           \
+	X(NEXT_HOP, "next_hop")
+
+enum mlv_publish_reason {
+#define MLV_PUBLISH_REASON_ENUM(id, name) MLV_PUBLISH_##id,
+	MLV_PUBLISH_REASONS(MLV_PUBLISH_REASON_ENUM)
+#undef MLV_PUBLISH_REASON_ENUM
+	MLV_PUBLISH__COUNT
+};
+
+const char *mlv_publish_reason_name(enum mlv_publish_reason r);
+
+/* The last publish, for the log, the stats file and benchmarks. */
+struct mlv_publish_record {
+	uint32_t generation;
+	enum mlv_publish_reason reason;
+	uint32_t vips;
+	uint32_t tables_reused;          /* VIP tables copied, not rebuilt */
+	uint64_t build_us;               /* mlv_gen_build + mlv_publish */
+	uint64_t count[MLV_PUBLISH__COUNT];
+};
+
+/* A set of (VIP name, backend name) pairs: sorted, looked up by binary
+ * search. */
+struct mlv_pair_name {
+	char vip[MLV_NAME_MAX];
+	char backend[MLV_NAME_MAX];
+};
+
+struct mlv_pair_set {
+	uint32_t n, cap;
+	struct mlv_pair_name *items;
+};
 
 struct mlv_daemon {
 	const struct mlv_options *opts;
@@ -29,37 +86,81 @@ struct mlv_daemon {
 	uint32_t n_workers;
 	unsigned worker_lcores[MLV_MAX_WORKERS];
 	struct mlv_ports ports;
+	/* the kernel interface behind each port (net_af_xdp, net_af_packet,
+	 * net_tap), 0 for ports without one */
+	int port_ifindex[MLV_MAX_PORTS];
 	struct mlv_worker *workers[MLV_MAX_WORKERS];
 	bool launched;                   /* workers were launched */
 	struct mlv_stats *stats;
 	struct mlv_publisher *pub;
 	uint32_t generation;             /* number of the current generation */
 	struct timespec started;         /* CLOCK_MONOTONIC */
-	uint64_t reloads_ok;
+	uint64_t reloads_ok;             /* whatever started them */
 	uint64_t reloads_failed;
+	struct mlv_publish_record last_publish;
+
+	/* Runtime state layered over the config (daemon/backend_state.c). */
+	struct mlv_overrides overrides;
+	struct mlv_health *health;
+	bool health_dirty;               /* a health batch changed something */
+	/* Pairs the current health batch took down, while the failover
+	 * generation is built (daemon/health_glue.c); empty otherwise. */
+	struct mlv_pair_set just_down;
+
+	/* The control socket; st is its handler's context. */
+	struct mlv_ctl_server *ctl;
+	struct mlv_ctl_state st;
+	const struct mlv_worker_counters *worker_ctr[MLV_MAX_WORKERS];
+	const struct mlv_ct *worker_ct[MLV_MAX_WORKERS];
+
+	struct mlv_metrics *metrics;     /* Prometheus endpoint, or NULL */
+
+	struct mlv_steering steering;    /* AF_XDP steering programs */
+	struct mlv_next_hops next_hops;  /* next_hop: auto */
 };
 
 /* Start everything up to and including launching the workers with
- * generation 1 published. Logs the reason and returns an error on
- * failure; mlv_daemon_teardown cleans up whatever was done. Control
- * thread. */
+ * generation 1 published and the control socket listening. Logs the
+ * reason and returns an error on failure; mlv_daemon_teardown cleans up
+ * whatever was done. Control thread. */
 enum mlv_err mlv_daemon_start(struct mlv_daemon *d);
 
 /* Stop the workers (if launched) and wait for them. Control thread. */
 void mlv_daemon_stop_workers(struct mlv_daemon *d);
 
-/* Close ports, free generations, conntrack, workers, the config, and
- * clean up the EAL. Safe after a partial start. Control thread. */
+/* Close the steering handles, then the ports (after the workers
+ * stopped). Idempotent. Control thread. */
+void mlv_daemon_close_ports(struct mlv_daemon *d);
+
+/* Close the control socket and the health engine, then close ports,
+ * free generations, conntrack, workers, the config, and clean up the
+ * EAL. Safe after a partial start. Control thread. */
 void mlv_daemon_teardown(struct mlv_daemon *d);
 
-/* Build generation `generation + 1` from cfg and publish it; on success
- * d->generation moves. Logs failures. Control thread. */
+/* Build generation `generation + 1` from cfg plus the runtime state
+ * (mlv_daemon_backend_state, next hops) and publish it; on success
+ * d->generation moves, d->last_publish records it and a line with the
+ * build time is logged. Logs failures. Control thread. */
 enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
-				const struct mlv_config *cfg);
+				const struct mlv_config *cfg,
+				enum mlv_publish_reason reason);
 
-/* SIGHUP: load, validate, build, publish; an invalid config changes
- * nothing (daemon/reload.c). Control thread. */
-void mlv_daemon_reload(struct mlv_daemon *d);
+/* The mlv_gen_state_fn of every build and of the control socket
+ * (ctx = the daemon): health, then runtime overrides. */
+void mlv_daemon_backend_state(const char *vip, const char *backend,
+			      struct mlv_gen_backend_state *out, void *ctx);
+
+/* Load, validate, build, publish; an invalid config changes nothing
+ * (daemon/reload.c). diags (initialised by the caller) receives the
+ * loader's diagnostics, plus the daemon's own checks and restart-only
+ * warnings; all are logged too. Counts the outcome in reloads_ok/failed.
+ * Returns MLV_OK or the reason it was rejected. Control thread. */
+enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags);
+
+/* A reload not started over the control socket (SIGHUP, file change):
+ * mlv_daemon_reload, systemd RELOADING/READY, and an entry in the
+ * control socket's reload history. what names the trigger for the log. */
+void mlv_daemon_reload_from(struct mlv_daemon *d, const char *what);
 
 /* The event loop until SIGTERM/SIGINT (daemon/control_loop.c). sigfd is a
  * signalfd for SIGHUP, SIGTERM and SIGINT. Returns MLV_OK on a stop
@@ -68,5 +169,40 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd);
 
 /* Log each line of diags at warning or error level. */
 void mlv_daemon_log_diags(const struct mlv_diags *diags);
+
+/* ---- control socket (daemon/ctl_glue.c) ---- */
+
+/* Fill d->st (callbacks into the daemon) and create the socket from
+ * cfg->control section. Logs and returns the error on failure. */
+enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d);
+
+/* The workers exist: let the control socket see their counters and
+ * connection tables. */
+void mlv_daemon_ctl_workers(struct mlv_daemon *d);
+
+/* Start the Prometheus endpoint on cfg->control.metrics_listen (nothing
+ * when it is ""), reading the control socket's state. Logs and returns
+ * the error on failure. After mlv_daemon_ctl_workers. */
+enum mlv_err mlv_daemon_metrics_open(struct mlv_daemon *d);
+
+/* ---- health checks (daemon/health_glue.c) ---- */
+
+/* Raise RLIMIT_NOFILE, create the engine and sync it with d->cfg. */
+enum mlv_err mlv_daemon_health_open(struct mlv_daemon *d);
+
+/* The health fd is readable: process; if a batch changed some backend's
+ * state, publish. When backends went down, first a failover generation
+ * in which they keep their table slots (every table reused, so it is
+ * live within milliseconds; their new flows go to each slot's second
+ * choice), then the rebuilt one without them (docs/table-builders.md,
+ * "instant failover"). */
+void mlv_daemon_health_process(struct mlv_daemon *d);
+
+/* Whether (vip, backend) is in the current batch's just-down set. */
+bool mlv_daemon_just_down(const struct mlv_daemon *d, const char *vip,
+			  const char *backend);
+
+/* Release the just-down set (teardown). */
+void mlv_daemon_health_free(struct mlv_daemon *d);
 
 #endif

@@ -104,6 +104,17 @@ fail:
 	return err;
 }
 
+void mlv_eal_args_replace(struct mlv_eal_args *a, int i, char *text)
+{
+	if (i <= 0 || i >= a->argc) {
+		free(text);
+		return;
+	}
+	free(a->argv_orig[i]);
+	a->argv_orig[i] = text;
+	a->argv[i] = text;
+}
+
 void mlv_eal_args_free(struct mlv_eal_args *a)
 {
 	if (a->argv_orig)

@@ -32,6 +32,10 @@ enum mlv_err mlv_eal_args_build(const char *prog, char *const *args, int n,
 				uint32_t workers, enum mlv_log_level level,
 				struct mlv_eal_args *out);
 
+/* Replace argument i (1 .. argc-1) with text, taking ownership of text
+ * (malloc'd). Only before rte_eal_init, which may permute argv. */
+void mlv_eal_args_replace(struct mlv_eal_args *a, int i, char *text);
+
 void mlv_eal_args_free(struct mlv_eal_args *a);
 
 #endif

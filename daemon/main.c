@@ -12,6 +12,7 @@
 #include "control/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
 #include "daemon/options.h"
 #include "daemon/stats_file.h"
 #include "dataplane/port_plan.h"
@@ -35,10 +36,16 @@ static int check_config(const char *path)
 	mlv_diags_free(&diags);
 	if (err)
 		return EXIT_FAILURE;
-	/* Valid, but something this release cannot start with yet. */
+	/* Valid, but ports this release cannot start with. */
 	if (mlv_port_plan_make(cfg, &plan, why, sizeof(why)) != MLV_OK)
 		fprintf(stderr, "%s: warning: %s (maglevd will refuse to start)\n",
 			path, why);
+	/* Checks the daemon makes before building anything. */
+	if (mlv_health_check_config(cfg, why, sizeof(why)) != MLV_OK) {
+		fprintf(stderr, "%s: error: health: %s\n", path, why);
+		mlv_config_free(cfg);
+		return EXIT_FAILURE;
+	}
 	mlv_config_free(cfg);
 	puts("OK");
 	return EXIT_SUCCESS;
@@ -107,11 +114,11 @@ static int run(const struct mlv_options *opts)
 		err = mlv_daemon_start(&d);
 	if (!err) {
 		err = mlv_daemon_control_loop(&d, sigfd);
+		mlv_notify_stopping();
 		/* Workers stop, then ports (a net_pcap TX file is complete
 		 * after close); the final counters are read after both. */
 		mlv_daemon_stop_workers(&d);
-		if (d.eal_ready)
-			mlv_ports_close(&d.ports);
+		mlv_daemon_close_ports(&d);
 		if (opts->stats_file) {
 			final_stats = mlv_stats_json(&d, true);
 			if (!final_stats)

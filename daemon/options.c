@@ -11,6 +11,7 @@ enum {
 	OPT_STATS_FILE,
 	OPT_STATS_INTERVAL,
 	OPT_VERSION,
+	OPT_NO_WATCH_CONFIG,
 };
 
 static const struct option long_options[] = {
@@ -19,6 +20,7 @@ static const struct option long_options[] = {
 	{"log-level",      required_argument, NULL, OPT_LOG_LEVEL},
 	{"stats-file",     required_argument, NULL, OPT_STATS_FILE},
 	{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
+	{"no-watch-config", no_argument,      NULL, OPT_NO_WATCH_CONFIG},
 	{"version",        no_argument,       NULL, OPT_VERSION},
 	{"help",           no_argument,       NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -36,13 +38,16 @@ void mlv_options_usage(FILE *out)
 "      --log-level LEVEL    error, warning, info (default) or debug\n"
 "      --stats-file PATH    write every counter as JSON to PATH (atomically)\n"
 "      --stats-interval MS  how often to write it (default 1000)\n"
+"      --no-watch-config    do not reload when the config file changes\n"
+"                           (SIGHUP and maglevctl reload still do)\n"
 "      --version            print the version and exit\n"
 "  -h, --help               this text\n"
 "\n"
 "Arguments after \"--\" replace dataplane.eal_args. Without -l, --lcores or\n"
 "-c among them, maglevd uses lcores 0..workers: the main lcore runs the\n"
 "control thread, one lcore per worker.\n"
-"Signals: SIGHUP reloads the configuration, SIGTERM/SIGINT stop cleanly.\n",
+"Signals: SIGHUP reloads the configuration, SIGTERM/SIGINT stop cleanly.\n"
+"The control socket (control.socket) serves maglevctl.\n",
 	      out);
 }
 
@@ -70,6 +75,7 @@ enum mlv_err mlv_options_parse(int argc, char **argv,
 	memset(opts, 0, sizeof(*opts));
 	opts->log_level = MLV_LOG_INFO;
 	opts->stats_interval_ms = MLV_STATS_INTERVAL_DEFAULT_MS;
+	opts->watch_config = true;
 
 	optind = 0;     /* glibc: full re-initialisation */
 	opterr = 0;     /* we print our own messages */
@@ -106,6 +112,9 @@ enum mlv_err mlv_options_parse(int argc, char **argv,
 					MLV_STATS_INTERVAL_MAX_MS);
 				return MLV_E_INVAL;
 			}
+			break;
+		case OPT_NO_WATCH_CONFIG:
+			opts->watch_config = false;
 			break;
 		case OPT_VERSION:
 			want_version = true;

@@ -34,6 +34,8 @@ struct mlv_options {
 	enum mlv_log_level log_level;
 	const char *stats_file;      /* NULL: no stats file */
 	uint32_t stats_interval_ms;
+	bool watch_config;           /* reload when the file changes (inotify);
+					--no-watch-config turns it off */
 	/* EAL arguments after "--"; has_eal_override is true even when
 	 * "--" is followed by nothing (an empty override is still one). */
 	bool has_eal_override;

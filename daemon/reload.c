@@ -1,8 +1,14 @@
-/* SIGHUP: parse -> validate -> build -> publish, all or nothing. */
+/* Reloads (SIGHUP, config file change, the control socket's `reload`):
+ * parse -> validate -> build -> publish, all or nothing, then bring the
+ * health checks, steering maps and next hops in line with what was
+ * published. */
 #include <stdio.h>
+#include <string.h>
 
+#include "control/config_diags.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
 #include "daemon/restart_only.h"
 
 void mlv_daemon_log_diags(const struct mlv_diags *diags)
@@ -22,45 +28,130 @@ void mlv_daemon_log_diags(const struct mlv_diags *diags)
 	}
 }
 
+static const struct mlv_src_pos no_pos;
+
+/* restart-only changes become warnings in the reload's diagnostics */
 static void warn_restart(const char *message, void *ctx)
 {
-	(void)ctx;
-	mlv_warn("reload: %s; this needs a restart, the running value stays",
-		 message);
+	mlv_diag_add(ctx, MLV_DIAG_WARNING, no_pos,
+		     "%s; this needs a restart, the running value stays",
+		     message);
 }
 
-void mlv_daemon_reload(struct mlv_daemon *d)
+static void forget_override(const struct mlv_override *ov, void *ctx)
+{
+	(void)ctx;
+	mlv_info("override of %s/%s forgotten: the backend left the "
+		 "configuration", ov->vip, ov->backend);
+}
+
+/* Checks beyond the config loader's, against what this daemon runs:
+ * health specs the engine accepts, next hops it can resolve. An error is
+ * added to diags. */
+static enum mlv_err check_next(struct mlv_daemon *d,
+			       const struct mlv_config *next,
+			       struct mlv_diags *diags)
+{
+	char why[512];
+
+	if (mlv_health_check_config(next, why, sizeof(why)) != MLV_OK) {
+		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "health: %s", why);
+		return MLV_E_CONFIG;
+	}
+	if (mlv_next_hop_check(next, d->port_ifindex, why, sizeof(why))) {
+		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "%s", why);
+		return MLV_E_CONFIG;
+	}
+	return MLV_OK;
+}
+
+enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 {
 	const char *path = d->opts->config_path;
 	struct mlv_config *next = NULL;
-	struct mlv_diags diags;
+	bool changed = false;
 	enum mlv_err err;
 
-	mlv_diags_init(&diags);
 	mlv_info("reload: loading %s", path);
-	err = mlv_config_load(path, &next, &diags);
-	mlv_daemon_log_diags(&diags);
-	mlv_diags_free(&diags);
+	err = mlv_config_load(path, &next, diags);
+	if (!err) {
+		/* the ports and the rest of the restart-only part stay as
+		 * they run; the checks below see what would really run */
+		mlv_restart_only_changes(d->cfg, next, warn_restart, diags);
+		mlv_restart_only_keep(d->cfg, next);
+		err = check_next(d, next, diags);
+		if (!err)
+			err = mlv_daemon_publish(d, next, MLV_PUBLISH_RELOAD);
+		if (err)
+			mlv_restart_only_keep(d->cfg, next);   /* give them back */
+	}
+	mlv_daemon_log_diags(diags);
 	if (err) {
+		mlv_config_free(next);
 		d->reloads_failed++;
 		mlv_err_log("reload rejected: %s; generation %u keeps serving",
 			    mlv_strerror(err), d->generation);
-		return;
-	}
-	mlv_restart_only_changes(d->cfg, next, warn_restart, NULL);
-	mlv_restart_only_keep(d->cfg, next);
-	err = mlv_daemon_publish(d, next);
-	if (err) {
-		mlv_restart_only_keep(d->cfg, next);   /* give them back */
-		mlv_config_free(next);
-		d->reloads_failed++;
-		mlv_err_log("reload rejected: generation %u keeps serving",
-			    d->generation);
-		return;
+		return err;
 	}
 	mlv_config_free(d->cfg);
 	d->cfg = next;
 	d->reloads_ok++;
+	mlv_overrides_prune(&d->overrides, d->cfg, forget_override, NULL);
+
+	/* Health: new pairs started as up in the generation just built;
+	 * pairs whose check changed may now answer differently. */
+	err = mlv_health_sync(d->health, d->cfg, &changed);
+	if (err)
+		mlv_err_log("reload: health checks not updated: %s",
+			    err == MLV_E_INVAL ? mlv_health_error(d->health) :
+			    mlv_strerror(err));
+	mlv_next_hops_reconfigure(&d->next_hops, d->cfg);
+	changed |= mlv_next_hops_update(&d->next_hops, d->cfg, d->ports.info,
+					false);
+	if (changed)
+		mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_RELOAD);
+	mlv_steering_sync(&d->steering, d->cfg);
 	mlv_info("reload: generation %u published, %u VIP(s)", d->generation,
-		 next->n_vips);
+		 d->cfg->n_vips);
+	return MLV_OK;
+}
+
+/* The first error line, as the socket's reload command records it
+ * (truncated to the history's line length). */
+static void first_error(const struct mlv_diags *diags, enum mlv_err err,
+			char *out, size_t len)
+{
+	const char *file = diags->file ? diags->file : "<config>";
+	int n = -1;
+
+	for (uint32_t i = 0; i < diags->n && n < 0; i++) {
+		const struct mlv_diag *it = &diags->items[i];
+
+		if (it->level != MLV_DIAG_ERROR)
+			continue;
+		if (it->pos.line)
+			n = snprintf(out, len, "%s:%u:%u: error: %s", file,
+				     it->pos.line, it->pos.col, it->message);
+		else
+			n = snprintf(out, len, "%s: error: %s", file, it->message);
+	}
+	if (n < 0)
+		snprintf(out, len, "%s", mlv_strerror(err));
+}
+
+void mlv_daemon_reload_from(struct mlv_daemon *d, const char *what)
+{
+	struct mlv_diags diags;
+	char summary[200] = "";
+	enum mlv_err err;
+
+	mlv_notify_reloading();
+	mlv_info("reload (%s)", what);
+	mlv_diags_init(&diags);
+	err = mlv_daemon_reload(d, &diags);
+	if (err)
+		first_error(&diags, err, summary, sizeof(summary));
+	mlv_diags_free(&diags);
+	mlv_ctl_note_reload(&d->st, err == MLV_OK, d->generation, summary);
+	mlv_notify_reloaded(d->generation, d->cfg->n_vips, err == MLV_OK);
 }

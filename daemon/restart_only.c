@@ -84,10 +84,28 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	    ca->tcp_closing_timeout_ms != cb->tcp_closing_timeout_ms ||
 	    ca->udp_timeout_ms != cb->udp_timeout_ms)
 		say(report, ctx, &n, "dataplane.conntrack changed");
+	/* the control socket and the metrics listener are bound at start */
+	if (strcmp(running->control_socket, next->control_socket) != 0)
+		say(report, ctx, &n, "control.socket: %s -> %s",
+		    running->control_socket, next->control_socket);
+	if (running->control_socket_mode != next->control_socket_mode)
+		say(report, ctx, &n, "control.socket_mode: %04o -> %04o",
+		    running->control_socket_mode, next->control_socket_mode);
+	if (strcmp(running->metrics_listen, next->metrics_listen) != 0)
+		say(report, ctx, &n, "control.metrics_listen: \"%s\" -> \"%s\"",
+		    running->metrics_listen, next->metrics_listen);
 	return n;
 }
 
 #define SWAP(a, b) do { __typeof__(a) tmp_ = (a); (a) = (b); (b) = tmp_; } while (0)
+/* char arrays of equal size, which plain assignment cannot swap */
+#define SWAP_ARRAY(a, b) do {                                  \
+	char tmp_[sizeof(a)];                                  \
+	_Static_assert(sizeof(a) == sizeof(b), "sizes differ"); \
+	memcpy(tmp_, (a), sizeof(tmp_));                       \
+	memcpy((a), (b), sizeof(tmp_));                        \
+	memcpy((b), tmp_, sizeof(tmp_));                       \
+} while (0)
 
 void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 {
@@ -99,4 +117,7 @@ void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 	SWAP(running->n_ports, next->n_ports);
 	SWAP(running->ports, next->ports);
 	SWAP(running->conntrack, next->conntrack);
+	SWAP_ARRAY(running->control_socket, next->control_socket);
+	SWAP(running->control_socket_mode, next->control_socket_mode);
+	SWAP_ARRAY(running->metrics_listen, next->metrics_listen);
 }

@@ -1,4 +1,5 @@
 /* Bringing the data plane up and down, in that order and its reverse. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +9,16 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include <rte_ethdev.h>
+
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
+
+/* How long start-up waits for next_hop: auto to resolve before
+ * generation 1 (the kernel answers in milliseconds when the neighbour is
+ * there; a dead next hop should not hold the daemon back for long). */
+#define NEXT_HOP_START_WAIT_MS 3000u
 
 static enum mlv_err init_eal(struct mlv_daemon *d)
 {
@@ -25,6 +34,11 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 		mlv_err_log("EAL arguments: %s", mlv_strerror(err));
 		return err;
 	}
+	/* af_xdp vdevs: our steering program (needs the control socket's
+	 * lock, taken before: see mlv_daemon_start) */
+	err = mlv_steering_prepare(&d->steering, &d->eal, d->cfg->control_socket);
+	if (err)
+		return err;
 	if (mlv_log_enabled(MLV_LOG_DEBUG)) {
 		char line[1024];
 		size_t used = 0;
@@ -117,33 +131,6 @@ static enum mlv_err create_workers(struct mlv_daemon *d)
 	return MLV_OK;
 }
 
-enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
-				const struct mlv_config *cfg)
-{
-	struct mlv_generation *gen = NULL;
-	uint32_t number = d->generation + 1;
-	enum mlv_err err;
-
-	/* The current generation carries uids forward (control/generation.h);
-	 * the control thread may read it: only it frees generations. */
-	err = mlv_gen_build(cfg, d->ports.info, d->n_workers, number, NULL,
-			    NULL, mlv_publish_current(d->pub), &gen);
-	if (err) {
-		mlv_err_log("cannot build generation %u: %s", number,
-			    mlv_strerror(err));
-		return err;
-	}
-	err = mlv_publish(d->pub, gen);
-	if (err) {
-		mlv_err_log("cannot publish generation %u: %s", number,
-			    mlv_strerror(err));
-		mlv_gen_free(gen);
-		return err;
-	}
-	d->generation = number;
-	return MLV_OK;
-}
-
 static enum mlv_err launch(struct mlv_daemon *d)
 {
 	for (uint32_t i = 0; i < d->n_workers; i++) {
@@ -161,6 +148,45 @@ static enum mlv_err launch(struct mlv_daemon *d)
 	return MLV_OK;
 }
 
+/* The kernel interface behind each port, from the driver (net_af_xdp,
+ * net_af_packet and net_tap report it; PCI, pcap files, null, ring do
+ * not), for next_hop: auto. */
+static void find_ifindexes(struct mlv_daemon *d)
+{
+	for (uint32_t i = 0; i < d->ports.n; i++) {
+		struct rte_eth_dev_info info;
+
+		d->port_ifindex[i] = 0;
+		if (rte_eth_dev_info_get(d->ports.port[i].port_id, &info) == 0)
+			d->port_ifindex[i] = (int)info.if_index;
+	}
+}
+
+/* next_hop: auto: every port that needs it must have a kernel
+ * interface; wait a little for the first resolution so generation 1
+ * does not start with an unknown next hop. */
+static enum mlv_err next_hops_up(struct mlv_daemon *d)
+{
+	char why[512];
+
+	find_ifindexes(d);
+	if (mlv_next_hop_check(d->cfg, d->port_ifindex, why, sizeof(why))) {
+		mlv_err_log("%s", why);
+		return MLV_E_CONFIG;
+	}
+	if (mlv_next_hops_init(&d->next_hops, d->cfg, d->port_ifindex)) {
+		mlv_err_log("next_hop: auto: rtnetlink: %s", strerror(errno));
+		return MLV_E_IO;
+	}
+	if (!mlv_next_hops_wait(&d->next_hops, d->cfg, d->ports.info,
+				NEXT_HOP_START_WAIT_MS))
+		mlv_warn("next_hop: auto: not resolved after %u ms; encapsulated "
+			 "packets leave with destination MAC 00:00:00:00:00:00 "
+			 "until the kernel resolves it (retried every %u ms)",
+			 NEXT_HOP_START_WAIT_MS, MLV_NEXT_HOP_RETRY_MS);
+	return MLV_OK;
+}
+
 enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 {
 	struct mlv_publish_hooks hooks = {
@@ -169,6 +195,16 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 	};
 	enum mlv_err err;
 
+	mlv_overrides_init(&d->overrides);
+	/* The control socket first: its lock proves no other maglevd runs
+	 * on this path before anything is touched (a second instance stops
+	 * here, before the EAL), which is what lets the steering set-up
+	 * remove a dead instance's XDP program. Clients that connect now
+	 * wait in the backlog until the control loop serves them. */
+	if ((err = mlv_daemon_ctl_open(d)))
+		return err;
+	if ((err = mlv_daemon_health_open(d)))
+		return err;
 	if ((err = init_eal(d)) || (err = pick_lcores(d)))
 		return err;
 	if ((err = mlv_ports_open(&d->ports, d->cfg, d->worker_lcores,
@@ -185,12 +221,20 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 	}
 	if ((err = create_workers(d)))
 		return err;
-	if ((err = mlv_daemon_publish(d, d->cfg)))
+	mlv_daemon_ctl_workers(d);
+	if ((err = mlv_daemon_metrics_open(d)))
+		return err;
+	if ((err = mlv_steering_open(&d->steering, d->cfg)))
+		return err;
+	if ((err = next_hops_up(d)))
+		return err;
+	if ((err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_START)))
 		return err;
 	if ((err = launch(d)))
 		return err;
 	mlv_info("running: generation %u, %u VIP(s), %u port(s), %u worker(s)",
 		 d->generation, d->cfg->n_vips, d->ports.n, d->n_workers);
+	mlv_notify_ready(d->generation, d->cfg->n_vips);
 	return MLV_OK;
 }
 
@@ -209,13 +253,32 @@ void mlv_daemon_stop_workers(struct mlv_daemon *d)
 	d->launched = false;
 }
 
+void mlv_daemon_close_ports(struct mlv_daemon *d)
+{
+	/* our handles first; closing the port detaches the driver's
+	 * program */
+	mlv_steering_close(&d->steering);
+	if (d->eal_ready)
+		mlv_ports_close(&d->ports);
+}
+
 void mlv_daemon_teardown(struct mlv_daemon *d)
 {
 	int ret;
 
 	mlv_daemon_stop_workers(d);
-	if (d->eal_ready)
-		mlv_ports_close(&d->ports);
+	mlv_daemon_close_ports(d);
+	/* Nothing may read generations, stats or workers after this. */
+	mlv_metrics_destroy(d->metrics);
+	d->metrics = NULL;
+	mlv_ctl_server_destroy(d->ctl);
+	d->ctl = NULL;
+	d->st.server = NULL;
+	mlv_health_destroy(d->health);
+	d->health = NULL;
+	mlv_daemon_health_free(d);
+	d->st.health = NULL;
+	mlv_next_hops_free(&d->next_hops);
 	/* Frees every generation through the stats fold hook. */
 	mlv_publish_destroy(d->pub);
 	d->pub = NULL;
@@ -232,6 +295,7 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 		d->eal_ready = false;
 	}
 	mlv_eal_args_free(&d->eal);
+	mlv_overrides_free(&d->overrides);
 	mlv_config_free(d->cfg);
 	d->cfg = NULL;
 }

@@ -191,6 +191,74 @@ static json_t *vips_json(const struct mlv_daemon *d,
 	return arr;
 }
 
+static json_t *publishes_json(const struct mlv_publish_record *r)
+{
+	json_t *count = json_object();
+
+	for (int i = 0; count && i < MLV_PUBLISH__COUNT; i++)
+		if (set_u64(count, mlv_publish_reason_name((enum mlv_publish_reason)i),
+			    r->count[i])) {
+			json_decref(count);
+			count = NULL;
+		}
+	return json_pack("{s:o, s:{s:I, s:s, s:I, s:I, s:f}}",
+			 "count", count,
+			 "last",
+			 "generation", (json_int_t)r->generation,
+			 "reason", mlv_publish_reason_name(r->reason),
+			 "vips", (json_int_t)r->vips,
+			 "tables_reused", (json_int_t)r->tables_reused,
+			 "build_ms", (double)r->build_us / 1000.0);
+}
+
+static json_t *health_json(const struct mlv_health *h)
+{
+	struct mlv_health_stats s;
+	json_t *ctr;
+
+	if (!h)
+		return json_null();
+	mlv_health_stats(h, &s);
+	ctr = json_object();
+	for (int i = 0; ctr && i < MLV_HEALTH_CTR__COUNT; i++)
+		if (set_u64(ctr, mlv_health_counter_name((enum mlv_health_counter)i),
+			    s.counters[i])) {
+			json_decref(ctr);
+			ctr = NULL;
+		}
+	return json_pack("{s:I, s:I, s:I, s:o}", "pairs", (json_int_t)s.n_pairs,
+			 "probes", (json_int_t)s.n_probes,
+			 "in_flight", (json_int_t)s.in_flight, "counters", ctr);
+}
+
+/* Ports whose next hop comes from the kernel (next_hop: auto). */
+static json_t *next_hops_json(const struct mlv_daemon *d)
+{
+	const struct mlv_next_hops *nh = &d->next_hops;
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; arr && d->cfg && i < nh->n_ports; i++) {
+		const struct mlv_next_hop_port *p = &nh->port[i];
+		char ip[MLV_IP_STRLEN], mac[MLV_MAC_STRLEN];
+		struct mlv_mac m;
+
+		if (!p->wanted)
+			continue;
+		memcpy(m.bytes, p->mac, 6);
+		if (json_array_append_new(arr, json_pack("{s:s, s:i, s:s?, s:s?}",
+				"port", d->cfg->ports[i].name,
+				"ifindex", p->ifindex,
+				"via", p->have_via ?
+				mlv_ip_format(&p->via, ip, sizeof(ip)) : NULL,
+				"mac", p->resolved ?
+				mlv_mac_format(&m, mac, sizeof(mac)) : NULL))) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
 json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 {
 	const struct mlv_generation *gen =
@@ -209,7 +277,8 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 	if (!workers)
 		return NULL;
 	return json_pack("{s:s, s:i, s:b, s:f, s:f, s:I, s:s, s:{s:I, s:I},"
-			 " s:I, s:o, s:{s:o*, s:o*, s:o}, s:o*}",
+			 " s:I, s:o, s:{s:o*, s:o*, s:o}, s:o*, s:o*, s:o*,"
+			 " s:o*, s:o*}",
 			 "version", MLV_VERSION,
 			 "pid", (int)getpid(),
 			 "final", final,
@@ -225,7 +294,11 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 			 "counters", worker_counters_json(&sum),
 			 "drops", drops_json(&sum),
 			 "conntrack", ct_sum,
-			 "vips", vips_json(d, gen));
+			 "vips", vips_json(d, gen),
+			 "publishes", publishes_json(&d->last_publish),
+			 "health", health_json(d->health),
+			 "xdp_steer", mlv_steering_json(&d->steering),
+			 "next_hops", next_hops_json(d));
 }
 
 enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc)

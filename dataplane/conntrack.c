@@ -110,7 +110,23 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
 	ct->block = block;
 	ct->release = release;
 	ct->ctx = ctx;
+	ct->on_release = NULL;
+	ct->on_release_ctx = NULL;
 	return ct;
+}
+
+void mlv_ct_set_release_hook(struct mlv_ct *ct, mlv_ct_release_fn fn,
+			     void *ctx)
+{
+	ct->on_release = fn;
+	ct->on_release_ctx = ctx;
+}
+
+/* Tell the owner that an entry holding a tracked flow is let go. */
+static inline void released(struct mlv_ct *ct, const struct mlv_ct_entry *e)
+{
+	if (ct->on_release != NULL && e->used && e->state != MLV_CT_FREE)
+		ct->on_release(ct->on_release_ctx, e);
 }
 
 void mlv_ct_destroy(struct mlv_ct *ct)
@@ -187,6 +203,7 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 		ct->occupancy++;
 	}
 	ct->stats.inserts++;
+	released(ct, slot);
 
 	*slot = (struct mlv_ct_entry){
 		.key = *key,
@@ -198,14 +215,14 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 	return slot;
 }
 
-void mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
+bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 			  uint32_t now_ms)
 {
 	struct mlv_ct_entry *v = ct->pending_victim;
 	enum mlv_ct_state s;
 
 	if (v == NULL)
-		return;   /* updated twice, or removed: nothing pending */
+		return false;   /* updated twice, or removed: nothing pending */
 	ct->pending_victim = NULL;
 	s = mlv_ct_next_state(&ct->spare.key, (enum mlv_ct_state)ct->spare.state,
 			      tcp_flags);
@@ -213,13 +230,15 @@ void mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 		/* An unproven flow (a SYN) does not push out a proven one;
 		 * the packet goes to the table's choice untracked. */
 		ct->stats.untracked++;
-		return;
+		return false;
 	}
+	released(ct, v);
 	*v = ct->spare;
 	v->state = (uint8_t)s;
 	v->expires_ms = now_ms + ct->timeout_ms[s];
 	ct->stats.evictions++;
 	ct->stats.inserts++;
+	return true;
 }
 
 void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e)
@@ -233,6 +252,7 @@ void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e)
 	if (e < ct->entries ||
 	    e >= ct->entries + (size_t)ct->n_buckets * MLV_CT_WAYS)
 		return;
+	released(ct, e);
 	e->used = 0;
 	e->state = MLV_CT_FREE;
 	ct->occupancy--;
@@ -253,6 +273,7 @@ uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets)
 
 		for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
 			if (b[i].used && !mlv_ct__live(b[i].expires_ms, now_ms)) {
+				released(ct, &b[i]);
 				b[i].used = 0;
 				b[i].state = MLV_CT_FREE;
 				reclaimed++;

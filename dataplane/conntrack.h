@@ -68,12 +68,11 @@ struct mlv_ct_entry {
 _Static_assert(sizeof(struct mlv_ct_entry) == 64, "one cache line per entry");
 
 /* Entries per bucket: 4 x 64 B = 256 B. Measured against 8 ways with
- * tools/ct-bench (docs/conntrack.md): hits cost the same (a flow usually
- * sits in its preferred way, one cache line), while a miss, an insert
- * and an eviction, which must read every way, cost two to four times
- * less. The price is earlier eviction when buckets overflow (about 4 %
- * of flows at half load, against 1 % with 8 ways), so size the table at
- * twice the flows expected. */
+ * tools/ct-bench (docs/conntrack.md): hits, misses and inserts all cost
+ * about half, because the cost is the bucket's memory traffic (it is
+ * prefetched whole). The price is earlier eviction when buckets overflow
+ * (about 4 % of flows at half load, against 1 % with 8 ways), so size
+ * the table at twice the flows expected. */
 #define MLV_CT_WAYS 4u
 /* Largest table: 2^28 entries (16 GiB), so every count fits in 32 bits
  * with room for rounding. 8M entries per worker (Katran's default) is
@@ -143,21 +142,14 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
  * thread, after the worker stopped. */
 void mlv_ct_destroy(struct mlv_ct *ct);
 
-/* Prefetch the cache line where the flow with this hash lives when its
- * bucket is not crowded (its preferred way); call a few packets ahead,
- * e.g. for the whole burst. Owner worker. */
+/* Prefetch the bucket for hash (its MLV_CT_WAYS cache lines); call a few
+ * packets ahead, e.g. for the whole
+ * burst before the first look-up. The whole bucket rather than the one
+ * line a hit usually needs: measured (docs/conntrack.md), a look-up that
+ * finds its flow elsewhere in the bucket, a miss, an insert and an
+ * eviction all read the other lines, and the stall on those costs more
+ * than the bandwidth of fetching them early. Owner worker. */
 static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash);
-
-/* Second prefetch stage, for a line mlv_ct_prefetch has already brought
- * in: if the flow is not in its preferred way (a miss, or a crowded
- * bucket), prefetch the rest of the bucket, which the look-up will scan
- * and an insert or eviction will choose from. A worker runs
- * mlv_ct_prefetch over the burst, then this over the burst, then the
- * look-ups, so the misses of a burst overlap instead of stalling one
- * after another. Reads only; owner worker. */
-static inline void mlv_ct_prefetch_bucket(const struct mlv_ct *ct,
-					  const struct mlv_flow_key *key,
-					  uint32_t hash);
 
 /* Find the live entry for key, or claim one for it. *is_new says which;
  * a new entry has state FREE and the key/hash set, and the caller fills
@@ -199,9 +191,24 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 /* Advance the entry's state machine for a packet with tcp_flags (0 for
  * non-TCP) and set its expiry to now_ms + the new state's timeout. For
  * the spare entry of a full bucket (see mlv_ct_lookup_or_insert), decide
- * whether the flow enters the table. Owner worker. */
-static inline void mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
+ * whether the flow enters the table. Returns true if the flow is tracked
+ * (false only when the spare stayed out). Owner worker. */
+static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms);
+
+/* Called with an entry that held a tracked flow (one mlv_ct_update made
+ * live, state != FREE) just before the table lets go of it: evicted,
+ * reused or swept after expiring, or removed. The entry is still intact
+ * (backend, cached generation) and must not be modified. For callers that
+ * keep per-backend counts of tracked flows (bounded loads). */
+typedef void (*mlv_ct_release_fn)(void *ctx, const struct mlv_ct_entry *e);
+
+/* Install (or, with fn NULL, remove) the release hook; it runs on the
+ * owner worker inside mlv_ct_lookup_or_insert, mlv_ct_update,
+ * mlv_ct_remove and mlv_ct_sweep. Control thread before the worker
+ * starts, or the owner worker. */
+void mlv_ct_set_release_hook(struct mlv_ct *ct, mlv_ct_release_fn fn,
+			     void *ctx);
 
 /* Drop the entry (the caller saw it is unusable and re-selects later).
  * A NULL, already-free or foreign entry is ignored. Owner worker. */
@@ -240,6 +247,8 @@ struct mlv_ct {
 	void *block;                            /* what alloc returned */
 	void (*release)(void *ptr, void *ctx);
 	void *ctx;
+	mlv_ct_release_fn on_release;           /* see mlv_ct_set_release_hook */
+	void *on_release_ctx;
 };
 
 /* Slow path of mlv_ct_lookup_or_insert: claim a slot in the bucket (free,
@@ -249,8 +258,8 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 				   const struct mlv_flow_key *key,
 				   uint32_t hash, uint32_t now_ms);
 
-/* mlv_ct_update for the spare: enter the table or stay out. */
-void mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
+/* mlv_ct_update for the spare: enter the table (true) or stay out. */
+bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 			  uint32_t now_ms);
 
 /* True while expires_ms is after now_ms, modulo 2^32. */
@@ -271,7 +280,7 @@ static inline struct mlv_ct_entry *mlv_ct__bucket(const struct mlv_ct *ct,
 
 /* Each flow prefers one way of its bucket (the hash's low bits); inserts
  * take the first usable slot from there and look-ups scan from there, so
- * until a bucket fills up a hit reads exactly one cache line. */
+ * until a bucket fills up a hit compares one entry. */
 static inline uint32_t mlv_ct__first_way(uint32_t hash)
 {
 	return hash & (MLV_CT_WAYS - 1);
@@ -317,23 +326,23 @@ static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
 	return NULL;
 }
 
-static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
+/* A prefetch the compiler keeps. GCC 12 treats __builtin_prefetch as
+ * free of side effects and deletes a loop, or an inlined function, made
+ * only of prefetches (it did, here: the bucket was never prefetched); the
+ * empty volatile asm is a side effect it must keep, and costs nothing. */
+static inline void mlv_ct__prefetch_line(const void *p)
 {
-	__builtin_prefetch(mlv_ct__bucket(ct, hash) + mlv_ct__first_way(hash));
+	__builtin_prefetch(p);
+	__asm__ __volatile__("" : : "r"(p));
 }
 
-static inline void mlv_ct_prefetch_bucket(const struct mlv_ct *ct,
-					  const struct mlv_flow_key *key,
-					  uint32_t hash)
+static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
 {
 	const struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
-	uint32_t w = mlv_ct__first_way(hash);
-	const struct mlv_ct_entry *e = &b[w];
 
-	if (e->hash == hash && mlv_ct__key_eq(&e->key, key))
-		return;
-	for (uint32_t i = 1; i < MLV_CT_WAYS; i++)
-		__builtin_prefetch(&b[(w + i) & (MLV_CT_WAYS - 1)]);
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
+		mlv_ct__prefetch_line(&b[i]);
 }
 
 static inline struct mlv_ct_entry *
@@ -380,19 +389,18 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 	return state == MLV_CT_FREE ? MLV_CT_TCP_OPENING : state;
 }
 
-static inline void mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
+static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms)
 {
-	if (__builtin_expect(e == &ct->spare, 0)) {
-		mlv_ct__update_spare(ct, tcp_flags, now_ms);
-		return;
-	}
+	if (__builtin_expect(e == &ct->spare, 0))
+		return mlv_ct__update_spare(ct, tcp_flags, now_ms);
 
 	enum mlv_ct_state s = mlv_ct_next_state(
 		&e->key, (enum mlv_ct_state)e->state, tcp_flags);
 
 	e->state = (uint8_t)s;
 	e->expires_ms = now_ms + ct->timeout_ms[s];
+	return true;
 }
 
 #endif

@@ -22,6 +22,8 @@
 	X(CT_NEW,           "connection-tracking entries created")            \
 	X(CT_EVICTED,       "live entries evicted from a full bucket")        \
 	X(CT_RESELECTED,    "tracked flows whose backend left and were re-selected") \
+	X(SECOND_DOWN,      "new flows sent to their slot's second choice because the first is down") \
+	X(SECOND_LOADED,    "new flows sent to their slot's second choice because the first is above max_load") \
 	X(BURSTS,           "non-empty receive bursts")                       \
 	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")
 

@@ -1,5 +1,6 @@
 /* The per-burst packet path: parse, find the VIP, pick the backend
- * (conntrack, then the Maglev table), encapsulate, buffer for transmit.
+ * (conntrack, then the VIP's lookup table: first or second choice),
+ * encapsulate, buffer for transmit.
  * Design notes: docs/architecture.md ("Packet path").
  *
  * Three passes over the burst: the first parses every frame (prefetching
@@ -123,14 +124,109 @@ static inline void not_for_us(struct mlv_worker *w, struct drops *d,
 		drop(w, d, m, reason);
 }
 
-/* The backend owning table slot hash mod M, or NULL if the VIP has none
- * able to take new flows. */
+/* Slot's second choice if it can take the flow, else NULL. */
+static inline const struct mlv_gen_backend *
+second_choice(const struct mlv_gen_vip *vip, uint32_t slot)
+{
+	uint16_t s = vip->second[slot];
+	const struct mlv_gen_backend *b;
+
+	if (s == MLV_MAGLEV_NO_BACKEND)
+		return NULL;
+	b = &vip->backends[s];
+	return b->usable ? b : NULL;
+}
+
+/* The table's choice for hash: the slot's owner, or its second choice
+ * when the owner is down but keeps its slots (state: down, or a failover
+ * generation: instant failover). NULL if neither can take the flow. */
 static inline const struct mlv_gen_backend *
 from_table(const struct mlv_gen_vip *vip, uint32_t hash)
 {
-	uint16_t slot = vip->table[hash % vip->table_size];
+	uint32_t slot = hash % vip->table_size;
+	uint16_t f = vip->table[slot];
 
-	return slot == MLV_MAGLEV_NO_BACKEND ? NULL : &vip->backends[slot];
+	if (unlikely(f == MLV_MAGLEV_NO_BACKEND))
+		return NULL;
+	if (likely(vip->backends[f].usable))
+		return &vip->backends[f];
+	return second_choice(vip, slot);
+}
+
+/* Bounded loads: would one more flow put b above its share of this
+ * worker's active flows for the VIP? The bound is Mirrokni et al.'s
+ * capacity ceil(c (m + 1) w_b / W), m the VIP's active flows, c =
+ * max_load; counts being integers, count + 1 > ceil(x) is count >= x. */
+static inline bool over_bound(const struct mlv_worker *w,
+			      const struct mlv_generation *gen,
+			      const struct mlv_gen_backend *b)
+{
+	uint32_t active = gen->backend_active[w->id][mlv_gen_backend_index(gen, b)];
+	uint32_t total = gen->vip_active[w->id][b->vip_index];
+
+	return (double)active >= b->load_bound * ((double)total + 1);
+}
+
+/* Where a new (or re-selected) flow goes: from_table plus bounded loads,
+ * counting why a second choice was taken. */
+static inline const struct mlv_gen_backend *
+choose(struct mlv_worker *w, const struct mlv_generation *gen,
+       const struct mlv_gen_vip *vip, uint32_t hash)
+{
+	uint32_t slot = hash % vip->table_size;
+	uint16_t f = vip->table[slot];
+	const struct mlv_gen_backend *b, *alt;
+
+	if (unlikely(f == MLV_MAGLEV_NO_BACKEND))
+		return NULL;
+	b = &vip->backends[f];
+	if (likely(b->usable)) {
+		if (likely(vip->max_load == 0) || !over_bound(w, gen, b))
+			return b;
+		alt = second_choice(vip, slot);
+		if (!alt)
+			return b;   /* nowhere else to go: the bound is soft */
+		w->ctr.ctr[MLV_CTR_SECOND_LOADED]++;
+		return alt;
+	}
+	alt = second_choice(vip, slot);
+	w->ctr.ctr[MLV_CTR_SECOND_DOWN] += alt != NULL;
+	return alt;
+}
+
+/* A tracked flow now counts in gen as one of b's active flows. */
+static inline void count_active(struct mlv_worker *w,
+				const struct mlv_generation *gen,
+				const struct mlv_gen_backend *b)
+{
+	gen->backend_active[w->id][mlv_gen_backend_index(gen, b)]++;
+	gen->vip_active[w->id][b->vip_index]++;
+}
+
+void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
+{
+	struct mlv_worker *w = ctx;
+	const struct mlv_generation *gen = w->ct_gen;
+	const struct mlv_gen_backend *b;
+	uint32_t *be, *vip;
+
+	/* Only flows counted in this generation (see tracked_backend). */
+	if (!gen || e->cached_gen != gen->number)
+		return;
+	b = mlv_gen_find_backend_uid(gen, e->backend_uid);
+	if (!b)
+		return;
+	be = &gen->backend_active[w->id][mlv_gen_backend_index(gen, b)];
+	vip = &gen->vip_active[w->id][b->vip_index];
+	*be -= *be > 0;
+	*vip -= *vip > 0;
+}
+
+void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
+		       uint32_t now_ms)
+{
+	w->ct_gen = gen;
+	mlv_ct_sweep(w->ct, now_ms, MLV_SWEEP_BUCKETS);
 }
 
 /* The backend a conntrack entry remembers, if it is still in the VIP and
@@ -148,8 +244,15 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 }
 
 /* The backend for a balanced (non-ICMP-error) packet: the tracked one, or
- * a new choice from the table that the entry then remembers. NULL: no
- * backend (the entry is released). *is_new: a conntrack entry was made. */
+ * a new choice (choose) that the entry then remembers. NULL: no backend
+ * (the entry is released). *is_new: a conntrack entry was made.
+ *
+ * Active-flow counts (bounded loads) live in the generation, per worker:
+ * a tracked flow is counted in gen when its entry first carries gen's
+ * number (its first packet in gen, which also re-selects it if its
+ * backend left), and uncounted by the conntrack release hook when the
+ * entry goes. A flow that sends nothing after a publish is missing from
+ * the new generation's counts until its next packet. */
 static inline const struct mlv_gen_backend *
 tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
@@ -157,6 +260,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 {
 	struct mlv_ct_entry *e;
 	const struct mlv_gen_backend *b = NULL;
+	bool counted;
 
 	e = mlv_ct_lookup_or_insert(w->ct, &p->key, hash, now_ms, is_new);
 	if (likely(!*is_new)) {
@@ -165,7 +269,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 			w->ctr.ctr[MLV_CTR_CT_RESELECTED]++;
 	}
 	if (unlikely(!b)) {
-		b = from_table(vip, hash);
+		b = choose(w, gen, vip, hash);
 		if (unlikely(!b)) {
 			mlv_ct_remove(w->ct, e);
 			*is_new = false;
@@ -175,9 +279,11 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	}
 	if (*is_new)
 		w->ctr.ctr[MLV_CTR_CT_NEW]++;
+	counted = !*is_new && e->cached_gen == gen->number;
 	e->backend_idx = b->index;
 	e->cached_gen = gen->number;
-	mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
+	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms) && unlikely(!counted))
+		count_active(w, gen, b);
 	return b;
 }
 
@@ -266,6 +372,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint16_t i;
 
 	d.n = 0;
+	w->ct_gen = gen;   /* for the conntrack release hook */
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
 
 	/* Pass 1: parse. */

@@ -66,16 +66,8 @@ enum mlv_err mlv_port_plan_make(const struct mlv_config *cfg,
 		if (plan->exception_out == MLV_PORT_NONE &&
 		    i != plan->exception)
 			plan->exception_out = (uint16_t)i;
-		if (need_next_hop && plan->transmits[i] &&
-		    cfg->ports[i].next_hop_auto) {
-			snprintf(err, errlen, "port %s: next_hop: auto is not "
-				 "supported yet (it needs the kernel neighbour "
-				 "table); set next_hop to the MAC address of "
-				 "the next hop toward the backends, e.g. "
-				 "next_hop: \"02:00:00:00:00:01\"",
-				 cfg->ports[i].name);
-			return MLV_E_CONFIG;
-		}
+		plan->auto_next_hop[i] = need_next_hop && plan->transmits[i] &&
+					 cfg->ports[i].next_hop_auto;
 	}
 	return MLV_OK;
 }

@@ -29,13 +29,15 @@ struct mlv_port_plan {
 	 * (the kernel's traffic out to the wire): the first other port that
 	 * is not an exception port, or MLV_PORT_NONE */
 	uint16_t exception_out;
+	/* next_hop: auto on a port that transmits while some VIP uses ipip
+	 * or gue: its next-hop MAC must come from the kernel's neighbour
+	 * table (daemon/next_hop.h), so the port needs a kernel interface */
+	bool auto_next_hop[MLV_MAX_PORTS];
 };
 
 /* Fill *plan from cfg. Returns MLV_OK, or MLV_E_CONFIG with a one-line
- * reason in err (errlen bytes) for: an unknown tx_port, more than one
- * exception port, or `next_hop: auto` on a transmitting port while a VIP
- * uses ipip or gue (auto needs the kernel neighbour table, which this
- * release does not read). */
+ * reason in err (errlen bytes) for: no ports or too many, an unknown
+ * tx_port, more than one exception port. */
 enum mlv_err mlv_port_plan_make(const struct mlv_config *cfg,
 				struct mlv_port_plan *plan,
 				char *err, size_t errlen);

@@ -46,6 +46,7 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 		rte_free(w);
 		return MLV_E_NOMEM;
 	}
+	mlv_ct_set_release_hook(w->ct, mlv_forward_ct_released, w);
 	w->pub = p->pub;
 	w->id = p->id;
 	w->lcore = p->lcore;
@@ -150,15 +151,17 @@ int mlv_worker_run(void *arg)
 			w->ctr.ctr[MLV_CTR_BUSY_CYCLES] += rte_rdtsc() - t0;
 			got += n;
 		}
+		/* Before the quiescent report: entries the sweep reclaims
+		 * leave the active-flow counts of the current generation. */
+		if (unlikely((++polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0))
+			mlv_forward_sweep(w, mlv_publish_current(w->pub),
+					  clock_ms(w, rte_rdtsc()));
 		/* No generation pointer is held past this point. */
 		mlv_publish_quiescent(w->pub, w->id);
 
-		if (unlikely((++polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0)) {
-			if (__atomic_load_n(&w->stop, __ATOMIC_RELAXED))
-				break;
-			mlv_ct_sweep(w->ct, clock_ms(w, rte_rdtsc()),
-				     MLV_SWEEP_BUCKETS);
-		}
+		if (unlikely((polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0) &&
+		    __atomic_load_n(&w->stop, __ATOMIC_RELAXED))
+			break;
 		switch (mlv_idle_step(&w->idle, got, &sleep_us)) {
 		case MLV_IDLE_SPIN:
 			break;

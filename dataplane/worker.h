@@ -61,6 +61,10 @@ struct mlv_worker {
 
 	/* Worker state. */
 	struct mlv_idle idle;
+	/* The generation the conntrack release hook updates active-flow
+	 * counts in: set by mlv_forward_burst and mlv_forward_sweep, used
+	 * only inside them. */
+	const struct mlv_generation *ct_gen;
 	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
 	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
 
@@ -119,5 +123,17 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 
 /* Transmit everything buffered. The worker's lcore. */
 void mlv_worker_flush(struct mlv_worker *w);
+
+/* Reclaim expired conntrack entries (a few buckets, mlv_ct_sweep) and
+ * take them off gen's active-flow counts. Call while holding gen (before
+ * the quiescent report); gen may be NULL. dataplane/forward.c. The
+ * worker's lcore. */
+void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
+		       uint32_t now_ms);
+
+/* The conntrack release hook (mlv_ct_set_release_hook, ctx = the
+ * worker): a tracked flow counted in w->ct_gen leaves its backend's
+ * active-flow count. dataplane/forward.c. The worker's lcore. */
+void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e);
 
 #endif

@@ -9,7 +9,9 @@ PACKAGES=(
   build-essential pkg-config meson ninja-build clang llvm lld
   dpdk dpdk-dev libbpf-dev libxdp-dev libyaml-dev libjansson-dev
   libcmocka-dev libpcap-dev libsystemd-dev libmnl-dev libclang-rt-14-dev
-  bpftool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
+  bpftool ethtool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
+  systemd
+  libmicrohttpd-dev prometheus
 )
 HUGEPAGES=${MAGLEVD_HUGEPAGES:-1024}   # 2 MB pages: 2 GB for DPDK
 
@@ -30,6 +32,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # We install prometheus only for promtool and nginx only for the lab's
+  # backends (started in namespaces): keep their system services off.
+  for svc in prometheus nginx; do
+    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+      systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    fi
+  done
 else
   log "all packages present"
 fi

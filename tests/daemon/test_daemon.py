@@ -2,201 +2,29 @@
 """Tests of the maglevd executable (suite 'daemon').
 
 Usage: test_daemon.py CASE MAGLEVD SOURCE_ROOT
+Environment: MAGLEVCTL (the maglevctl binary, for cases that run it).
 
-Each case runs the real daemon on virtual DPDK devices (net_null, net_pcap)
-with --in-memory --no-pci, polls its stats file for the state it expects
-(never a fixed sleep), and stops it with signals. Every wait has a deadline
+Each case runs the real daemon on virtual DPDK devices (net_null, net_pcap;
+a few on kernel interfaces in network namespaces the case creates) with
+--in-memory --no-pci, polls its stats file or control socket for the state
+it expects (never a fixed sleep), and stops it with signals. The control
+and live-control cases are in cases_control.py, cases_live.py and
+cases_system.py; helpers in daemon_util.py. Every wait has a deadline
 so a broken daemon fails the test instead of hanging it; only the daemons
 started here are ever signalled, by pid.
 """
-import json
 import os
 import re
 import signal
-import struct
-import subprocess
 import sys
 import tempfile
-import time
 
-DEADLINE_S = 60
-NEXT_HOP = "02:00:00:00:00:01"
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def wait_until(pred, what, proc=None, deadline_s=DEADLINE_S):
-    """Poll pred() until it returns a true value; fail after the deadline or
-    if proc exits first."""
-    end = time.monotonic() + deadline_s
-    while True:
-        value = pred()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            raise Failure(f"maglevd exited ({proc.returncode}) while waiting "
-                          f"for {what}")
-        if time.monotonic() > end:
-            raise Failure(f"timed out after {deadline_s}s waiting for {what}")
-        time.sleep(0.02)
-
-
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (FileNotFoundError, json.JSONDecodeError):
-        # not written yet (the daemon replaces it atomically, so a file
-        # that exists always parses)
-        return None
-
-
-def config_text(ports, eal, vips, workers=1, entries=4096, extra_dp=""):
-    eal_list = ", ".join(json.dumps(a) for a in eal)
-    return (f"dataplane:\n"
-            f"  eal_args: [{eal_list}]\n"
-            f"  workers: {workers}\n"
-            f"  idle: adaptive\n"
-            f"{extra_dp}"
-            f"  ports:\n{ports}"
-            f"  conntrack: {{entries_per_worker: {entries}}}\n"
-            f"vips:\n{vips}")
-
-
-def port(name, device, addr, extra=""):
-    return (f"    - {{name: {name}, device: {device}, address: {addr}, "
-            f"next_hop: \"{NEXT_HOP}\"{extra}}}\n")
-
-
-def vip(name="web", backends=("b1", "b2"), addr="192.0.2.10", vport=80,
-        forwarding="ipip"):
-    lines = [f"  - name: {name}\n",
-             f"    address: {addr}\n",
-             f"    port: {vport}\n",
-             "    protocol: tcp\n",
-             f"    forwarding: {forwarding}\n",
-             "    table_size: 251\n",
-             "    health: {type: none}\n",
-             "    backends:\n"]
-    for i, b in enumerate(backends):
-        lines.append(f"      - {{name: {b}, address: 10.99.1.{11 + i}}}\n")
-    return "".join(lines)
-
-
-class Daemon:
-    """One maglevd process with a stats file and a log."""
-
-    def __init__(self, maglevd, work, config, eal_override=None,
-                 interval_ms=20):
-        self.stats = os.path.join(work, "stats.json")
-        self.log_path = os.path.join(work, "maglevd.log")
-        args = [maglevd, "-c", config, "--stats-file", self.stats,
-                "--stats-interval", str(interval_ms)]
-        if eal_override is not None:
-            args += ["--"] + eal_override
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(args, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
-
-    def doc(self):
-        return read_stats(self.stats)
-
-    def wait_stats(self, pred, what):
-        def probe():
-            d = self.doc()
-            return d if d is not None and pred(d) else None
-        return wait_until(probe, what, self.proc)
-
-    def signal(self, sig):
-        check(self.proc.poll() is None, "maglevd is not running")
-        self.proc.send_signal(sig)
-
-    def stop(self):
-        """SIGTERM and wait; returns the exit status."""
-        self.signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=DEADLINE_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise Failure("maglevd did not exit after SIGTERM")
-        self.log.close()
-        return rc
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-    def log_text(self):
-        self.log.flush()
-        with open(self.log_path) as f:
-            return f.read()
-
-
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True,
-                          timeout=DEADLINE_S, **kw)
-
-
-def accounted(d):
-    """Every received frame lands in exactly one outcome or drop."""
-    c, drops = d["totals"]["counters"], d["totals"]["drops"]
-    return (c["forwarded"] + c["icmp_sent"] + c["exception"] + drops["total"]
-            == c["rx_packets"])
-
-
-# ---- pcap ----
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
-def tcp_frame(src, dst, sport, dport):
-    tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 0x02,
-                      65535, 0, 0)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0x4000, 64,
-                     6, 0, bytes(map(int, src.split("."))),
-                     bytes(map(int, dst.split("."))))
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    eth = bytes.fromhex("020000000002" "020000000001" "0800")
-    return eth + ip + tcp
-
-
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-        for i, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", i, 0, len(fr), len(fr)))
-            f.write(fr)
-
-
-def read_pcap(path):
-    frames = []
-    with open(path, "rb") as f:
-        data = f.read()
-    check(len(data) >= 24, f"{path}: no pcap header")
-    magic = struct.unpack("<I", data[:4])[0]
-    check(magic in (0xa1b2c3d4, 0xa1b23c4d), f"{path}: not a pcap file")
-    off = 24
-    while off + 16 <= len(data):
-        _, _, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        frames.append(data[off + 16:off + 16 + incl])
-        off += 16 + incl
-    return frames
+import cases_control
+import cases_live
+import cases_system
+from daemon_util import (CONTROL, NEXT_HOP, Daemon, Failure, Skip, accounted,
+                         check, config_text, null_config, port, read_pcap,
+                         read_stats, run, tcp_frame, vip, write_pcap)
 
 
 # ---- cases ----
@@ -238,16 +66,6 @@ def case_usage(maglevd, src, work):
                 ["-c", "x.yaml", "extra"]):
         r = run([maglevd] + bad)
         check(r.returncode == 2 and r.stderr, f"{bad}: exit {r.returncode}")
-
-
-def null_config(work, vips=None, eal=None, **kw):
-    path = os.path.join(work, "maglevd.yaml")
-    with open(path, "w") as f:
-        f.write(config_text(port("ext", "net_null0", "10.99.0.1"),
-                            eal or ["--in-memory", "--no-pci",
-                                    "--vdev=net_null0"],
-                            vips or vip(), **kw))
-    return path
 
 
 def case_lifecycle(maglevd, src, work):
@@ -440,6 +258,9 @@ CASES = {
     "two-arm": case_two_arm,
     "refuse": case_refuse,
 }
+CASES.update(cases_control.CASES)
+CASES.update(cases_live.CASES)
+CASES.update(cases_system.CASES)
 
 
 def main():
@@ -448,8 +269,12 @@ def main():
         return 2
     case, maglevd, src = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     with tempfile.TemporaryDirectory(prefix="mlv-daemon-") as work:
+        CONTROL["socket"] = os.path.join(work, "ctl", "maglevd.sock")
         try:
             CASES[case](maglevd, src, work)
+        except Skip as e:
+            print(f"daemon-{case}: SKIP: {e}")
+            return 77
         except Failure as e:
             print(f"daemon-{case}: FAIL: {e}")
             log = os.path.join(work, "maglevd.log")

@@ -30,6 +30,16 @@ struct check_ctx {
 	uint64_t *icmp_replies;         /* ICMP too-big replies about it */
 	uint8_t *backend_of;            /* backend index + 1 (0: none yet) */
 
+	/* The backend each input frame must reach (index, -1 for none), for
+	 * every scenario but storms: the table's choice, replayed in input
+	 * order with bounded loads where a VIP has max_load
+	 * (check_choice.c). NULL for storms. */
+	int16_t *want;
+	/* New flows the daemon must have sent to a second choice: first
+	 * down, first above max_load. */
+	uint64_t want_second_down;
+	uint64_t want_second_loaded;
+
 	/* Per group: backend index + 1 and the frame that set it. */
 	uint8_t *group_backend;
 	uint32_t *group_first;
@@ -68,6 +78,12 @@ void check_totals(struct check_ctx *c);
 
 /* The daemon's stats file accounts for every input frame. */
 void check_stats(struct check_ctx *c, const char *stats_path);
+
+/* Fill c->want and the second-choice totals (not for storms): every
+ * input frame in order, each new flow (group) placed as the data path
+ * places it. Fails the check if a VIP with max_load never needed its
+ * second choice (the scenario would not test the bound). */
+void check_plan_choices(struct check_ctx *c);
 
 /* Flow distribution over backends versus weights, drained backends
  * empty, and (for the basic scenarios) every backend exercised. */

@@ -41,7 +41,7 @@ static double two_sided_z(double p)
 
 static bool takes_flows(const struct sc_backend *b)
 {
-	return !b->drain && b->weight > 0;
+	return !b->drain && !b->down && b->weight > 0;
 }
 
 static void check_vip_distribution(struct check_ctx *c, uint16_t v,
@@ -70,11 +70,13 @@ static void check_vip_distribution(struct check_ctx *c, uint16_t v,
 
 		if (!takes_flows(b)) {
 			printf("  %-10s weight %-4u %-6s flows %" PRIu64 " (must be 0)\n",
-			       b->name, b->weight, b->drain ? "drain" : "", flows[i]);
+			       b->name, b->weight,
+			       b->drain ? "drain" : b->down ? "down" : "", flows[i]);
 			if (flows[i])
 				check_fail(c, "VIP %s: %s backend %s got %" PRIu64
 					   " new flows", vip->name,
-					   b->drain ? "drained" : "weight-0",
+					   b->drain ? "drained" :
+					   b->down ? "down" : "weight-0",
 					   b->name, flows[i]);
 			continue;
 		}

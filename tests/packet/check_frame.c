@@ -73,7 +73,7 @@ static int find_backend(const struct check_ctx *c, uint16_t vip,
 			const struct sc_backend *b = &sets[s]->backends[i];
 
 			if (mac ? (b->has_mac && memcmp(b->mac, mac, 6) == 0) :
-				  (b->family == family &&
+				  (addr && b->family == family &&
 				   memcmp(b->addr, addr, family == 4 ? 4 : 16) == 0))
 				return (int)i;
 		}
@@ -124,12 +124,12 @@ static void record_forward(struct check_ctx *c, uint64_t out_no, int64_t idx,
 			   out_no, idx, e->what, vip->name);
 		return;
 	}
-	want = expect_backend(&c->tabs, e->vip, &e->key);
+	want = c->want ? c->want[idx] : expect_backend(&c->tabs, e->vip, &e->key);
 	if (c->storm)
 		want_alt = expect_backend(&c->alt_tabs, e->vip, &e->key);
 	if (b != want && b != want_alt) {
 		check_fail(c, "output frame %" PRIu64 ": input frame %" PRId64
-			   " (%s) went to backend %s, the Maglev table says %s%s%s",
+			   " (%s) went to backend %s, the table says %s%s%s",
 			   out_no, idx, e->what, backend_name(c, e->vip, b),
 			   backend_name(c, e->vip, want),
 			   c->storm ? " or " : "",

@@ -3,8 +3,9 @@
  * frames expected to be dropped for it, forwarded and icmp_sent equal
  * the output, the outcomes add up to rx_packets (every frame lands in
  * exactly one counter), per-backend packet and byte counters equal what
- * the output pcap carried to each backend, and each VIP's table
- * fingerprint equals the one built here. */
+ * the output pcap carried to each backend, each VIP's table
+ * fingerprint equals the one built here, and the new flows sent to a
+ * second choice are the ones the replay in check_choice.c sent there. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -104,6 +105,10 @@ void check_stats(struct check_ctx *c, const char *path)
 	want_counter(c, doc, "forwarded", want_fwd, &fwd);
 	want_counter(c, doc, "icmp_sent", want_icmp, &icmp);
 	want_counter(c, doc, "exception", 0, &exc);
+	if (c->want) {
+		want_counter(c, doc, "second_down", c->want_second_down, NULL);
+		want_counter(c, doc, "second_loaded", c->want_second_loaded, NULL);
+	}
 	if (fwd != c->n_out_forward || icmp != c->n_out_icmp)
 		check_fail(c, "stats: forwarded %" PRIu64 " + icmp_sent %" PRIu64
 			   ", but the output pcap has %" PRIu64 " forwarded "

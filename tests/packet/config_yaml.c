@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "control/table_builder.h"
+
 static const char *fwd_name(enum sc_fwd f)
 {
 	switch (f) {
@@ -40,6 +42,13 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 	if (v->fwd == SC_FWD_GUE)
 		fprintf(f, "    gue_port: %u\n", v->gue_port);
 	fprintf(f, "    table_size: %u\n", v->table_size);
+	if (v->table != MLV_TABLE_MAGLEV)
+		fprintf(f, "    table: %s\n",
+			mlv_table_kind_name((enum mlv_table_kind)v->table));
+	if (v->table == MLV_TABLE_RING && v->vnodes)
+		fprintf(f, "    vnodes: %u\n", v->vnodes);
+	if (v->max_load > 0)
+		fprintf(f, "    max_load: %.6f\n", v->max_load);
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		const struct sc_backend *b = &v->backends[i];
@@ -49,6 +58,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 			b->weight);
 		if (b->drain)
 			fprintf(f, ", state: drain");
+		if (b->down)
+			fprintf(f, ", state: down");
 		if (b->has_mac) {
 			mac_text(b->mac, m, sizeof(m));
 			fprintf(f, ", mac: \"%s\"", m);

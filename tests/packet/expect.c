@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/maglev.h"
+#include "control/table_builder.h"
 #include "dataplane/flow_hash.h"
 
 int expect_build(struct expect_tables *out, const struct sc_vip *vips,
@@ -13,27 +13,35 @@ int expect_build(struct expect_tables *out, const struct sc_vip *vips,
 	memset(out, 0, sizeof(*out));
 	for (uint32_t v = 0; v < n; v++) {
 		const struct sc_vip *vip = &vips[v];
-		struct mlv_maglev_backend mb[SC_MAX_BACKENDS];
+		struct mlv_table_backend tb[SC_MAX_BACKENDS];
+		struct mlv_table_spec spec = {
+			.kind = (enum mlv_table_kind)vip->table,
+			.size = vip->table_size,
+			.vnodes = vip->vnodes ? vip->vnodes : MLV_RING_DEFAULT_VNODES,
+		};
 		struct expect_table *t = &out->t[v];
 		enum mlv_err err;
 
 		for (uint32_t i = 0; i < vip->n_backends; i++) {
-			mb[i].name = vip->backends[i].name;
-			mb[i].weight = vip->backends[i].drain ? 0 :
+			tb[i].name = vip->backends[i].name;
+			tb[i].weight = vip->backends[i].drain ? 0 :
 				       vip->backends[i].weight;
+			tb[i].no_second = vip->backends[i].down;
+			t->down[i] = vip->backends[i].down;
 		}
 		t->size = vip->table_size;
 		t->slots = calloc(t->size, sizeof(*t->slots));
+		t->second = calloc(t->size, sizeof(*t->second));
 		out->n = v + 1;
-		if (!t->slots) {
+		if (!t->slots || !t->second) {
 			fprintf(stderr, "expect: out of memory\n");
 			expect_free(out);
 			return -1;
 		}
-		err = mlv_maglev_build(mb, vip->n_backends, t->size, t->slots,
-				       &t->fingerprint);
+		err = mlv_table_build(&spec, tb, vip->n_backends, t->slots,
+				      t->second, &t->fingerprint);
 		if (err) {
-			fprintf(stderr, "expect: maglev build for %s: %s\n",
+			fprintf(stderr, "expect: table build for %s: %s\n",
 				vip->name, mlv_strerror(err));
 			expect_free(out);
 			return -1;
@@ -44,8 +52,10 @@ int expect_build(struct expect_tables *out, const struct sc_vip *vips,
 
 void expect_free(struct expect_tables *t)
 {
-	for (uint32_t v = 0; v < t->n; v++)
+	for (uint32_t v = 0; v < t->n; v++) {
 		free(t->t[v].slots);
+		free(t->t[v].second);
+	}
 	memset(t, 0, sizeof(*t));
 }
 
@@ -54,11 +64,24 @@ uint32_t expect_hash(const struct mlv_flow_key *key)
 	return mlv_flow_hash(key);
 }
 
+void expect_choices(const struct expect_tables *t, uint16_t vip,
+		    const struct mlv_flow_key *key, int *first, int *second)
+{
+	const struct expect_table *tab = &t->t[vip];
+	uint32_t slot = expect_hash(key) % tab->size;
+
+	*first = tab->slots[slot] == MLV_MAGLEV_NO_BACKEND ? -1 : tab->slots[slot];
+	*second = tab->second[slot] == MLV_MAGLEV_NO_BACKEND ? -1
+							     : tab->second[slot];
+}
+
 int expect_backend(const struct expect_tables *t, uint16_t vip,
 		   const struct mlv_flow_key *key)
 {
-	const struct expect_table *tab = &t->t[vip];
-	uint16_t s = tab->slots[expect_hash(key) % tab->size];
+	int first, second;
 
-	return s == MLV_MAGLEV_NO_BACKEND ? -1 : s;
+	expect_choices(t, vip, key, &first, &second);
+	if (first < 0 || !t->t[vip].down[first])
+		return first;
+	return second >= 0 && !t->t[vip].down[second] ? second : -1;
 }

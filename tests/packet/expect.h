@@ -1,8 +1,10 @@
 /* What the checker expects, computed independently of the daemon's
- * run-time state: each VIP's Maglev table built here from the scenario's
- * backends (mlv_maglev_build: the documented algorithm; drained backends
- * get weight 0), and the backend a flow key selects
- * (table[mlv_flow_hash(key) % M], docs/flow-hash.md). Test code;
+ * run-time state: each VIP's table and second choices built here from the
+ * scenario's backends with the VIP's builder (mlv_table_build: the
+ * documented algorithms; drained backends get weight 0, down backends
+ * keep their weight but are never a second choice), and the backend a
+ * flow key selects (table[mlv_flow_hash(key) % M], docs/flow-hash.md; the
+ * slot's second choice when the first is down). Test code;
  * single-threaded. */
 #ifndef PKT_EXPECT_H
 #define PKT_EXPECT_H
@@ -14,7 +16,9 @@
 struct expect_table {
 	uint32_t size;
 	uint16_t *slots;          /* index into the VIP's backends[] */
+	uint16_t *second;         /* each slot's second choice */
 	uint64_t fingerprint;
+	bool down[SC_MAX_BACKENDS];
 };
 
 struct expect_tables {
@@ -31,8 +35,13 @@ void expect_free(struct expect_tables *t);
 uint32_t expect_hash(const struct mlv_flow_key *key);
 
 /* Backend index in vips[vip].backends for key, or -1 if the slot is
- * empty (no backend can take flows). */
+ * empty (no backend can take flows): the slot's owner, or its second
+ * choice when the owner is down (-1 if that is down too). */
 int expect_backend(const struct expect_tables *t, uint16_t vip,
 		   const struct mlv_flow_key *key);
+
+/* The slot's owner and second choice for key, -1 for none. */
+void expect_choices(const struct expect_tables *t, uint16_t vip,
+		    const struct mlv_flow_key *key, int *first, int *second);
 
 #endif

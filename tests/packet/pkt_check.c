@@ -121,6 +121,14 @@ static int alloc_ctx(struct check_ctx *c, const struct scenario *sc,
 		return -1;
 	if (c->storm && expect_build(&c->alt_tabs, sc->alt_vips, sc->n_alt_vips))
 		return -1;
+	if (!c->storm) {
+		c->want = calloc(n ? n : 1, sizeof(*c->want));
+		if (!c->want) {
+			fprintf(stderr, "pkt-check: out of memory\n");
+			return -1;
+		}
+		check_plan_choices(c);
+	}
 	return frame_index_build(&c->index, sc);
 }
 
@@ -132,6 +140,7 @@ static void free_ctx(struct check_ctx *c)
 	free(c->backend_of);
 	free(c->group_backend);
 	free(c->group_first);
+	free(c->want);
 	expect_free(&c->tabs);
 	expect_free(&c->alt_tabs);
 	frame_index_free(&c->index);

@@ -18,6 +18,7 @@ static const struct sc_entry registry[] = {
 	{"malformed", sc_def_malformed},
 	{"flows",     sc_def_flows},
 	{"storm",     sc_def_storm},
+	{"tables",    sc_def_tables},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

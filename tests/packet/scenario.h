@@ -33,6 +33,7 @@ struct sc_backend {
 	uint8_t addr[16];
 	uint32_t weight;
 	bool drain;
+	bool down;               /* state: down (keeps its slots, no flows) */
 	bool has_mac;
 	uint8_t mac[6];
 };
@@ -46,6 +47,9 @@ struct sc_vip {
 	enum sc_fwd fwd;
 	uint16_t gue_port;
 	uint32_t table_size;
+	uint8_t table;           /* enum mlv_table_kind; 0 = maglev */
+	double max_load;         /* bounded loads; 0 = off */
+	uint32_t vnodes;         /* ring only; 0 = the default */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -215,5 +219,6 @@ void sc_def_icmp(struct scenario *sc);
 void sc_def_malformed(struct scenario *sc);
 void sc_def_flows(struct scenario *sc);
 void sc_def_storm(struct scenario *sc);
+void sc_def_tables(struct scenario *sc);
 
 #endif

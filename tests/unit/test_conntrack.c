@@ -1,8 +1,8 @@
 /* Connection tracking: look-up and insert, the TCP state machine and every
  * timeout (the clock is driven explicitly, never slept on), wraparound of
- * the millisecond clock, eviction policy (expired first, SYN floods cannot
- * push out established flows, the stalest goes), the sweep, capacity
- * rounding and an 8M-entry table. Hashes are passed explicitly so tests
+ * the millisecond clock, eviction policy (expired first, unproven flows
+ * first, the stalest goes, SYN floods cannot push out established flows),
+ * the sweep, capacity rounding and an 8M-entry table. Hashes are passed explicitly so tests
  * can aim flows at one bucket. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,11 +267,13 @@ static void test_insert_lookup(void **state)
 
 	/* a hash collision: two keys with one hash are tracked apart */
 	bool is_new;
-	struct mlv_ct_entry *c = packet(ct, &other, hashes[0], MLV_TCP_SYN, 2, &is_new);
+	struct mlv_ct_entry *c =
+		mlv_ct_lookup_or_insert(ct, &other, hashes[0], 2, &is_new);
 
 	assert_true(is_new);
 	assert_ptr_not_equal(c, got[0]);
 	c->backend_uid = 7;
+	mlv_ct_update(ct, c, MLV_TCP_SYN, 2);
 	assert_int_equal(mlv_ct_lookup(ct, &k0, hashes[0], 3)->backend_uid, 1000);
 	assert_int_equal(mlv_ct_lookup(ct, &other, hashes[0], 3)->backend_uid, 7);
 
@@ -857,6 +859,9 @@ static void test_8m_entries(void **state)
 
 	/* the first and last buckets work */
 	struct mlv_flow_key a = flow(1, 6), z = flow(2, 6);
+
+	mlv_ct_prefetch(ct, 0);
+	mlv_ct_prefetch(ct, UINT32_MAX);
 
 	packet(ct, &a, 0, MLV_TCP_ACK, 0, NULL);
 	packet(ct, &z, UINT32_MAX, MLV_TCP_ACK, 0, NULL);

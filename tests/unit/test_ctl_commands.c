@@ -698,6 +698,7 @@ static void test_missing_state(void **state)
 		expect_fail(fx, need_gen[i], "no generation available");
 	expect_fail(fx, "{\"command\": \"stats\"}", "not available");
 	expect_fail(fx, "{\"command\": \"reload\"}", "not available");
+	expect_fail(fx, "{\"command\": \"health\"}", "not available");
 	expect_fail(fx, "{\"command\": \"drain\", \"args\": {\"vip\": \"web\", "
 		    "\"backend\": \"a\"}}", "not available");
 	expect_fail(fx, "{\"command\": \"weight\", \"args\": {\"vip\": \"web\", "

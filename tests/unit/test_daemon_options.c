@@ -49,6 +49,7 @@ static void test_run_defaults(void **state)
 	assert_null(o.stats_file);
 	assert_int_equal(o.stats_interval_ms, MLV_STATS_INTERVAL_DEFAULT_MS);
 	assert_false(o.has_eal_override);
+	assert_true(o.watch_config);
 }
 
 static void test_all_options(void **state)
@@ -59,8 +60,10 @@ static void test_all_options(void **state)
 	(void)state;
 	assert_int_equal(parse(&o, e, sizeof(e), "--config", "a.yaml",
 			       "--log-level", "debug", "--stats-file", "/tmp/s.json",
-			       "--stats-interval", "50", NULL), MLV_OK);
+			       "--stats-interval", "50", "--no-watch-config",
+			       NULL), MLV_OK);
 	assert_string_equal(o.config_path, "a.yaml");
+	assert_false(o.watch_config);
 	assert_int_equal(o.log_level, MLV_LOG_DEBUG);
 	assert_string_equal(o.stats_file, "/tmp/s.json");
 	assert_int_equal(o.stats_interval_ms, 50);

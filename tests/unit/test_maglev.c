@@ -464,6 +464,81 @@ static void test_matches_reference(void **state)
 	}
 }
 
+/* docs/maglev.md "Turn order and filling", written out as plainly as
+ * possible, for explicit permutations. */
+static void spec_fill(const uint32_t *offset, const uint32_t *skip,
+		      const uint32_t *weight, uint32_t n, uint32_t m,
+		      uint16_t *slots)
+{
+	uint64_t credit[64], next[64];
+	uint32_t wmax = 0, filled = 0;
+
+	assert_true(n <= 64);
+	for (uint32_t i = 0; i < n; i++)
+		wmax = weight[i] > wmax ? weight[i] : wmax;
+	for (uint32_t j = 0; j < m; j++)
+		slots[j] = MLV_MAGLEV_NO_BACKEND;
+	for (uint32_t i = 0; i < n; i++) {
+		credit[i] = wmax;
+		next[i] = 0;
+	}
+	while (wmax > 0 && filled < m) {
+		for (uint32_t i = 0; i < n && filled < m; i++) {
+			uint64_t c;
+
+			if (weight[i] == 0)
+				continue;
+			credit[i] += 2 * weight[i];
+			if (credit[i] < 2 * (uint64_t)wmax)
+				continue;
+			credit[i] -= 2 * (uint64_t)wmax;
+			c = (offset[i] + next[i] * skip[i]) % m;
+			while (slots[c] != MLV_MAGLEV_NO_BACKEND)
+				c = (offset[i] + ++next[i] * skip[i]) % m;
+			slots[c] = (uint16_t)i;
+			next[i]++;
+			filled++;
+		}
+	}
+}
+
+/* Explicit permutations on small and odd sizes (m below the 8-entry probe
+ * window, m = 2, more backends than slots, zero weights, skewed weights)
+ * against the plain loop above. */
+static void test_build_perm_small_sizes(void **state)
+{
+	static const uint32_t sizes[] = { 2, 3, 5, 7, 11, 13, 17, 31, 61, 97,
+					  251, 1009 };
+	uint64_t seed = 99;
+
+	(void)state;
+	for (size_t a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++) {
+		uint32_t m = sizes[a];
+
+		for (int round = 0; round < 40; round++) {
+			uint32_t n = 1 + (uint32_t)(rnd(&seed) % 64);
+			uint32_t offset[64], skip[64], weight[64];
+			uint16_t ours[1009], want[1009];
+
+			for (uint32_t i = 0; i < n; i++) {
+				offset[i] = (uint32_t)(rnd(&seed) % m);
+				skip[i] = 1 + (uint32_t)(rnd(&seed) % (m - 1));
+				weight[i] = round % 4 == 0 ? 1
+					  : round % 4 == 1
+						  ? (uint32_t)(rnd(&seed) % 4)
+					  : round % 4 == 2
+						  ? 1 + (uint32_t)(rnd(&seed) % 9)
+						  : (i == 0 ? 5000 : 1);
+			}
+			assert_int_equal(mlv_maglev_build_perm(offset, skip,
+							       weight, n, m,
+							       ours), MLV_OK);
+			spec_fill(offset, skip, weight, n, m, want);
+			assert_memory_equal(ours, want, m * sizeof(*ours));
+		}
+	}
+}
+
 /* A reused builder, grown and shrunk, gives the one-shot result. */
 static void test_builder_reuse(void **state)
 {
@@ -728,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_weights_skewed),
 		cmocka_unit_test(test_order_independence),
 		cmocka_unit_test(test_matches_reference),
+		cmocka_unit_test(test_build_perm_small_sizes),
 		cmocka_unit_test(test_builder_reuse),
 		cmocka_unit_test(test_no_backends),
 		cmocka_unit_test(test_one_backend),

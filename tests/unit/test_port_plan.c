@@ -1,5 +1,5 @@
 /* Port planning (dataplane/port_plan.c): transmit ports, the exception
- * port, the next_hop: auto refusal and mbuf pool sizing. Configs come
+ * port, which ports resolve next_hop: auto, and mbuf pool sizing. Configs come
  * through the real loader. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -122,22 +122,31 @@ static void test_next_hop_auto(void **state)
 	char why[512];
 
 	(void)state;
-	/* refused where ipip/gue packets would need it ... */
+	/* to be resolved where ipip/gue packets leave ... */
 	cfg = load(AUTO_PORT("ext", ""), "gue");
-	assert_int_equal(mlv_port_plan_make(cfg, &plan, why, sizeof(why)),
-			 MLV_E_CONFIG);
-	assert_non_null(strstr(why, "port ext"));
-	assert_non_null(strstr(why, "next_hop"));
+	assert_int_equal(mlv_port_plan_make(cfg, &plan, why, sizeof(why)), MLV_OK);
+	assert_true(plan.auto_next_hop[0]);
 	mlv_config_free(cfg);
 
-	/* ... accepted when only L2 DSR VIPs exist (they use backend MACs) */
+	/* ... not when only L2 DSR VIPs exist (they use backend MACs) */
 	cfg = load(AUTO_PORT("ext", ""), "l2dsr");
 	assert_int_equal(mlv_port_plan_make(cfg, &plan, why, sizeof(why)), MLV_OK);
+	assert_false(plan.auto_next_hop[0]);
 	mlv_config_free(cfg);
 
-	/* ... and on a port that never transmits (two-arm receive side) */
+	/* ... nor on a port that never transmits (two-arm receive side),
+	 * nor on one with a fixed MAC */
 	cfg = load(AUTO_PORT("ext", ", tx_port: int") PORT("int", ""), "ipip");
 	assert_int_equal(mlv_port_plan_make(cfg, &plan, why, sizeof(why)), MLV_OK);
+	assert_false(plan.auto_next_hop[0]);
+	assert_false(plan.auto_next_hop[1]);
+	mlv_config_free(cfg);
+
+	/* the transmitting side of a two-arm pair with auto is resolved */
+	cfg = load(PORT("ext", ", tx_port: int") AUTO_PORT("int", ""), "ipip");
+	assert_int_equal(mlv_port_plan_make(cfg, &plan, why, sizeof(why)), MLV_OK);
+	assert_false(plan.auto_next_hop[0]);
+	assert_true(plan.auto_next_hop[1]);
 	mlv_config_free(cfg);
 }
 

@@ -11,8 +11,9 @@
 #include "control/config.h"
 #include "daemon/restart_only.h"
 
-static struct mlv_config *load(uint32_t workers, const char *device,
-			       uint32_t entries, uint32_t vip_port)
+static struct mlv_config *load_control(uint32_t workers, const char *device,
+				       uint32_t entries, uint32_t vip_port,
+				       const char *control)
 {
 	char text[2048];
 	struct mlv_config *cfg = NULL;
@@ -27,6 +28,7 @@ static struct mlv_config *load(uint32_t workers, const char *device,
 		 "    - {name: ext, device: %s, address: 10.99.0.1, "
 		 "next_hop: \"02:00:00:00:00:01\"}\n"
 		 "  conntrack: {entries_per_worker: %u}\n"
+		 "%s"
 		 "vips:\n"
 		 "  - name: web\n"
 		 "    address: 192.0.2.10\n"
@@ -35,7 +37,7 @@ static struct mlv_config *load(uint32_t workers, const char *device,
 		 "    health: {type: none}\n"
 		 "    backends:\n"
 		 "      - {name: b1, address: 10.99.1.11}\n",
-		 workers, device, entries, vip_port);
+		 workers, device, entries, control, vip_port);
 	mlv_diags_init(&diags);
 	err = mlv_config_load_buffer("t.yaml", text, strlen(text), &cfg, &diags);
 	if (err)
@@ -43,6 +45,12 @@ static struct mlv_config *load(uint32_t workers, const char *device,
 	mlv_diags_free(&diags);
 	assert_int_equal(err, MLV_OK);
 	return cfg;
+}
+
+static struct mlv_config *load(uint32_t workers, const char *device,
+			       uint32_t entries, uint32_t vip_port)
+{
+	return load_control(workers, device, entries, vip_port, "");
 }
 
 struct seen {
@@ -107,12 +115,37 @@ static void test_keep_running_values(void **state)
 	mlv_config_free(next);
 }
 
+static void test_control_section(void **state)
+{
+	struct mlv_config *running = load_control(1, "net_null0", 4096, 80,
+		"control: {socket: /run/a.sock, socket_mode: \"0600\", "
+		"metrics_listen: \"127.0.0.1:9001\"}\n");
+	struct mlv_config *next = load_control(1, "net_null0", 4096, 80,
+		"control: {socket: /run/b.sock, socket_mode: \"0660\", "
+		"metrics_listen: \"\"}\n");
+	struct seen s = { 0 };
+
+	(void)state;
+	assert_int_equal(mlv_restart_only_changes(running, next, collect, &s), 3);
+	assert_non_null(strstr(s.last, "metrics_listen"));
+	mlv_restart_only_keep(running, next);
+	/* the sockets in use stay what the daemon runs */
+	assert_string_equal(next->control_socket, "/run/a.sock");
+	assert_int_equal(next->control_socket_mode, 0600);
+	assert_string_equal(next->metrics_listen, "127.0.0.1:9001");
+	assert_string_equal(running->control_socket, "/run/b.sock");
+	assert_int_equal(mlv_restart_only_changes(next, next, NULL, NULL), 0);
+	mlv_config_free(running);
+	mlv_config_free(next);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_dataplane_no_changes),
 		cmocka_unit_test(test_each_change_reported),
 		cmocka_unit_test(test_keep_running_values),
+		cmocka_unit_test(test_control_section),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,19 +17,20 @@
  *              ours leaves them untracked rather than evict established
  *              flows (rte_hash not run: it has no such policy).
  * Variants:
- *   ours-burst   bursts of 32: mlv_ct_prefetch all, mlv_ct_prefetch_bucket
- *                all, then look up each (what a worker does); a hit also
- *                refreshes the entry
+ *   ours-burst   bursts of 32: mlv_ct_prefetch all, then look up each
+ *                (what a worker does); a hit also refreshes the entry
  *                (mlv_ct_update), a miss claims the slot;
  *   ours-single  one at a time, no prefetch;
  *   rte-single   rte_hash_lookup_with_hash_data (+ del/add for new-full);
  *   rte-bulk     rte_hash_lookup_with_hash_bulk_data on 32 keys (+ del/add).
  * rte_hash's hit is a pure read (no expiry refresh): its best case.
  *
- * Times are TSC cycles around each run, converted to ns/op. Each figure
- * is the best of --reps runs (other processes on the machine can only add
- * time; the runs of all variants are interleaved, so each has the same
- * chance of a quiet moment); --json also gives the median. Nothing here
+ * Times are the thread's CPU time around each run (CLOCK_THREAD_CPUTIME_ID),
+ * per op: on a shared machine, time the scheduler gives other processes
+ * is not counted. Each figure is the best of --reps runs (what other
+ * processes still cost, e.g. caches they evict, only ever adds time; the
+ * runs of all variants are interleaved, so each has the same chance of a
+ * quiet moment); --json also gives the median. Nothing here
  * asserts a time; the run fails only if a table gives a wrong answer.
  */
 #include <errno.h>
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <rte_cycles.h>
@@ -235,7 +237,17 @@ static int rte_add(struct bench *b, const struct item *it)
 
 /* ---- timed runs -------------------------------------------------------- */
 
-/* Run variant v over n items; returns TSC cycles. *hits counts look-ups
+/* CPU time of this thread: time the scheduler gives other processes on
+ * a shared machine is not counted, which wall-clock (TSC) time would. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Run variant v over n items; returns nanoseconds of thread CPU time. *hits counts look-ups
  * that found their flow. insert: ours looks up or inserts and runs the
  * state machine on a packet with TCP flags `flags`; otherwise it only
  * looks up. rte_replace: on a miss rte_hash deletes del[i] (its oldest
@@ -247,7 +259,7 @@ static uint64_t run_variant(struct bench *b, enum variant v,
 {
 	uint64_t h = 0, fail = 0, t0, t1;
 
-	t0 = rte_rdtsc_precise();
+	t0 = thread_cpu_ns();
 	switch (v) {
 	case V_OURS_BURST:
 		for (uint32_t i = 0; i < n; i += BURST) {
@@ -256,9 +268,6 @@ static uint64_t run_variant(struct bench *b, enum variant v,
 
 			for (uint32_t j = 0; j < m; j++)
 				mlv_ct_prefetch(b->ct, tr[i + j].hash);
-			for (uint32_t j = 0; j < m; j++)
-				mlv_ct_prefetch_bucket(b->ct, &tr[i + j].key,
-						       tr[i + j].hash);
 			if (insert) {
 				for (uint32_t j = 0; j < m; j++)
 					h += ours_packet(b, &tr[i + j], flags, now);
@@ -327,7 +336,7 @@ static uint64_t run_variant(struct bench *b, enum variant v,
 	default:
 		break;
 	}
-	t1 = rte_rdtsc_precise();
+	t1 = thread_cpu_ns();
 	*hits = h;
 	if (add_fail != NULL)
 		*add_fail += fail;
@@ -357,9 +366,9 @@ static void summarize(struct result *r, double ns[V__COUNT][MAX_REPS], uint32_t 
 	}
 }
 
-static double cycles_to_ns(uint64_t cycles, uint32_t ops)
+static double per_op(uint64_t ns, uint32_t ops)
 {
-	return (double)cycles * 1e9 / (double)rte_get_tsc_hz() / ops;
+	return (double)ns / ops;
 }
 
 static struct result *new_result(struct bench *b, const char *scenario,
@@ -404,7 +413,7 @@ static int measure_lookups(struct bench *b, struct result *r,
 					want_hits ? n : 0);
 				return -1;
 			}
-			ns[v][rep] = cycles_to_ns(c, n);
+			ns[v][rep] = per_op(c, n);
 		}
 	}
 	summarize(r, ns, b->o.reps);
@@ -475,8 +484,12 @@ static int fill_tables(struct bench *b, uint32_t *ours_n, uint32_t *rte_n)
 			return -1;
 		}
 		make_item(&it, KS_TRACKED, i);
-		if (mlv_ct_occupancy(b->ct) < cap)
+		if (mlv_ct_occupancy(b->ct) < cap) {
+			/* the clock runs, so flows differ in staleness and
+			 * each eviction takes the oldest, as in a real table */
 			ours_packet(b, &it, MLV_TCP_ACK, ours_now(b));
+			b->ours_ops++;
+		}
 		if (!rte_full) {
 			if (rte_add(b, &it) < 0)
 				rte_full = true;
@@ -579,7 +592,7 @@ static int measure_new_flows(struct bench *b, const char *name, uint8_t flags,
 					st->evictions - evict0, st->untracked - out0);
 				return -1;
 			}
-			ns[v][rep] = cycles_to_ns(c, n);
+			ns[v][rep] = per_op(c, n);
 		}
 	}
 	summarize(r, ns, b->o.reps);
@@ -619,11 +632,10 @@ static int scenarios_full(struct bench *b, struct item *tr, struct item *tr2,
 
 static void print_human(const struct bench *b)
 {
-	printf("ct-bench: %u entries; ours %zu bytes (%zu B/entry); "
-	       "TSC %.2f GHz; best of %u runs; %u look-ups / %u new flows per run\n",
+	printf("ct-bench: %u entries; ours %zu bytes (%zu B/entry); ns of thread "
+	       "CPU time per op, best of %u runs of %u look-ups / %u new flows\n",
 	       mlv_ct_capacity(b->ct), mlv_ct_mem_size(b->o.entries),
-	       sizeof(struct mlv_ct_entry), rte_get_tsc_hz() / 1e9, b->o.reps,
-	       b->o.run_ops, b->o.new_ops);
+	       sizeof(struct mlv_ct_entry), b->o.reps, b->o.run_ops, b->o.new_ops);
 	printf("%-10s %9s %9s | %10s %11s %10s %9s | %7s %7s\n", "scenario",
 	       "flows", "rte flows", "ours-burst", "ours-single", "rte-single",
 	       "rte-bulk", "x single", "x bulk");
@@ -714,7 +726,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ct-bench [EAL args] -- [--quick] [--json] [--entries N] [--reps N]\n"
-		"  e.g. ct-bench --in-memory --no-pci --no-huge -m 1024 -- --quick\n"
+		"  e.g. ct-bench --in-memory --no-pci -m 1024 -l 1 -- --reps 32\n"
+		"       ct-bench --no-huge --no-shconf --no-pci -m 256 -- --quick\n"
+		"  (--in-memory needs hugepages: DPDK refuses it with --no-huge)\n"
 		"  --quick      small tables and short runs (a smoke test)\n"
 		"  --json       machine-readable output\n"
 		"  --entries N  table slots (default 2097152; quick 65536)\n"
@@ -734,6 +748,7 @@ static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 	return 0;
 }
 
+/* 0: run; 1: --help printed, exit 0; -1: bad arguments (said why). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
@@ -772,7 +787,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(0);
+			return 1;
 		default:
 			usage(stderr);
 			return -1;
@@ -816,8 +831,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	argv[n] = argv[0];
-	if (parse_args(argc - n, argv + n, &b.o) != 0)
+	rc = parse_args(argc - n, argv + n, &b.o);
+	if (rc != 0) {
+		rc = rc < 0;   /* --help: done, exit 0 */
 		goto out;
+	}
+	rc = 1;
 
 	uint32_t max_ops = b.o.trace_ops > b.o.new_ops ? b.o.trace_ops : b.o.new_ops;
 

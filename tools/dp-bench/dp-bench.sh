@@ -6,8 +6,10 @@
 # then maglevd (two-arm: net_pcap rx with infinite_rx -> net_null no-rx,
 # one worker, idle: poll). Prints a table (or --json) of Mpps, the ratio
 # maglevd / 5tswap against the issue's goals, and maglevd's cycles per
-# packet. docs/benchmarks.md ("Data plane") explains the setup and the
-# figures.
+# packet. Rates are per second of the forwarding thread's CPU time (the
+# JSON has them per wall-clock second too), so that other work on the
+# machine's cores does not pass for a slow forwarder.
+# docs/benchmarks.md ("Data plane") explains the setup and the figures.
 #
 #   dp-bench [--quick] [--json] [--only REGEX] [--cores MAIN,FWD]
 #            [--duration S] [--warmup S] [--repeat N] [--work DIR] [--keep]
@@ -149,11 +151,13 @@ stop_child() {
 	CHILD=''
 }
 
-# The reason a DPDK process failed, from its log.
+# failure_reason LOG [ERR]: why a run failed, from the process's log
+# (or from the snapshot tool's messages in ERR).
 failure_reason() {
 	local r
 	r=$(grep -m1 -E 'Not enough mbufs|Creation of mbuf pool|Cannot allocate|cannot create a pool' "$1") ||
-		r=$(grep -iE 'error|fail|cannot' "$1" | tail -n1) ||
+		r=$(tail -n1 "${2:-/dev/null}" 2>/dev/null | grep .) ||
+		r=$(grep -iE 'error|fail|cannot' "$1" | grep -vE '[RT]X-errors' | tail -n1) ||
 		r="exited without forwarding (log: $1)"
 	echo "${r:0:300}"
 }
@@ -164,15 +168,52 @@ FAILED=0
 # Runs of the current scenario that failed once: not tried again.
 declare -A BROKEN
 
+# Free hugepage memory in MiB (all sizes the kernel reports in
+# /proc/meminfo: the default size).
+free_huge_mib() {
+	awk '/^HugePages_Free:/ {f = $2} /^Hugepagesize:/ {s = $2}
+	     END {print int(f * s / 1024)}' /proc/meminfo
+}
+
+# The forwarding thread of testpmd and maglevd alike: EAL names the
+# thread of lcore N "rte-worker-N", and both run theirs on lcore 1.
+FWD_THREAD=rte-worker-1
+
+# snap KIND INPUT OUT: wait for the running forwarder's next counter
+# reading and save it with its forwarding thread's CPU time (snapshot.c).
+snap() {
+	"$RESULT" "snapshot-$1" --input "$2" --pid "$CHILD" --thread "$FWD_THREAD" \
+		--out "$3" --timeout "$START_LIMIT_S"
+}
+
+# The window length between two testpmd snapshots, which come at its
+# one-second statistics period: sleep half a period less than DURATION,
+# then the second snapshot waits for the next block.
+testpmd_sleep() { awk -v d="$DURATION" 'BEGIN {print (d > 0.5) ? d - 0.5 : 0}'; }
+
 # run_testpmd SCENARIO MODE PCAP FRAMES
 run_testpmd() {
 	local sc=$1 mode=$2 pcap=$3 frames=$4 log=$WORK/$1.testpmd-$2.log
-	local want deadline n
+	local pre=$WORK/$1.testpmd-$2 need free i
+	rm -f "$pre".*.json
+	# An mbuf takes about 2.4 KB: the 2176-byte buffer, the 128-byte
+	# struct rte_mbuf and the mempool's object header. A pool that
+	# cannot fit is refused here rather than by DPDK after it has taken
+	# every free hugepage for a moment, which would starve other DPDK
+	# processes on the machine.
+	need=$(((frames + 16384) * 2432 / 1048576 + 64))
+	free=$(free_huge_mib)
+	if [ "$need" -gt "$free" ]; then
+		na "$sc" "testpmd-$mode" "a pool for $frames frames needs about $need MiB of hugepages; $free MiB are free"
+		FAILED=1 BROKEN[testpmd-$mode]=1
+		return
+	fi
 	# io/5tswap forward port 0 -> port 1 with the chained topology; port
 	# 1 (net_null, no-rx) receives nothing. The pool holds the whole
 	# replayed file plus working room, in mbufs of maglevd's size
-	# (DPDK's default 2176-byte data room).
-	"$TESTPMD" --in-memory --no-pci --no-telemetry \
+	# (DPDK's default 2176-byte data room). Line-buffered, so every
+	# statistics block reaches the log when it is printed.
+	stdbuf -oL "$TESTPMD" --in-memory --no-pci --no-telemetry \
 		--lcores="0@$MAIN_CPU,1@$FWD_CPU" \
 		--vdev="net_pcap0,rx_pcap=$pcap,infinite_rx=1" \
 		--vdev=net_null0,no-rx=1 -- \
@@ -181,25 +222,23 @@ run_testpmd() {
 		--no-flush-rx --no-lsc-interrupt --no-rmv-interrupt \
 		--stats-period=1 < /dev/null > "$log" 2>&1 &
 	CHILD=$!
-	# SKIP start-up samples, then one per second of the window (and one
-	# more: the window is whole seconds rounded up)
-	want=$((SKIP + ${DURATION%.*} + 1))
-	deadline=$((SECONDS + START_LIMIT_S + want))
-	while kill -0 "$CHILD" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-		n=$(grep -c 'Tx-pps' "$log")
-		[ $((n / 2)) -ge $want ] && break
-		sleep 0.2
+	# The first SKIP blocks cover start-up; then the window.
+	for ((i = 0; i < SKIP; i++)); do
+		snap testpmd "$log" "$pre.start.json" 2> "$log.err" || break
 	done
-	if ! kill -0 "$CHILD" 2>/dev/null; then
-		wait "$CHILD" 2>/dev/null
-		CHILD=''
-		na "$sc" "testpmd-$mode" "$(failure_reason "$log")"
+	if [ $i -eq $SKIP ] && snap testpmd "$log" "$pre.before.json" 2> "$log.err"; then
+		sleep "$(testpmd_sleep)"
+		snap testpmd "$log" "$pre.after.json" 2> "$log.err"
+	fi
+	if ! kill -0 "$CHILD" 2>/dev/null || [ ! -s "$pre.after.json" ]; then
+		stop_child
+		na "$sc" "testpmd-$mode" "$(failure_reason "$log" "$log.err")"
 		FAILED=1 BROKEN[testpmd-$mode]=1
 		return
 	fi
 	stop_child
-	if ! "$RESULT" testpmd --scenario "$sc" --mode "$mode" --log "$log" \
-			--skip "$SKIP" \
+	if ! "$RESULT" testpmd --scenario "$sc" --mode "$mode" --tsc-hz "$TSC_HZ" \
+			--before "$pre.before.json" --after "$pre.after.json" \
 			>> "$RESULTS" 2> "$log.err"; then
 		na "$sc" "testpmd-$mode" "$(cat "$log.err")"
 		FAILED=1 BROKEN[testpmd-$mode]=1
@@ -265,7 +304,7 @@ run_maglevd() {
 	local sc=$1 cfg=$WORK/$1.yaml log=$WORK/$1.maglevd.log
 	local stats=$WORK/$1.stats.json deadline fwd
 	write_config "$cfg" "$2" "$3" "$4"
-	rm -f "$stats"
+	rm -f "$stats" "$WORK/$sc.before.json" "$WORK/$sc.after.json"
 	"$MAGLEVD" -c "$cfg" --stats-file "$stats" --stats-interval 100 \
 		< /dev/null > "$log" 2>&1 &
 	CHILD=$!
@@ -282,12 +321,19 @@ run_maglevd() {
 		FAILED=1 BROKEN[maglevd]=1
 		return
 	fi
-	# The window is measured by the daemon's own uptime in the two
-	# snapshots; the sleeps only set its length.
+	# The window is the daemon's own uptime between the two snapshots;
+	# the sleeps only set its length.
 	sleep "$WARMUP"
-	cp "$stats" "$WORK/$sc.before.json"
-	sleep "$DURATION"
-	cp "$stats" "$WORK/$sc.after.json"
+	if snap maglevd "$stats" "$WORK/$sc.before.json" 2> "$log.err"; then
+		sleep "$DURATION"
+		snap maglevd "$stats" "$WORK/$sc.after.json" 2> "$log.err"
+	fi
+	if ! kill -0 "$CHILD" 2>/dev/null || [ ! -s "$WORK/$sc.after.json" ]; then
+		stop_child
+		na "$sc" maglevd "$(failure_reason "$log" "$log.err")"
+		FAILED=1 BROKEN[maglevd]=1
+		return
+	fi
 	stop_child
 	if ! "$RESULT" maglevd --scenario "$sc" --tsc-hz "$TSC_HZ" \
 			--before "$WORK/$sc.before.json" \
@@ -298,6 +344,8 @@ run_maglevd() {
 }
 
 # ---- main --------------------------------------------------------------
+# This script and the snapshot polls stay off the forwarding CPU.
+taskset -pc "$MAIN_CPU" $$ > /dev/null || die "cannot pin to CPU $MAIN_CPU"
 TSC_HZ=$("$RESULT" tsc-hz) || die "cannot measure the TSC frequency"
 say "work dir $WORK; forwarding CPU $FWD_CPU, main CPU $MAIN_CPU;" \
 	"window ${DURATION}s after ${WARMUP}s warm-up; TSC $TSC_HZ Hz"

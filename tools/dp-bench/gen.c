@@ -44,7 +44,7 @@ static void usage(FILE *f)
 	fputs("usage: dp-bench-gen -o FILE --flows K [--packets N]\n"
 	      "                    [--family 4|6|mixed] [--ip-len BYTES]"
 	      " [--flags ack|syn]\n"
-	      "  --flows K     distinct 5-tuples, 1..16777216\n"
+	      "  --flows K     distinct 5-tuples, 1..16777215\n"
 	      "  --packets N   frames in the file (default K); frame j is flow"
 	      " j mod K\n"
 	      "  --family      IPv4, IPv6 or both alternating (default 4)\n"

@@ -15,24 +15,33 @@
 /* Print rec on one line on stdout and take its reference. 0 or 1. */
 int dpb_emit(json_t *rec);
 
-/* dp-bench-result maglevd --scenario S --before A.json --after B.json
- *                         [--tsc-hz HZ]
- * The rates over the window between two maglevd stats files (the
- * daemon's --stats-file, written at different times): its own uptime
- * gives the interval. Exit 0; 1 if the files are unusable or the window
- * saw no packet; 2 on bad usage. */
+/* dp-bench-result snapshot-maglevd --input STATS --pid P --thread NAME
+ *                                  --out FILE [--timeout S]
+ * dp-bench-result snapshot-testpmd --input LOG --pid P --thread NAME
+ *                                  --out FILE [--timeout S]
+ * Wait for the forwarder's next counter reading (a rewritten maglevd
+ * stats file; a new testpmd statistics block) and save it with the CPU
+ * time so far of its thread NAME. snapshot.c. Exit 0; 1 on a timeout
+ * (default 10 s) or a missing thread; 2 on bad usage. */
+int dpb_cmd_snapshot_maglevd(int argc, char **argv);
+int dpb_cmd_snapshot_testpmd(int argc, char **argv);
+
+/* dp-bench-result maglevd --scenario S --before A --after B [--tsc-hz HZ]
+ * The rates and costs between two snapshot-maglevd files: Mpps per wall
+ * second (the daemon's uptime) and per second of worker CPU time, the
+ * worker's share of its CPU, busy cycles per packet. Exit 0; 1 if the
+ * files are unusable or maglevd forwarded nothing; 2 on bad usage. */
 int dpb_cmd_maglevd(int argc, char **argv);
 
-/* dp-bench-result testpmd --scenario S --mode io|5tswap --log FILE
- *                         [--skip N]
- * The forwarding rate from the output of `dpdk-testpmd --stats-period 1`:
- * the mean of the per-period Tx-pps samples of port 1 (the net_null
- * port) after the first N (default 2: start-up). Exit 0; 1 if there are
- * no usable samples or they are all zero; 2 on bad usage. */
+/* dp-bench-result testpmd --scenario S --mode io|5tswap --before A
+ *                         --after B [--tsc-hz HZ]
+ * The same for two snapshot-testpmd files. Exit as above. */
 int dpb_cmd_testpmd(int argc, char **argv);
 
-/* dp-bench-result report [--json] FILE
- * Render the records of FILE. Exit 0, or 1 if FILE is unreadable. */
+/* dp-bench-result report [--json] [--wall] FILE
+ * Render the records of FILE: rates per second of the forwarding
+ * thread's CPU time, or with --wall per wall-clock second. Exit 0, or 1
+ * if FILE is unreadable. */
 int dpb_cmd_report(int argc, char **argv);
 
 /* Look up a number at a dotted path ("totals.counters.rx_packets") in

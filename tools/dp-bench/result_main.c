@@ -3,6 +3,7 @@
  *   scenario --name S --desc TEXT [--goal RATIO] [--flows K] [--frames N]
  *            [--ct-entries C] [--forwarding F]
  *   na --scenario S --run RUN --reason TEXT
+ *   snapshot-maglevd, snapshot-testpmd ...   (snapshot.c)
  *   maglevd ...   (result_maglevd.c)
  *   testpmd ...   (result_testpmd.c)
  *   report ...    (result_report.c)
@@ -193,8 +194,9 @@ static int cmd_number(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-	fputs("usage: dp-bench-result scenario|na|maglevd|testpmd|report|"
-	      "tsc-hz|number [options]\n(see tools/dp-bench/result.h)\n", f);
+	fputs("usage: dp-bench-result scenario|na|snapshot-maglevd|"
+	      "snapshot-testpmd|maglevd|testpmd|report|tsc-hz|number\n"
+	      "       [options] (see tools/dp-bench/result.h)\n", f);
 }
 
 int main(int argc, char **argv)
@@ -211,6 +213,10 @@ int main(int argc, char **argv)
 		return cmd_scenario(argc - 1, argv + 1);
 	if (strcmp(cmd, "na") == 0)
 		return cmd_na(argc - 1, argv + 1);
+	if (strcmp(cmd, "snapshot-maglevd") == 0)
+		return dpb_cmd_snapshot_maglevd(argc - 1, argv + 1);
+	if (strcmp(cmd, "snapshot-testpmd") == 0)
+		return dpb_cmd_snapshot_testpmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "maglevd") == 0)
 		return dpb_cmd_maglevd(argc - 1, argv + 1);
 	if (strcmp(cmd, "testpmd") == 0)

@@ -1,9 +1,14 @@
 /* The report over a results file: one row per scenario with testpmd io,
  * testpmd 5tswap and maglevd side by side, the ratio maglevd / 5tswap
- * against the scenario's goal, and maglevd's cost per packet. A run
- * repeated (dp-bench --repeat) is represented by its median run by Mpps,
- * a real run rather than an average, so its cycles and conntrack figures
- * belong to the same measurement; the JSON lists every repeat's Mpps. */
+ * against the scenario's goal, and maglevd's cost per packet.
+ *
+ * Rates are per second of the forwarding thread's CPU time by default
+ * ("mpps_cpu"): on a machine whose cores other work shares, that is what
+ * the forwarder achieves while it runs; --wall reports per wall-clock
+ * second ("mpps"). On an idle machine the two agree (the cpu column is
+ * 100 %). A run repeated (dp-bench --repeat) is represented by its median
+ * run, a real run rather than an average, so its cycles and conntrack
+ * figures belong to the same measurement; the JSON lists every repeat. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdbool.h>
@@ -35,6 +40,7 @@ struct rows {
 	struct row r[MAX_SCENARIOS];
 	unsigned n;
 	json_t *all;             /* owns every record */
+	const char *rate;        /* "mpps_cpu" or "mpps": the basis */
 };
 
 static struct row *row_of(struct rows *rs, const char *name)
@@ -139,17 +145,9 @@ static double num(const json_t *rec, const char *key)
 	return v && json_is_number(v) ? json_number_value(v) : -1;
 }
 
-static int by_mpps(const void *a, const void *b)
-{
-	double x = num(*(json_t *const *)a, "mpps");
-	double y = num(*(json_t *const *)b, "mpps");
-
-	return (x > y) - (x < y);
-}
-
-/* The run with the median Mpps (the lower of the middle two for an even
- * count), or NULL for none. */
-static json_t *median_run(const json_t *runs)
+/* The run with the median rate (the lower of the middle two for an even
+ * count), or NULL for none. An insertion sort: a handful of repeats. */
+static json_t *median_run(const json_t *runs, const char *rate)
 {
 	json_t *v[64];
 	size_t n = json_array_size(runs);
@@ -158,9 +156,14 @@ static json_t *median_run(const json_t *runs)
 		return NULL;
 	if (n > 64)
 		n = 64;
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_array_get(runs, i);
-	qsort(v, n, sizeof(v[0]), by_mpps);
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(runs, i);
+		size_t j = i;
+
+		for (; j > 0 && num(v[j - 1], rate) > num(x, rate); j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 	return v[(n - 1) / 2];
 }
 
@@ -169,30 +172,46 @@ static void pick_medians(struct rows *rs)
 	for (unsigned i = 0; i < rs->n; i++) {
 		struct row *r = &rs->r[i];
 
-		r->io = median_run(r->runs[RUN_IO]);
-		r->swap = median_run(r->runs[RUN_SWAP]);
-		r->mlv = median_run(r->runs[RUN_MLV]);
+		r->io = median_run(r->runs[RUN_IO], rs->rate);
+		r->swap = median_run(r->runs[RUN_SWAP], rs->rate);
+		r->mlv = median_run(r->runs[RUN_MLV], rs->rate);
 	}
 }
 
-/* Every repeat's Mpps, in run order. */
-static json_t *mpps_list(const json_t *runs)
+/* Every repeat's rate by key, in run order. */
+static json_t *rate_list(const json_t *runs, const char *key)
 {
 	json_t *out = json_array(), *rec;
 	size_t k;
 
 	json_array_foreach(runs, k, rec)
 		if (out)
-			json_array_append_new(out, json_real(num(rec, "mpps")));
+			json_array_append_new(out, json_real(num(rec, key)));
 	return out;
 }
 
-/* maglevd / 5tswap, or -1 when either is missing. */
-static double ratio(const struct row *r)
+/* maglevd / 5tswap by key, or -1 when either is missing. */
+static double ratio(const struct row *r, const char *key)
 {
-	double m = num(r->mlv, "mpps"), s = num(r->swap, "mpps");
+	double m = num(r->mlv, key), s = num(r->swap, key);
 
 	return m > 0 && s > 0 ? m / s : -1;
+}
+
+/* The smallest share of its CPU the forwarding thread had in the
+ * scenario's three median runs, or -1. */
+static double min_cpu_share(const struct row *r)
+{
+	const json_t *runs[] = {r->io, r->swap, r->mlv};
+	double lo = -1;
+
+	for (int k = 0; k < 3; k++) {
+		double v = num(runs[k], "cpu_share");
+
+		if (v >= 0 && (lo < 0 || v < lo))
+			lo = v;
+	}
+	return lo;
 }
 
 static void cell(char *buf, size_t len, double v, int decimals)
@@ -205,24 +224,27 @@ static void cell(char *buf, size_t len, double v, int decimals)
 
 static void print_table(const struct rows *rs)
 {
-	printf("%-22s %8s %8s %8s %8s %8s %8s %8s  %s\n", "scenario",
+	printf("%-16s %7s %7s %7s %6s %7s %7s %7s %5s  %s\n", "scenario",
 	       "io", "5tswap", "maglevd", "ratio", "cyc/pkt", "all/pkt",
-	       "new/pkt", "goal (ratio)");
+	       "new/pkt", "cpu%", "goal (ratio)");
 	for (unsigned i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
-		double goal = num(r->scenario, "goal"), q = ratio(r);
-		char c[7][32], g[48];
+		double goal = num(r->scenario, "goal"), q = ratio(r, rs->rate);
+		double share = min_cpu_share(r);
+		char c[8][32], g[48];
 
-		cell(c[0], sizeof(c[0]), num(r->io, "mpps"), 2);
-		cell(c[1], sizeof(c[1]), num(r->swap, "mpps"), 2);
-		cell(c[2], sizeof(c[2]), num(r->mlv, "mpps"), 2);
+		cell(c[0], sizeof(c[0]), num(r->io, rs->rate), 2);
+		cell(c[1], sizeof(c[1]), num(r->swap, rs->rate), 2);
+		cell(c[2], sizeof(c[2]), num(r->mlv, rs->rate), 2);
 		cell(c[3], sizeof(c[3]), q, 2);
 		cell(c[4], sizeof(c[4]), num(r->mlv, "cycles_per_packet"), 0);
-		if (json_is_true(json_object_get(r->mlv, "window_skewed")))
+		if (json_is_true(json_object_get(r->mlv,
+						 "busy_cycles_include_preemption")))
 			strcat(c[4], "*");
 		cell(c[5], sizeof(c[5]), num(r->mlv, "cycles_per_packet_all"),
 		     0);
 		cell(c[6], sizeof(c[6]), num(r->mlv, "ct_new_per_packet"), 3);
+		cell(c[7], sizeof(c[7]), share >= 0 ? 100 * share : -1, 0);
 		if (goal <= 0)
 			snprintf(g, sizeof(g), "-");
 		else if (q < 0)
@@ -230,19 +252,23 @@ static void print_table(const struct rows *rs)
 		else
 			snprintf(g, sizeof(g), ">= %.1f: %s", goal,
 				 q >= goal ? "met" : "MISSED");
-		printf("%-22s %8s %8s %8s %8s %8s %8s %8s  %s\n", r->name, c[0],
-		       c[1], c[2], c[3], c[4], c[5], c[6], g);
+		printf("%-16s %7s %7s %7s %6s %7s %7s %7s %5s  %s\n", r->name,
+		       c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], g);
 	}
-	printf("\nMpps: packets forwarded per second (testpmd: Tx-pps of the "
-	       "net_null port; maglevd: 'forwarded').\nratio: maglevd / "
-	       "testpmd 5tswap. cyc/pkt: worker TSC cycles of burst work per "
-	       "received packet\n(BUSY_CYCLES / RX_PACKETS: forwarding and "
-	       "transmit, not rte_eth_rx_burst). all/pkt: TSC Hz / maglevd\n"
-	       "packet rate (everything the core does). new/pkt: conntrack "
-	       "entries created per received packet.\n* the daemon's stats "
-	       "window was skewed (its control thread was held up between "
-	       "reading\nthe clock and the counters): more busy cycles than "
-	       "the window holds; the rates of that run are suspect.\n");
+	printf("\nio, 5tswap, maglevd: millions of packets forwarded per "
+	       "second %s (testpmd: TX-packets\nof the net_null port; "
+	       "maglevd: 'forwarded'). ratio: maglevd / testpmd 5tswap.\n"
+	       "cyc/pkt: maglevd worker TSC cycles of burst work per received "
+	       "packet (BUSY_CYCLES /\nRX_PACKETS: forwarding and transmit, "
+	       "not rte_eth_rx_burst); * = inflated by time off the\nCPU "
+	       "inside bursts. all/pkt: every CPU cycle of the worker thread "
+	       "per packet. new/pkt:\nconntrack entries created per received "
+	       "packet. cpu%%: the least share of its CPU a\nforwarding "
+	       "thread had in the three runs (below 100: other work shared "
+	       "the core).\n",
+	       strcmp(rs->rate, "mpps") == 0 ? "of wall-clock time"
+					      : "of the forwarding thread's CPU time");
+
 	for (unsigned i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
 		const char *d = json_string_value(
@@ -251,9 +277,9 @@ static void print_table(const struct rows *rs)
 		json_t *na;
 
 		if (d)
-			printf("%s%-22s %s\n", i ? "" : "\n", r->name, d);
+			printf("%s%-16s %s\n", i ? "" : "\n", r->name, d);
 		json_array_foreach(r->na, k, na)
-			printf("%-22s   n/a %s: %s\n", "",
+			printf("%-16s   n/a %s: %s\n", "",
 			       json_string_value(json_object_get(na, "run")),
 			       json_string_value(json_object_get(na, "reason")));
 	}
@@ -290,45 +316,53 @@ static int print_json(const struct rows *rs)
 		return 1;
 	for (unsigned i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
-		double goal = num(r->scenario, "goal"), q = ratio(r);
+		double goal = num(r->scenario, "goal");
+		double q = ratio(r, rs->rate), qw = ratio(r, "mpps");
 		json_t *o = json_pack(
-			"{s:s, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:O,"
+			"{s:s, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:o*, s:O,"
 			" s:{s:o*, s:o*, s:o*}}",
 			"scenario", r->name, "setup", r->scenario,
 			run_key[RUN_IO], r->io, run_key[RUN_SWAP], r->swap,
 			run_key[RUN_MLV], r->mlv,
 			"ratio_maglevd_5tswap", q >= 0 ? json_real(q) : NULL,
+			"ratio_maglevd_5tswap_wall", qw >= 0 ? json_real(qw) : NULL,
 			"goal_met", goal > 0 && q >= 0 ? json_boolean(q >= goal)
 						       : NULL,
 			"not_available", r->na,
-			"mpps_of_every_repeat",
-			run_key[RUN_IO], mpps_list(r->runs[RUN_IO]),
-			run_key[RUN_SWAP], mpps_list(r->runs[RUN_SWAP]),
-			run_key[RUN_MLV], mpps_list(r->runs[RUN_MLV]));
+			"every_repeat",
+			run_key[RUN_IO], rate_list(r->runs[RUN_IO], rs->rate),
+			run_key[RUN_SWAP], rate_list(r->runs[RUN_SWAP], rs->rate),
+			run_key[RUN_MLV], rate_list(r->runs[RUN_MLV], rs->rate));
 
 		if (!o || json_array_append_new(arr, o)) {
 			json_decref(arr);
 			return 1;
 		}
 	}
-	return dpb_emit(json_pack("{s:s, s:o*, s:o}", "benchmark", "dp-bench",
-				  "machine", machine(), "scenarios", arr));
+	return dpb_emit(json_pack("{s:s, s:s, s:o*, s:o}", "benchmark",
+				  "dp-bench", "rate", rs->rate, "machine",
+				  machine(), "scenarios", arr));
 }
 
 int dpb_cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"wall", no_argument, NULL, 'w'},
 		{NULL, 0, NULL, 0},
 	};
-	struct rows rs = {0};
+	static struct rows rs;
 	bool json = false;
 	int c, rc;
 
+	rs.rate = "mpps_cpu";
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c != 'j')
+		if (c == 'j')
+			json = true;
+		else if (c == 'w')
+			rs.rate = "mpps";
+		else
 			return 2;
-		json = true;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "dp-bench-result report: one results file\n");

@@ -23,7 +23,7 @@ lb_remove_stale_xdp() {
 # writes once start-up is complete (ports up, workers running). CONFIG
 # "" is the one "lab up" wrote.
 lb_start() {
-  local i=$1 cfg=$2 dir ns pid n
+  local i=$1 cfg=$2 dir ns pid _
   shift 2
   dir=$(lb_dir "$i") ns=$(ns_lb "$i")
   cfg=${cfg:-$dir/maglevd.yaml}
@@ -37,9 +37,9 @@ lb_start() {
     --stats-interval 200 "$@" </dev/null >>"$dir/maglevd.log" 2>&1 &
   pid=$!
   echo "$pid" > "$dir/maglevd.pid"
-  for n in $(seq 600); do
+  for _ in $(seq 600); do
     [ -f "$dir/stats.json" ] && break
-    if ! kill -0 "$pid" 2>/dev/null; then
+    if ! proc_alive "$pid"; then
       rm -f "$dir/maglevd.pid"
       echo "lab: maglevd in $ns exited during start-up; its log:" >&2
       tail -n 30 "$dir/maglevd.log" >&2
@@ -58,16 +58,17 @@ lb_start() {
 # lb_stop I: SIGTERM (clean stop: ports closed, steering detached) and up
 # to 30 s to finish, then SIGKILL and remove what it left attached.
 lb_stop() {
-  local i=$1 dir pid n
+  local i=$1 dir pid _
   dir=$(lb_dir "$i")
   [ -f "$dir/maglevd.pid" ] || return 0
   pid=$(cat "$dir/maglevd.pid")
   if kill -TERM "$pid" 2>/dev/null; then
-    for n in $(seq 300); do
-      kill -0 "$pid" 2>/dev/null || break
+    for _ in $(seq 300); do
+      proc_alive "$pid" || break
       sleep 0.1
     done
-    if kill -KILL "$pid" 2>/dev/null; then
+    if proc_alive "$pid"; then
+      kill -KILL "$pid" 2>/dev/null || true
       echo "lab: maglevd (pid $pid) ignored SIGTERM for 30 s; killed" >&2
     fi
   fi

@@ -40,7 +40,16 @@ http {
 CONF
 }
 
-pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# proc_alive PID: running, and not a zombie (a daemonised nginx is
+# reparented to PID 1, which may reap it late; its pid answers kill -0
+# until then).
+proc_alive() {
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
+
+pid_alive() { [ -f "$1" ] && proc_alive "$(cat "$1")"; }
 
 http_start() {
   local i=$1 dir
@@ -48,7 +57,7 @@ http_start() {
   pid_alive "$dir/nginx.pid" && return 0
   write_nginx_conf "$i"
   in_ns "$(ns_backend "$i")" nginx -q -e "$dir/nginx.log" -c "$dir/nginx.conf" \
-    </dev/null >>"$dir/nginx.log" 2>&1
+    </dev/null >>"$dir/nginx.out" 2>&1
 }
 
 udp_start() {
@@ -67,22 +76,22 @@ udp_start() {
 
 # stop_pidfile FILE: TERM the process, wait for it (up to 5 s), forget it.
 stop_pidfile() {
-  local f=$1 pid n
+  local f=$1 pid _
   [ -f "$f" ] || return 0
   pid=$(cat "$f")
   if kill -TERM "$pid" 2>/dev/null; then
-    for n in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
+    for _ in $(seq 100); do
+      proc_alive "$pid" || break
+      sleep 0.05
     done
-    kill -KILL "$pid" 2>/dev/null || true
+    proc_alive "$pid" && kill -KILL "$pid" 2>/dev/null
   fi
   rm -f "$f"
 }
 
 wait_listening() {
-  local i=$1 proto=$2 port=$3 n
-  for n in $(seq 100); do
+  local i=$1 proto=$2 port=$3 _
+  for _ in $(seq 100); do
     if in_ns "$(ns_backend "$i")" ss -Hln"$proto" "sport = :$port" | grep -q .; then
       return 0
     fi

@@ -9,12 +9,14 @@
 #   PFX-be1..    backends     eth0 10.99.0.11..  fd00:99::11..   VIPs on lo, nginx, UDP echo
 #   PFX-br       br0          10.99.0.254 fd00:99::fe            bridge + router
 #
-# br0 also routes (forwarding on, redirects off): with a fixed next_hop
-# maglevd sends every ipip/gue packet to br0's MAC, and br0 routes it by
+# br0 also routes (forwarding on, redirects off): the LBs route the
+# backends' addresses via br0, so maglevd's next hop (next_hop: auto, or
+# br0's fixed MAC) is br0 for every ipip/gue packet, and br0 routes it by
 # its outer destination to the backend, the way a real next-hop router
 # would. l2dsr frames go straight to the backends' MACs over the bridge.
 # Only private test addresses, only inside these namespaces.
 
+# shellcheck disable=SC2034  # constants used by the other lab files
 LAB_NET4=10.99.0
 LAB_NET6=fd00:99:
 LAB_GW4=$LAB_NET4.254
@@ -93,14 +95,31 @@ make_bridge() {
 }
 
 # LB i: the kernel keeps lb0 and its address (ARP, NDP, health checks);
-# maglevd reads the VIP traffic from it. No forwarding: with the AF_PACKET
-# vdev the kernel sees VIP packets too and must drop them, not route them.
+# maglevd reads the VIP traffic from it.
+# - The backends are routed via br0, as a real LB reaches them via its
+#   router: maglevd's `next_hop: auto` takes the MAC of the kernel's next
+#   hop toward them, one per port, and that must be the router, not
+#   whichever backend happens to be looked up first. Redirects are
+#   ignored, so br0's ICMPv6 redirects ("go direct") cannot change that.
+# - With the AF_PACKET vdev the kernel sees every VIP packet too (a copy):
+#   no forwarding, and blackhole routes for the VIPs, so it drops them
+#   silently instead of answering the client with ICMPv6 no-route (which
+#   aborts the client's connect).
 make_lb() {
-  local i=$1 ns
+  local i=$1 ns b
   ns=$(ns_lb "$i")
   make_ns "$ns"
+  ns_sysctl "$ns" net.ipv4.conf.all.accept_redirects=0 \
+    net.ipv4.conf.default.accept_redirects=0 \
+    net.ipv6.conf.all.accept_redirects=0 net.ipv6.conf.default.accept_redirects=0
   link_to_bridge "$ns" lb0 "p-lb$i" "$LAB_WORKERS"
   add_addrs "$ns" lb0 "$(lb_addr4 "$i")" "$(lb_addr6 "$i")"
+  for b in $(seq "$LAB_BACKENDS"); do
+    in_ns "$ns" ip route add "$(be_addr4 "$b")/32" via "$LAB_GW4"
+    in_ns "$ns" ip -6 route add "$(be_addr6 "$b")/128" via "$LAB_GW6"
+  done
+  in_ns "$ns" ip route add blackhole "$LAB_VIP4/32"
+  in_ns "$ns" ip -6 route add blackhole "$LAB_VIP6/128"
 }
 
 # Client i: the VIPs are routed via LB 1 (lab route switches it). TX
@@ -148,12 +167,12 @@ mac_of() { in_ns "$1" cat "/sys/class/net/$2/address"; }
 # Kill every process left in namespace NS (ours: the lab started them):
 # TERM, up to 5 s, then KILL.
 kill_ns_pids() {
-  local ns=$1 pids i
+  local ns=$1 pids _
   pids=$(ip netns pids "$ns" 2>/dev/null || true)
   [ -z "$pids" ] && return 0
   # shellcheck disable=SC2086
   kill -TERM $pids 2>/dev/null || true
-  for i in $(seq 50); do
+  for _ in $(seq 50); do
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
     [ -z "$pids" ] && return 0
     sleep 0.1

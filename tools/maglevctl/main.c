@@ -21,6 +21,7 @@
 
 #include "control/ctl_spec.h"
 #include "render.h"
+#include "top.h"
 
 #define DEFAULT_SOCKET "/run/maglevd/maglevd.sock"
 #define DEFAULT_TIMEOUT_S 60
@@ -46,6 +47,8 @@ static void usage(FILE *out)
 "\n"
 "commands:\n", DEFAULT_TIMEOUT_S);
 	render_command_list(out);
+	fprintf(out, "  %-44s %s\n", "top [VIP] [-i SECONDS] [-n COUNT]",
+		"live per-VIP and per-backend rates (top --help)");
 }
 
 /* Connect to path; -1 with a message on failure. */
@@ -215,6 +218,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* top is a client-side loop over several commands, not one */
+	if (strcmp(argv[optind], "top") == 0)
+		return maglevctl_top(path, timeout_s, argc - optind, argv + optind);
 	cmd = mlv_ctl_cmd_find(argv[optind]);
 	if (!cmd) {
 		fprintf(stderr, "maglevctl: unknown command \"%s\"; "

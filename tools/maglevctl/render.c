@@ -448,6 +448,66 @@ static bool render_weight(const json_t *r, FILE *out)
 	return true;
 }
 
+/* ---- health ---- */
+
+/* "up", "down", or "down, failing open" (the VIP keeps it in its table) */
+static const char *health_state(const json_t *b)
+{
+	if (!json_is_true(json_object_get(b, "checked")))
+		return "unchecked";
+	if (json_is_true(json_object_get(b, "up")))
+		return "up";
+	return json_is_true(json_object_get(b, "effective_up")) ?
+	       "down,fail-open" : "down";
+}
+
+static bool render_health(const json_t *r, FILE *out)
+{
+	struct timespec now;
+	struct table t;
+	size_t i;
+	json_t *b;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	table_init(&t, 9);
+	table_cell(&t, "VIP");
+	table_cell(&t, "BACKEND");
+	table_cell(&t, "CHECK");
+	table_cell(&t, "STATE");
+	table_cell(&t, "SINCE");
+	table_cell(&t, "OK/FAIL");
+	table_cell(&t, "CHECKS");
+	table_cell(&t, "TRANSITIONS");
+	table_cell(&t, "LAST_RESULT");
+	json_array_foreach(json_object_get(r, "backends"), i, b) {
+		long long age = (long long)now.tv_sec -
+				num(b, "since_ms") / 1000;
+
+		table_cell(&t, "%s", str(b, "vip"));
+		table_cell(&t, "%s", str(b, "backend"));
+		if (!json_is_true(json_object_get(b, "checked"))) {
+			table_cell(&t, "-");
+			table_cell(&t, "%s", health_state(b));
+			for (int k = 0; k < 5; k++)
+				table_cell(&t, "-");
+			continue;
+		}
+		table_cell(&t, "%s:%s:%lld", str(b, "type"), str(b, "address"),
+			   num(b, "port"));
+		table_cell(&t, "%s", health_state(b));
+		table_cell(&t, "%llds ago", age < 0 ? 0 : age);
+		table_cell(&t, "%lld/%lld", num(b, "successes"),
+			   num(b, "failures"));
+		table_cell(&t, "%lld", num(b, "checks"));
+		table_cell(&t, "%lld", num(b, "transitions"));
+		table_cell(&t, "%s", str(b, "last_result"));
+	}
+	ok = table_print(&t, out);
+	table_free(&t);
+	return ok;
+}
+
 static bool render_help(const json_t *r, FILE *out)
 {
 	size_t i;
@@ -485,6 +545,8 @@ bool render_reply(const struct mlv_ctl_cmd_spec *cmd, const json_t *reply,
 		return render_weight(reply, out);
 	case MLV_CTL_CMD_WHATIF:
 		return render_whatif(reply, out);
+	case MLV_CTL_CMD_HEALTH:
+		return render_health(reply, out);
 	case MLV_CTL_CMD__COUNT:
 		break;
 	}

@@ -1,0 +1,204 @@
+/* The control socket (control/ctl_server.h, docs/control-protocol.md) in
+ * the daemon: the state its commands read, and the reload and override
+ * callbacks that change the daemon; and the Prometheus endpoint
+ * (control/metrics.h), which reads the same state. */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/notify.h"
+#include "dataplane/xdp_steer.h"
+
+static const struct mlv_config *st_config(void *ctx)
+{
+	const struct mlv_daemon *d = ctx;
+
+	return d->cfg;
+}
+
+static const struct mlv_generation *st_generation(void *ctx)
+{
+	const struct mlv_daemon *d = ctx;
+
+	return d->pub ? mlv_publish_current(d->pub) : NULL;
+}
+
+/* The socket's `reload`: the same path as SIGHUP; the command records
+ * the outcome in the reload history itself. */
+static enum mlv_err st_reload(void *ctx, struct mlv_diags *diags)
+{
+	struct mlv_daemon *d = ctx;
+	enum mlv_err err;
+
+	mlv_notify_reloading();
+	mlv_info("reload (control socket)");
+	err = mlv_daemon_reload(d, diags);
+	mlv_notify_reloaded(d->generation, d->cfg->n_vips, err == MLV_OK);
+	return err;
+}
+
+static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
+				char *detail, size_t detail_len)
+{
+	struct mlv_daemon *d = ctx;
+	struct mlv_override old, now;
+	bool changed;
+	enum mlv_err err;
+
+	mlv_overrides_get(&d->overrides, ov->vip, ov->backend, &old);
+	now = old;
+	switch (ov->op) {
+	case MLV_CTL_OV_DRAIN:
+		now.drain = true;
+		break;
+	case MLV_CTL_OV_UNDRAIN:
+		if (!old.drain) {
+			/* a config drain (state: drain, weight 0) is not
+			 * the socket's to lift: say so rather than reply ok */
+			snprintf(detail, detail_len, "it has no runtime drain "
+				 "override (state: drain and weight 0 in the "
+				 "file are changed in the file)");
+			return MLV_E_NOT_FOUND;
+		}
+		now.drain = false;
+		break;
+	case MLV_CTL_OV_WEIGHT:
+		now.has_weight = true;
+		now.weight = ov->weight;
+		break;
+	case MLV_CTL_OV_WEIGHT_RESET:
+		if (!old.has_weight) {
+			snprintf(detail, detail_len, "it has no runtime weight "
+				 "override");
+			return MLV_E_NOT_FOUND;
+		}
+		now.has_weight = false;
+		now.weight = 0;
+		break;
+	default:
+		snprintf(detail, detail_len, "unknown override");
+		return MLV_E_INVAL;
+	}
+	err = mlv_overrides_put(&d->overrides, &now, &changed);
+	if (err) {
+		snprintf(detail, detail_len, "%s", mlv_strerror(err));
+		return err;
+	}
+	if (!changed)
+		return MLV_OK;   /* e.g. drain twice: nothing to publish */
+	err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_OVERRIDE);
+	if (err) {
+		/* the old generation still serves: keep the store in line */
+		mlv_overrides_put(&d->overrides, &old, NULL);
+		snprintf(detail, detail_len, "cannot publish a generation with "
+			 "it: %s", mlv_strerror(err));
+		return err;
+	}
+	if (ov->op == MLV_CTL_OV_WEIGHT)
+		mlv_info("override: %s/%s weight %u (generation %u)", ov->vip,
+			 ov->backend, ov->weight, d->generation);
+	else
+		mlv_info("override: %s %s/%s (generation %u)",
+			 mlv_ctl_override_op_name(ov->op), ov->vip, ov->backend,
+			 d->generation);
+	return MLV_OK;
+}
+
+enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
+{
+	struct mlv_ctl_state *st = &d->st;
+	char why[512];
+	enum mlv_err err;
+
+	memset(st, 0, sizeof(*st));
+	st->ctx = d;
+	st->config = st_config;
+	st->generation = st_generation;
+	st->started = d->started;
+	st->config_path = d->opts->config_path;
+	st->backend_state = mlv_daemon_backend_state;
+	st->backend_state_ctx = d;
+	st->reload = st_reload;
+	st->set_override = st_override;
+	/* find_tracked stays NULL: the connection tables belong to the
+	 * workers, and reading one while it changes could report a torn
+	 * entry; lookup then says "tracked": null */
+	err = mlv_ctl_server_create(&(struct mlv_ctl_server_params){
+		.path = d->cfg->control_socket,
+		.mode = d->cfg->control_socket_mode,
+		.handle = mlv_ctl_handle,
+		.ctx = st,
+	}, &d->ctl, why, sizeof(why));
+	if (err) {
+		mlv_err_log("control socket: %s", why);
+		return err;
+	}
+	st->server = d->ctl;
+	mlv_info("control socket %s (mode %04o)", d->cfg->control_socket,
+		 d->cfg->control_socket_mode);
+	return MLV_OK;
+}
+
+void mlv_daemon_ctl_workers(struct mlv_daemon *d)
+{
+	struct mlv_ctl_state *st = &d->st;
+
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		d->worker_ctr[i] = d->workers[i] ? &d->workers[i]->ctr : NULL;
+		d->worker_ct[i] = d->workers[i] ? d->workers[i]->ct : NULL;
+	}
+	st->n_workers = d->n_workers;
+	st->worker_ctr = d->worker_ctr;
+	st->worker_ct = d->worker_ct;
+	st->stats = d->stats;
+	st->health = d->health;
+}
+
+/* XDP steering counters for /metrics, summed over the steered
+ * interfaces; an error leaves the family out (nothing is steered). */
+static enum mlv_err steer_counters(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
+{
+	const struct mlv_daemon *d = ctx;
+	uint64_t one[MLV_STEER_CTR__COUNT];
+	bool any = false;
+
+	memset(out, 0, MLV_STEER_CTR__COUNT * sizeof(out[0]));
+	for (uint32_t i = 0; i < d->steering.n; i++) {
+		if (!d->steering.ifs[i].h ||
+		    mlv_xdp_steer_counters(d->steering.ifs[i].h, one) != MLV_OK)
+			continue;
+		for (unsigned k = 0; k < MLV_STEER_CTR__COUNT; k++)
+			out[k] += one[k];
+		any = true;
+	}
+	return any ? MLV_OK : MLV_E_NOT_FOUND;
+}
+
+static void metrics_log(void *ctx, const char *line)
+{
+	(void)ctx;
+	mlv_warn("metrics: %s", line);
+}
+
+enum mlv_err mlv_daemon_metrics_open(struct mlv_daemon *d)
+{
+	char why[512];
+	enum mlv_err err;
+
+	if (!d->cfg->metrics_listen[0])
+		return MLV_OK;
+	err = mlv_metrics_create(&(struct mlv_metrics_params){
+		.listen = d->cfg->metrics_listen,
+		.src = { .ctl = &d->st, .steer_counters = steer_counters,
+			 .steer_ctx = d },
+		.log = metrics_log,
+		.log_ctx = d,
+	}, &d->metrics, why, sizeof(why));
+	if (err) {
+		mlv_err_log("metrics: %s", why);
+		return err;
+	}
+	mlv_info("metrics on http://%s/metrics", d->cfg->metrics_listen);
+	return MLV_OK;
+}

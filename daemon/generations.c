@@ -1,0 +1,83 @@
+/* Building and publishing generations from the config plus runtime
+ * state, whatever asked for it (start, reload, health, override, next
+ * hop). */
+#include <stdio.h>
+#include <time.h>
+
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+
+static const char *const reason_names[MLV_PUBLISH__COUNT] = {
+#define REASON_NAME(id, name) [MLV_PUBLISH_##id] = name,
+	MLV_PUBLISH_REASONS(REASON_NAME)
+#undef REASON_NAME
+};
+
+const char *mlv_publish_reason_name(enum mlv_publish_reason r)
+{
+	return (unsigned)r < MLV_PUBLISH__COUNT ? reason_names[r] : "unknown";
+}
+
+void mlv_daemon_backend_state(const char *vip, const char *backend,
+			      struct mlv_gen_backend_state *out, void *ctx)
+{
+	const struct mlv_daemon *d = ctx;
+
+	out->healthy = mlv_health_is_up(d->health, vip, backend);
+	/* the failover generation of a health batch: the backends it took
+	 * down keep their slots for one generation */
+	if (!out->healthy && d->just_down.n)
+		out->keep_slots = mlv_daemon_just_down(d, vip, backend);
+	mlv_overrides_apply(&d->overrides, vip, backend, out);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
+				const struct mlv_config *cfg,
+				enum mlv_publish_reason reason)
+{
+	struct mlv_generation *gen = NULL;
+	uint32_t number = d->generation + 1;
+	uint64_t t0 = now_us();
+	struct mlv_publish_record *rec = &d->last_publish;
+	enum mlv_err err;
+
+	/* The current generation carries uids forward and lends unchanged
+	 * tables (control/generation.h); the control thread may read it:
+	 * only it frees generations. */
+	err = mlv_gen_build(cfg, d->ports.info, d->n_workers, number,
+			    mlv_daemon_backend_state, d,
+			    mlv_publish_current(d->pub), &gen);
+	if (err) {
+		mlv_err_log("cannot build generation %u (%s): %s", number,
+			    mlv_publish_reason_name(reason), mlv_strerror(err));
+		return err;
+	}
+	err = mlv_publish(d->pub, gen);
+	if (err) {
+		mlv_err_log("cannot publish generation %u (%s): %s", number,
+			    mlv_publish_reason_name(reason), mlv_strerror(err));
+		mlv_gen_free(gen);
+		return err;
+	}
+	d->generation = number;
+	rec->generation = number;
+	rec->reason = reason;
+	rec->vips = gen->n_vips;
+	rec->tables_reused = gen->n_tables_reused;
+	rec->build_us = now_us() - t0;
+	rec->count[reason]++;
+	mlv_info("generation %u published (%s): %u VIP(s), %u table(s) "
+		 "rebuilt, %u reused, in %.1f ms", number,
+		 mlv_publish_reason_name(reason), gen->n_vips,
+		 gen->n_vips - gen->n_tables_reused, gen->n_tables_reused,
+		 (double)rec->build_us / 1000.0);
+	return MLV_OK;
+}

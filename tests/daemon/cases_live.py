@@ -1,0 +1,490 @@
+"""Live control against the real daemon (issue 4): a drained backend gets
+no new flows in the packet path while its established flows stay,
+reloads by editing the file (atomic rename and in place; valid and
+invalid), health transitions against TCP and HTTP listeners this test
+owns on loopback, and 1000 VIPs x 100 backends with one shared backend
+failing."""
+import errno
+import http.server
+import json
+import os
+import re
+import select
+import signal
+import socket
+import struct
+import threading
+import time
+
+from daemon_util import (CONTROL, DEADLINE_S, NEXT_HOP, Daemon, check,
+                         config_text, ctl, ctl_ok, ctl_wait, port, read_pcap,
+                         slots_of, tcp_frame, vip, wait_ctl, wait_until)
+
+EAL_NULL = ["--in-memory", "--no-pci", "--vdev=net_null0"]
+
+
+def write_atomically(path, text):
+    """What editors and config management do: a new file renamed over."""
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.rename(tmp, path)
+
+
+# ---- drain in the packet path ----
+
+class PcapFifo:
+    """Frames into a running daemon through a FIFO read by net_pcap
+    (rx_pcap=FIFO). The daemon opens it during EAL start-up."""
+
+    def __init__(self, path):
+        os.mkfifo(path)
+        self.path = path
+        self.fd = -1
+
+    def open(self, proc):
+        def try_open():
+            try:
+                # O_NONBLOCK: ENXIO until the reader has opened it
+                return os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+                return None
+        self.fd = wait_until(try_open, "maglevd opening the rx FIFO", proc)
+        os.set_blocking(self.fd, True)
+        # libpcap's file header (the daemon blocks in EAL init for it)
+        os.write(self.fd, struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0,
+                                      65535, 1))
+
+    def write(self, frames):
+        data = b"".join(struct.pack("<IIII", 0, 0, len(f), len(f)) + f
+                        for f in frames)
+        os.write(self.fd, data)
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def outer_dst_and_sport(frame):
+    """IPIP frame: (outer IPv4 destination, inner TCP source port)."""
+    check(frame[12:14] == b"\x08\x00" and frame[14 + 9] == 4,
+          "output frame is not IPv4-in-IPv4")
+    outer_dst = socket.inet_ntoa(frame[14 + 16:14 + 20])
+    sport = struct.unpack("!H", frame[14 + 20 + 20:14 + 20 + 22])[0]
+    return outer_dst, sport
+
+
+def case_drain_packets(maglevd, src, work):
+    fifo = PcapFifo(os.path.join(work, "in.fifo"))
+    out = os.path.join(work, "out.pcap")
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            port("ext", "net_pcap0", "10.99.0.1"),
+            ["--in-memory", "--no-pci",
+             f"--vdev=net_pcap0,rx_pcap={fifo.path},tx_pcap={out}"],
+            vip(backends=("b1", "b2", "b3"))))
+    b1_addr = "10.99.1.11"
+    n = 96
+
+    def flows(first):
+        return [tcp_frame("198.51.100.7", "192.0.2.10", first + i, 80)
+                for i in range(n)]
+
+    d = Daemon(maglevd, work, cfg)
+    try:
+        fifo.open(d.proc)
+        wait_ctl(d)
+        # A: new flows spread over all three backends
+        fifo.write(flows(20000))
+        d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= n,
+                     "flows A")
+        r = ctl_ok("drain", vip="web", backend="b1")
+        d.wait_stats(lambda s, g=r["generation"]: s["generation"] >= g,
+                     "the drained generation in the stats file")
+        # B: the same flows again (established), and C: new flows
+        fifo.write(flows(20000) + flows(30000))
+        d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= 3 * n,
+                     "flows B and C")
+        b = [x for x in ctl_ok("backends", vip="web")["backends"]
+             if x["name"] == "b1"][0]
+        check(b["state"] == "draining" and b["slots"] == 0 and
+              b["override"]["drain"] is True, f"b1 after drain: {b}")
+        fifo.close()
+        rc = d.stop()
+    finally:
+        fifo.close()
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    frames = read_pcap(out)
+    check(len(frames) == 3 * n, f"{len(frames)} frames out, want {3 * n}")
+    first_seen, to_b1_new, kept = {}, 0, 0
+    for fr in frames:
+        dst, sport = outer_dst_and_sport(fr)
+        if sport >= 30000:                  # C: new after the drain
+            to_b1_new += dst == b1_addr
+        elif sport not in first_seen:       # A
+            first_seen[sport] = dst
+        else:                               # B: established
+            check(dst == first_seen[sport],
+                  f"established flow {sport} moved {first_seen[sport]} -> "
+                  f"{dst}")
+            kept += dst == b1_addr
+    a_to_b1 = sum(1 for d_ in first_seen.values() if d_ == b1_addr)
+    check(a_to_b1 > 0, "no flow went to b1 before the drain (test is void)")
+    check(kept == a_to_b1, f"{a_to_b1} flows on b1 before, {kept} after")
+    check(to_b1_new == 0, f"{to_b1_new} new flows went to drained b1")
+
+
+# ---- reloads by editing the file ----
+
+def case_reload_file(maglevd, src, work):
+    cfg = os.path.join(work, "maglevd.yaml")
+
+    def text(backends, extra_vip=""):
+        return config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                           vip(backends=backends) + extra_vip)
+
+    with open(cfg, "w") as f:
+        f.write(text(("b1", "b2")))
+    d = Daemon(maglevd, work, cfg, watch=True)
+    try:
+        wait_ctl(d)
+        # valid edit, saved by rename: a new generation, no signal
+        write_atomically(cfg, text(("b1", "b2", "b3"),
+                                   vip(name="web2", addr="192.0.2.11")))
+        st = ctl_wait(lambda r: r["generation"] == 2, "reload on rename", d)
+        check(st["reloads"]["ok"] == 1 and st["reloads"]["last"][0]["ok"],
+              f"reloads: {st['reloads']}")
+        check([v["name"] for v in ctl_ok("vips")["vips"]] == ["web", "web2"],
+              "VIP web2 not added live")
+
+        # invalid edit: rejected whole, generation unchanged, file:line:col
+        bad = text(("b1", "b2", "b3")).replace("    backends:\n",
+                                               "    backnds:\n")
+        write_atomically(cfg, bad)
+        st = ctl_wait(lambda r: r["reloads"]["failed"] == 1,
+                      "the rejected reload", d)
+        bad_line = bad.splitlines().index("    backnds:") + 1
+        err = st["reloads"]["last"][0]["error"]
+        check(st["generation"] == 2 and not st["reloads"]["last"][0]["ok"],
+              f"a rejected reload moved things: {st}")
+        check(re.match(rf"{re.escape(cfg)}:{bad_line}:\d+: error: .*backnds",
+                       err), f"history error without file:line:col: {err}")
+        check(re.search(rf"{re.escape(cfg)}:{bad_line}:\d+: .*backnds",
+                        d.log_text()), "log error without file:line:col")
+        check(len(ctl_ok("vips")["vips"]) == 2, "old generation replaced")
+        # the socket's reload of the same file: the errors in the reply
+        r = ctl("reload")
+        check(r["ok"] is False and r["generation"] == 2 and
+              any(re.match(rf"{re.escape(cfg)}:{bad_line}:\d+: error:", e)
+                  for e in r["errors"]), f"socket reload: {r}")
+
+        # edit in place (no rename): seen too
+        with open(cfg, "w") as f:
+            f.write(text(("b1",)))
+        ctl_wait(lambda r: r["generation"] == 3, "reload on in-place edit", d)
+        check(len(ctl_ok("backends")["backends"]) == 1, "edit not applied")
+
+        # a burst of saves: the last content wins
+        for i in range(10):
+            write_atomically(cfg, text(tuple(f"b{k}" for k in range(1, i + 3))))
+        ctl_wait(lambda r: len(r["backends"]) == 11,
+                 "the last of a burst of edits", d, command="backends")
+        st = ctl_ok("status")
+        check(st["reloads"]["failed"] == 2 and st["generation"] >= 4,
+              f"after the burst: {st['reloads']}")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+
+
+# ---- health checks against listeners this test owns ----
+
+class TcpListener:
+    """A TCP server on (addr, port) that accepts and closes; stop() makes
+    the port refuse connections, start() again takes it back."""
+
+    def __init__(self, addr, port_):
+        self.addr, self.port = addr, port_
+        self.sock = None
+        self.thread = None
+
+    def start(self):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((self.addr, self.port))
+        s.listen(128)
+        self.sock = s
+        self.thread = threading.Thread(target=self._serve, args=(s,),
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    def _serve(self, s):
+        while True:
+            try:
+                r, _, _ = select.select([s], [], [], 0.05)
+                if r:
+                    c, _ = s.accept()
+                    c.close()
+            except (OSError, ValueError):
+                return
+            if self.sock is not s:
+                return
+
+    def stop(self):
+        s, self.sock = self.sock, None
+        if s:
+            s.close()
+        if self.thread:
+            self.thread.join(DEADLINE_S)
+
+
+class HttpBackend:
+    """An HTTP server answering GET /healthz with a status the test sets."""
+
+    def __init__(self, addr, port_):
+        self.status = 200
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                code = owner.status if self.path == "/healthz" else 404
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:
+                    pass   # the checker resets after the status line
+
+            def log_message(self, *a):
+                pass
+
+        class Server(http.server.ThreadingHTTPServer):
+            allow_reuse_address = True
+
+            def handle_error(self, request, client_address):
+                pass
+
+        self.server = Server((addr, port_), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def free_port(addr="127.0.0.1"):
+    s = socket.socket()
+    s.bind((addr, 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+INTERVAL_S, TIMEOUT_S, RISE, FALL = 0.2, 0.1, 2, 3
+
+
+def health_vip(name, addr, spec, backends):
+    lines = [f"  - name: {name}\n", f"    address: {addr}\n",
+             "    port: 80\n", "    protocol: tcp\n", "    table_size: 251\n",
+             f"    health: {spec}\n", "    backends:\n"]
+    for b, a in backends:
+        lines.append(f"      - {{name: {b}, address: {a}}}\n")
+    return "".join(lines)
+
+
+def leave_and_rejoin(d, vip_name, backend, take_down, bring_up, reason):
+    """Time from take_down() to the backend's slots reaching 0 in its
+    VIP's table, then from bring_up() to their return; check both against
+    the engine's documented bounds (docs/health.md) with scheduling slack,
+    and the reason in health and the log."""
+    slack = 1.0
+    leave_bound = FALL * INTERVAL_S * 1.1 + TIMEOUT_S + slack
+    rise_bound = RISE * INTERVAL_S * 1.1 + TIMEOUT_S + slack
+    t0 = time.monotonic()
+    take_down()
+    ctl_wait(lambda r: slots_of(r)[backend] == 0,
+             f"{backend} leaving {vip_name}'s table", d, command="table",
+             vip=vip_name)
+    left = time.monotonic() - t0
+    check(left <= leave_bound,
+          f"{backend} left after {left:.2f}s (> {leave_bound:.2f}s)")
+    h = [b for b in ctl_ok("health", vip=vip_name)["backends"]
+         if b["backend"] == backend][0]
+    check(h["up"] is False and h["failures"] >= FALL and
+          h["last_ok"] is False and reason in h["last_result"],
+          f"health of {backend}: {h}")
+    check(re.search(rf"warning: health: .*is down after {FALL} consecutive "
+                    rf"failures.*{re.escape(reason)}.*{vip_name}/{backend}",
+                    d.log_text()), "no down transition with its reason")
+    down_since = h["since_ms"]
+    t0 = time.monotonic()
+    bring_up()
+    ctl_wait(lambda r: slots_of(r)[backend] > 0,
+             f"{backend} rejoining {vip_name}'s table", d, command="table",
+             vip=vip_name)
+    back = time.monotonic() - t0
+    check(back <= rise_bound,
+          f"{backend} rejoined after {back:.2f}s (> {rise_bound:.2f}s)")
+    h = [b for b in ctl_ok("health", vip=vip_name)["backends"]
+         if b["backend"] == backend][0]
+    check(h["up"] and h["successes"] >= RISE and h["transitions"] >= 2 and
+          h["since_ms"] > down_since, f"health after rise: {h}")
+    return left, back
+
+
+def case_health(maglevd, src, work):
+    tport, hport = free_port(), free_port()
+    spec = (f"{{type: %s, port: %d, interval: {int(INTERVAL_S * 1000)}ms, "
+            f"timeout: {int(TIMEOUT_S * 1000)}ms, rise: {RISE}, fall: {FALL}"
+            "%s}")
+    tcp = [TcpListener("127.0.0.11", tport).start(),
+           TcpListener("127.0.0.12", tport).start()]
+    http = [HttpBackend("127.0.0.21", hport), HttpBackend("127.0.0.22", hport)]
+    vips = (health_vip("tcpvip", "192.0.2.10", spec % ("tcp", tport, ""),
+                       [("t1", "127.0.0.11"), ("t2", "127.0.0.12")]) +
+            health_vip("httpvip", "192.0.2.20",
+                       spec % ("http", hport,
+                               ", path: /healthz, expect: 200"),
+                       [("h1", "127.0.0.21"), ("h2", "127.0.0.22")]))
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                            vips))
+    d = Daemon(maglevd, work, cfg)
+    try:
+        wait_ctl(d)
+        ctl_wait(lambda r: all(b["checks"] >= RISE and b["up"]
+                               for b in r["backends"]),
+                 "every backend checked and up", d, command="health")
+
+        # tcp: a closed port is refused
+        leave_and_rejoin(d, "tcpvip", "t1", tcp[0].stop, tcp[0].start,
+                         "Connection refused")
+        # http: a wrong status
+        def set_status(code):
+            return lambda: setattr(http[0], "status", code)
+        leave_and_rejoin(d, "httpvip", "h1", set_status(503), set_status(200),
+                         "HTTP 503 (expected 200)")
+
+        # every backend of a VIP down: fail open, shown in status
+        for t in tcp:
+            t.stop()
+        st = ctl_wait(lambda r: r["all_down"] == [{"vip": "tcpvip",
+                                                   "fail_open": True}],
+                      "tcpvip all down, failing open", d)
+        # failing open: both stay in the table, so none is "held down"
+        check(st["down"] == [], f"down while failing open: {st['down']}")
+        h = ctl_ok("health", vip="tcpvip")
+        v = h["vips"][0]
+        check(v["all_down"] and v["fail_open"] and v["down"] == 2,
+              f"all down: {v}")
+        check(all(b["up"] is False and b["effective_up"] is True
+                  for b in h["backends"]), f"fail-open pairs: {h}")
+        check(all(s > 0 for s in slots_of(ctl_ok("table", vip="tcpvip"))
+                  .values()), "fail-open table lost a backend")
+        check(re.search(r"every backend of VIP tcpvip is down",
+                        d.log_text()), "no all-down log line")
+        rc = d.stop()
+    finally:
+        d.kill()
+        for t in tcp:
+            t.stop()
+        for h in http:
+            h.close()
+    check(rc == 0, f"exit status {rc}")
+
+
+# ---- scale: 1000 VIPs x 100 backends, one shared backend failing ----
+
+def scale_config(n_vips, n_backends, hport, table_size):
+    out = [config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL, "")]
+    out.append("defaults:\n"
+               f"  table_size: {table_size}\n"
+               f"  health: {{type: tcp, port: {hport}, interval: 500ms, "
+               "timeout: 200ms, rise: 1, fall: 2}\n")
+    # defaults must precede vips: rebuild with vips last
+    text = out[0].replace("vips:\n", "") + out[1] + "vips:\n"
+    lines = [text]
+    for v in range(n_vips):
+        lines.append(f"  - name: vip-{v:04d}\n"
+                     f"    address: 198.18.{v // 256}.{v % 256}\n"
+                     "    port: 80\n    protocol: tcp\n    backends:\n")
+        for b in range(n_backends):
+            lines.append(f"      - {{name: be-{b:03d}, "
+                         f"address: 127.1.0.{b + 1}}}\n")
+    return "".join(lines)
+
+
+def case_scale(maglevd, src, work):
+    n_vips, n_backends = 1000, 100
+    hport = free_port()
+    listeners = [TcpListener(f"127.1.0.{b + 1}", hport).start()
+                 for b in range(n_backends)]
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(scale_config(n_vips, n_backends, hport, 10007))
+    d = Daemon(maglevd, work, cfg, interval_ms=3600000)
+    try:
+        wait_ctl(d, "1000 VIPs x 100 backends loaded")
+        st = ctl_ok("status")
+        check(st["vips"] == n_vips and st["backends"] == n_vips * n_backends,
+              f"status: {st['vips']} VIPs, {st['backends']} backends")
+        ctl_wait(lambda r: all(b["checks"] >= 1 and b["up"]
+                               for b in r["backends"]),
+                 "vip-0500's backends checked", d, command="health",
+                 vip="vip-0500")
+        gen = ctl_ok("status")["generation"]
+        # be-007 fails: one probe, 1000 pairs, one generation
+        listeners[7].stop()
+        st = ctl_wait(lambda r: len(r["down"]) == n_vips,
+                      "be-007 down in all 1000 VIPs", d)
+        check({x["backend"] for x in st["down"]} == {"be-007"},
+              "other backends went down")
+        # one batch: a failover generation that reuses every table (be-007
+        # keeps its slots, its flows go to second choices), then the
+        # rebuild without it
+        st = ctl_wait(lambda r: r["generation"] == gen + 2,
+                      "the rebuilt generation", d)
+        log = d.log_text()
+        m = re.search(rf"generation {gen + 1} published \(failover\): "
+                      rf"{n_vips} VIP\(s\), 0 table\(s\) rebuilt, "
+                      rf"{n_vips} reused", log)
+        check(m, "no failover generation reusing every table")
+        m = re.search(rf"generation {gen + 2} published \(health\): "
+                      rf"{n_vips} VIP\(s\), (\d+) table\(s\) rebuilt",
+                      log)
+        check(m and int(m.group(1)) == n_vips,
+              "the publish did not rebuild every VIP's table")
+        check(ctl_ok("status")["generation"] == gen + 2,
+              "more than two generations for one batch")
+        for name in ("vip-0000", "vip-0999"):
+            check(slots_of(ctl_ok("table", vip=name))["be-007"] == 0,
+                  f"be-007 still in {name}'s table")
+        listeners[7].start()
+        ctl_wait(lambda r: r["down"] == [], "be-007 back everywhere", d)
+        check(slots_of(ctl_ok("table", vip="vip-0999"))["be-007"] > 0,
+              "be-007 did not rejoin")
+        rc = d.stop()
+    finally:
+        d.kill()
+        for t in listeners:
+            t.stop()
+    check(rc == 0, f"exit status {rc}")
+
+
+CASES = {
+    "drain-packets": case_drain_packets,
+    "reload-file": case_reload_file,
+    "health": case_health,
+    "scale": case_scale,
+}

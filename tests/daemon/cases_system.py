@@ -1,0 +1,313 @@
+"""maglevd and its host: the systemd unit (systemd-analyze verify) and
+the sd_notify protocol; next_hop: auto and AF_XDP steering on veth pairs
+in network namespaces the case creates (and removes), with traffic only
+between them."""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+
+from daemon_util import (CONTROL, DEADLINE_S, Daemon, Skip, check,
+                         config_text, ctl_ok, ctl_wait, run, vip, wait_ctl,
+                         wait_until)
+
+
+# ---- systemd ----
+
+def case_systemd(maglevd, src, work):
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        raise Skip("systemd-analyze not installed (Debian package systemd)")
+    unit = open(os.path.join(src, "conf/maglevd.service")).read()
+    m = re.search(r"^ExecStart=(\S+)", unit, re.M)
+    check(m, "no ExecStart in the unit")
+    # verify insists that the binary exists: point the unit at this build,
+    # everything else as shipped
+    copy = os.path.join(work, "maglevd.service")
+    with open(copy, "w") as f:
+        f.write(unit.replace(m.group(1), maglevd))
+    r = run([analyze, "verify", copy])
+    check(r.returncode == 0 and not r.stderr.strip(),
+          f"systemd-analyze verify: {r.returncode} {r.stderr}")
+    for key in ("Type=notify", "ExecReload=/bin/kill -HUP $MAINPID",
+                "WatchdogSec="):
+        check(key in unit, f"the unit lacks {key}")
+    # and verify does catch a broken unit here (the check can fail)
+    with open(copy, "w") as f:
+        f.write(unit.replace(m.group(1), maglevd)
+                .replace("Type=notify", "Type=notifyy"))
+    r = run([analyze, "verify", copy])
+    check(r.returncode != 0 or "notifyy" in r.stderr,
+          "verify accepted Type=notifyy")
+
+    # the notify protocol, with this test as the service manager
+    path = os.path.join(work, "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    messages, stop = [], threading.Event()
+
+    def collect():
+        while not stop.is_set():
+            try:
+                messages.append(sock.recv(4096).decode())
+            except socket.timeout:
+                continue
+    t = threading.Thread(target=collect, daemon=True)
+    t.start()
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            "    - {name: ext, device: net_null0, address: 10.99.0.1, "
+            "next_hop: \"02:00:00:00:00:01\"}\n",
+            ["--in-memory", "--no-pci", "--vdev=net_null0"], vip()))
+    env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="200000")
+    d = Daemon(maglevd, work, cfg, env=env)
+
+    def seen(prefix, n=1):
+        return lambda: sum(1 for x in messages if x.startswith(prefix)) >= n
+    try:
+        wait_until(seen("READY=1"), "READY=1", d.proc)
+        ready = [x for x in messages if x.startswith("READY=1")][0]
+        check("STATUS=serving generation 1" in ready, f"READY: {ready!r}")
+        # the socket is up by then
+        ctl_ok("status")
+        wait_until(seen("WATCHDOG=1", 4), "watchdog pings every 100 ms",
+                   d.proc)
+        d.signal(signal.SIGHUP)
+        wait_until(seen("READY=1", 2), "READY=1 after the reload", d.proc)
+        rel = [x for x in messages if x.startswith("RELOADING=1")]
+        check(rel and re.search(r"^MONOTONIC_USEC=\d+$", rel[0], re.M),
+              f"RELOADING without MONOTONIC_USEC: {rel}")
+        order = [x.split("\n")[0] for x in messages
+                 if not x.startswith("WATCHDOG")]
+        check(order[:3] == ["READY=1", "RELOADING=1", "READY=1"],
+              f"notification order: {order}")
+        rc = d.stop()
+        wait_until(seen("STOPPING=1"), "STOPPING=1")
+    finally:
+        stop.set()
+        d.kill()
+        t.join(DEADLINE_S)
+        sock.close()
+    check(rc == 0, f"exit status {rc}")
+
+
+# ---- network namespaces ----
+
+class Netns:
+    """Two namespaces joined by a veth pair: "lb" (mlv0, 10.77.0.1/24,
+    where maglevd runs) and "peer" (mlv1, 10.77.0.2/24: the next hop
+    toward the backends in 10.78.0.0/24, and the client of the VIPs)."""
+
+    def __init__(self, tag):
+        self.lb, self.peer = f"{tag}-lb", f"{tag}-peer"
+        self.ok = False
+
+    def sh(self, *cmds):
+        for c in cmds:
+            r = subprocess.run(c, shell=True, capture_output=True, text=True,
+                               timeout=DEADLINE_S)
+            check(r.returncode == 0, f"{c}: {r.stderr}")
+
+    def __enter__(self):
+        if os.geteuid() != 0:
+            raise Skip("needs root for network namespaces")
+        self.sh(f"ip netns add {self.lb}", f"ip netns add {self.peer}")
+        self.ok = True
+        self.sh(f"ip link add mlv0 netns {self.lb} type veth peer name mlv1 "
+                f"netns {self.peer}",
+                f"ip -n {self.lb} link set lo up",
+                f"ip -n {self.peer} link set lo up",
+                f"ip -n {self.lb} addr add 10.77.0.1/24 dev mlv0",
+                f"ip -n {self.peer} addr add 10.77.0.2/24 dev mlv1",
+                f"ip -n {self.lb} link set mlv0 up",
+                f"ip -n {self.peer} link set mlv1 up",
+                f"ip -n {self.lb} route add 10.78.0.0/24 via 10.77.0.2",
+                f"ip -n {self.peer} route add 192.0.2.0/24 via 10.77.0.1")
+        return self
+
+    def __exit__(self, *exc):
+        if self.ok:
+            subprocess.run(f"ip netns del {self.lb}; ip netns del {self.peer}",
+                           shell=True, capture_output=True, timeout=DEADLINE_S)
+
+    def mac(self, ns, dev):
+        r = run(["ip", "-n", ns, "-o", "link", "show", dev])
+        return re.search(r"link/ether (\S+)", r.stdout).group(1)
+
+    def link(self, ns, dev):
+        return run(["ip", "-n", ns, "link", "show", dev]).stdout
+
+
+# Runs in the peer namespace: send UDP datagrams to a VIP and capture
+# what maglevd sends back out of the veth; print the destination MAC of
+# the first IPIP frame toward the backend. Only the test's namespaces
+# see any of it.
+PEER_PROBE = r"""
+import socket, struct, sys, time
+vip, vport, backend, deadline = sys.argv[1], int(sys.argv[2]), sys.argv[3], time.time() + float(sys.argv[4])
+cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+cap.bind(("mlv1", 0))
+cap.settimeout(0.1)
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+while time.time() < deadline:
+    tx.sendto(b"probe", (vip, vport))
+    try:
+        while True:
+            fr = cap.recv(2048)
+            if fr[12:14] == b"\x08\x00" and fr[23] == 4 and socket.inet_ntoa(fr[30:34]) == backend:
+                print(":".join("%02x" % b for b in fr[0:6]))
+                sys.exit(0)
+    except socket.timeout:
+        pass
+sys.exit(1)
+"""
+
+
+def probe_from_peer(net, vip_addr, vport, backend, seconds=10):
+    r = subprocess.run(["ip", "netns", "exec", net.peer, "python3", "-c",
+                        PEER_PROBE, vip_addr, str(vport), backend,
+                        str(seconds)], capture_output=True, text=True,
+                       timeout=DEADLINE_S)
+    check(r.returncode == 0,
+          f"no encapsulated frame toward {backend} seen: {r.stderr}")
+    return r.stdout.strip()
+
+
+def udp_vip(name="echo", addr="192.0.2.10", backend="10.78.0.11"):
+    return (f"  - name: {name}\n    address: {addr}\n    port: 5300\n"
+            "    protocol: udp\n    table_size: 251\n"
+            "    health: {type: none}\n"
+            f"    backends:\n      - {{name: b1, address: {backend}}}\n")
+
+
+def lb_config(work, device, eal, vips, next_hop="auto"):
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            f"    - {{name: ext, device: {device}, address: 10.77.0.1, "
+            f"next_hop: {next_hop}}}\n",
+            ["--in-memory", "--no-pci", eal], vips))
+    return cfg
+
+
+def NsDaemon(maglevd, work, cfg, ns, name="maglevd"):
+    """maglevd inside the lb namespace (with the sanitizer suppressions
+    for the AF_XDP driver's own leaks, in ASan builds)."""
+    supp = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "lsan.supp")
+    lsan = os.environ.get("LSAN_OPTIONS")
+    env = dict(os.environ, LSAN_OPTIONS=f"suppressions={supp}" +
+               (f":{lsan}" if lsan else ""))
+    return Daemon(maglevd, work, cfg, name=name, env=env,
+                  prefix=["ip", "netns", "exec", ns])
+
+
+def case_next_hop_auto(maglevd, src, work):
+    with Netns(f"mlvnh{os.getpid()}") as net:
+        cfg = lb_config(work, "net_af_packet0",
+                        "--vdev=net_af_packet0,iface=mlv0", udp_vip())
+        d = NsDaemon(maglevd, work, cfg, net.lb)
+        try:
+            wait_ctl(d)
+            peer_mac = net.mac(net.peer, "mlv1")
+            st = ctl_ok("status")
+            check(st["ports"][0]["next_hop"] == peer_mac,
+                  f"next hop {st['ports'][0]['next_hop']}, the gateway's MAC "
+                  f"is {peer_mac}")
+            check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
+                  peer_mac, "encapsulated frames not sent to the gateway")
+            # the neighbour entry changes: republished, and used
+            fake = "02:00:00:00:77:99"
+            gen = st["generation"]
+            net.sh(f"ip -n {net.lb} neigh replace 10.77.0.2 lladdr {fake} "
+                   "dev mlv0 nud permanent")
+            st = ctl_wait(lambda r: r["ports"][0]["next_hop"] == fake,
+                          "the new next-hop MAC", d)
+            check(st["generation"] > gen, "no new generation for the MAC")
+            check(re.search(r"published \(next_hop\)", d.log_text()),
+                  "the publish is not attributed to the next hop")
+            check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
+                  fake, "frames still go to the old MAC")
+            # a reload that adds a backend behind the same gateway keeps it
+            text = open(cfg).read()
+            with open(cfg, "w") as f:
+                f.write(text.replace(
+                    "      - {name: b1, address: 10.78.0.11}\n",
+                    "      - {name: b1, address: 10.78.0.11}\n"
+                    "      - {name: b2, address: 10.78.0.12}\n"))
+            r = ctl_ok("reload")
+            check(ctl_ok("status")["ports"][0]["next_hop"] == fake,
+                  f"reload lost the next hop: {r}")
+            rc = d.stop()
+        finally:
+            d.kill()
+        check(rc == 0, f"exit status {rc}")
+
+    # a port without a kernel interface cannot use auto: a clear refusal
+    cfg = lb_config(work, "net_null0", "--vdev=net_null0", udp_vip())
+    r = run([maglevd, "-c", cfg, "--no-watch-config"])
+    check(r.returncode == 1 and "kernel interface" in r.stderr and
+          "port ext" in r.stderr, f"auto on net_null: {r.stderr}")
+
+
+def case_xdp_steer(maglevd, src, work):
+    with Netns(f"mlvxs{os.getpid()}") as net:
+        vips = udp_vip()
+        cfg = lb_config(work, "net_af_xdp0",
+                        "--vdev=net_af_xdp0,iface=mlv0", vips)
+        d = NsDaemon(maglevd, work, cfg, net.lb)
+        try:
+            wait_ctl(d)
+            check("prog/xdp" in net.link(net.lb, "mlv0") or
+                  "xdp" in net.link(net.lb, "mlv0"),
+                  "no XDP program on mlv0")
+            check(re.search(r"AF_XDP steering on mlv0: program found",
+                            d.log_text()), "steering program not opened")
+            check(os.path.exists(CONTROL["socket"] + ".xdp_steer.bpf.o"),
+                  "the per-instance object was not written")
+            # VIP traffic reaches maglevd through the program
+            peer_mac = net.mac(net.peer, "mlv1")
+            check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
+                  peer_mac, "no VIP frame forwarded through AF_XDP")
+            doc = d.wait_stats(
+                lambda s: s["xdp_steer"]["mlv0"]["counters"]
+                .get("redirect_vip", 0) > 0, "redirect_vip counted")
+            check(doc["xdp_steer"]["mlv0"]["managed"] is True, "not managed")
+            # a VIP added by a reload is steered too
+            text = open(cfg).read()
+            with open(cfg, "w") as f:
+                f.write(text + udp_vip("echo2", "192.0.2.11", "10.78.0.21"))
+            ctl_ok("reload")
+            check(probe_from_peer(net, "192.0.2.11", 5300, "10.78.0.21") ==
+                  peer_mac, "the reloaded VIP is not steered")
+            # killed: the program stays; the next start removes it
+            d.proc.kill()
+            d.proc.wait()
+            check("xdp" in net.link(net.lb, "mlv0"),
+                  "(test premise) no program left after SIGKILL")
+            d2 = NsDaemon(maglevd, work, cfg, net.lb, name="second")
+            try:
+                wait_ctl(d2, "a start over a dead instance's program")
+                check(re.search(r"removed the program a previous maglevd "
+                                r"left on mlv0", d2.log_text()),
+                      "stale program not reported")
+                rc = d2.stop()
+            finally:
+                d2.kill()
+            check(rc == 0, f"exit status {rc}")
+            check("xdp" not in net.link(net.lb, "mlv0"),
+                  "program left attached after a clean stop")
+        finally:
+            d.kill()
+
+
+CASES = {
+    "systemd": case_systemd,
+    "next-hop-auto": case_next_hop_auto,
+    "xdp-steer": case_xdp_steer,
+}
