@@ -12,7 +12,7 @@ import threading
 import urllib.request
 
 from daemon_util import (CONTROL, DEADLINE_S, NEXT_HOP, Ctl, Daemon, check,
-                         config_text, ctl, ctl_fail, ctl_ok, maglevctl, port,
+                         config_text, ctl_fail, ctl_ok, maglevctl, port,
                          run, slots_of, vip, wait_ctl, wait_until)
 
 EAL_NULL = ["--in-memory", "--no-pci", "--vdev=net_null0"]

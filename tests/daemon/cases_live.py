@@ -6,19 +6,17 @@ owns on loopback, and 1000 VIPs x 100 backends with one shared backend
 failing."""
 import errno
 import http.server
-import json
 import os
 import re
 import select
-import signal
 import socket
 import struct
 import threading
 import time
 
-from daemon_util import (CONTROL, DEADLINE_S, NEXT_HOP, Daemon, check,
-                         config_text, ctl, ctl_ok, ctl_wait, port, read_pcap,
-                         slots_of, tcp_frame, vip, wait_ctl, wait_until)
+from daemon_util import (DEADLINE_S, Daemon, check, config_text, ctl,
+                         ctl_ok, ctl_wait, port, read_pcap, slots_of,
+                         tcp_frame, vip, wait_ctl, wait_until)
 
 EAL_NULL = ["--in-memory", "--no-pci", "--vdev=net_null0"]
 

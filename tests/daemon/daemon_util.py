@@ -3,7 +3,6 @@ configs, the daemon process, its stats file, pcap files and a control
 socket client. Every wait polls a condition with a deadline."""
 import json
 import os
-import re
 import signal
 import socket
 import struct

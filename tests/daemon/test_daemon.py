@@ -19,12 +19,15 @@ import signal
 import sys
 import tempfile
 
-import cases_control
-import cases_live
-import cases_system
-from daemon_util import (CONTROL, NEXT_HOP, Daemon, Failure, Skip, accounted,
-                         check, config_text, null_config, port, read_pcap,
-                         read_stats, run, tcp_frame, vip, write_pcap)
+# the case modules sit next to this file: no __pycache__ in the source tree
+sys.dont_write_bytecode = True
+import cases_control  # noqa: E402
+import cases_live  # noqa: E402
+import cases_system  # noqa: E402
+from daemon_util import (CONTROL, NEXT_HOP, Daemon, Failure,  # noqa: E402
+                         Skip, accounted, check, config_text, null_config,
+                         port, read_pcap, read_stats, run, tcp_frame, vip,
+                         write_pcap)
 
 
 # ---- cases ----
