@@ -160,6 +160,71 @@ static bool port_has_family(const struct mlv_config *cfg, uint8_t family)
 	return false;
 }
 
+/* The arguments of the --vdev (or --vdev=) EAL option for device dev,
+ * "name,key=value,..."; NULL if there is none. */
+static const char *vdev_args(const struct mlv_config *cfg, const char *dev)
+{
+	size_t n = strlen(dev);
+
+	for (uint32_t i = 0; i < cfg->n_eal_args; i++) {
+		const char *a = cfg->eal_args[i];
+
+		if (strncmp(a, "--vdev=", 7) == 0)
+			a += 7;
+		else if (strcmp(a, "--vdev") == 0 && i + 1 < cfg->n_eal_args)
+			a = cfg->eal_args[++i];
+		else
+			continue;
+		if (strncmp(a, dev, n) == 0 && (a[n] == ',' || a[n] == '\0'))
+			return a;
+	}
+	return NULL;
+}
+
+/* Whether the port's device is a vdev over a kernel interface, which the
+ * kernel keeps a neighbour table for: net_af_xdp or net_af_packet with
+ * iface=, or net_tap. Text rules because the config is checked before
+ * any device exists; the daemon asks the driver. */
+static bool device_has_kernel_iface(const struct mlv_config *cfg,
+				    const char *dev)
+{
+	const char *args = vdev_args(cfg, dev);
+
+	if (strncmp(dev, "net_tap", 7) == 0)
+		return true;
+	if (strncmp(dev, "net_af_xdp", 10) != 0 &&
+	    strncmp(dev, "net_af_packet", 13) != 0)
+		return false;
+	return strstr(dev, "iface=") != NULL ||
+	       (args != NULL && strstr(args, "iface=") != NULL);
+}
+
+/* The first port that transmits (some port's tx_port, or a port without
+ * one) and has a kernel interface: true and its index in *idx. False
+ * with *idx the first transmitting port, for the message. */
+static bool first_kernel_tx_port(const struct mlv_config *cfg, uint32_t *idx)
+{
+	bool found_tx = false;
+
+	for (uint32_t i = 0; i < cfg->n_ports; i++) {
+		bool transmits = cfg->ports[i].tx_port[0] == '\0';
+
+		for (uint32_t j = 0; j < cfg->n_ports && !transmits; j++)
+			transmits = strcmp(cfg->ports[j].tx_port,
+					   cfg->ports[i].name) == 0;
+		if (!transmits)
+			continue;
+		if (!found_tx)
+			*idx = i;
+		found_tx = true;
+		if (device_has_kernel_iface(cfg, cfg->ports[i].device)) {
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Can this VIP's forwarding method carry traffic to backend b? */
 static void check_backend_carriable(struct mlv_cfg_ctx *ctx,
 				    const struct mlv_vip_config *vip,
@@ -170,11 +235,18 @@ static void check_backend_carriable(struct mlv_cfg_ctx *ctx,
 
 	if (vip->forwarding == MLV_FWD_L2DSR) {
 		/* The frame goes to the backend's MAC unchanged; the address
-		 * family does not matter, the MAC does. */
-		if (!b->has_mac)
-			mlv_cfg_error(ctx, item->pos,
-				      "l2dsr backend '%s' needs 'mac' (resolving backend MACs from the neighbour table is not supported yet)",
-				      b->name);
+		 * family does not matter, the MAC does. Without 'mac' the
+		 * daemon looks the address up in the neighbour table of a
+		 * transmitting port's kernel interface (daemon/next_hop.h). */
+		uint32_t tx = 0;
+
+		if (b->has_mac || ctx->cfg->n_ports == 0 ||
+		    first_kernel_tx_port(ctx->cfg, &tx))
+			return;
+		mlv_cfg_error(ctx, item->pos,
+			      "l2dsr backend '%s' has no 'mac', and no transmitting port has a kernel interface whose neighbour table could give it (port '%s' is device '%s'): set 'mac', or use net_af_xdp or net_af_packet with iface=",
+			      b->name, ctx->cfg->ports[tx].name,
+			      ctx->cfg->ports[tx].device);
 		return;
 	}
 	if (fam == MLV_AF_NONE)

@@ -70,23 +70,137 @@ json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 
 /* ---- lookup ---- */
 
-/* What the worker would find for the flow key: the tracked backend, if
- * the daemon can tell. */
-static json_t *tracked_json(const struct mlv_ctl_state *st,
-			    const struct mlv_generation *gen,
-			    const struct mlv_flow_key *key, uint32_t hash)
-{
-	const struct mlv_gen_backend *b;
-	uint32_t uid = 0;
-	bool found = false;
+/* Conntrack states as the reply names them (docs/control-protocol.md). */
+static const char *const ct_state_names[MLV_CT__NSTATES] = {
+	[MLV_CT_FREE] = "other",
+	[MLV_CT_TCP_OPENING] = "opening",
+	[MLV_CT_TCP_ESTABLISHED] = "established",
+	[MLV_CT_TCP_CLOSING] = "closing",
+	[MLV_CT_UDP] = "udp",
+	[MLV_CT_OTHER] = "other",
+};
 
-	if (!st->find_tracked)
-		return json_null();
-	if (st->find_tracked(st->ctx, key, hash, &found, &uid) != MLV_OK)
-		return json_null();
-	b = found ? mlv_gen_find_backend_uid(gen, uid) : NULL;
-	return json_pack("{s:b, s:s?}", "found", found,
-			 "backend", b ? b->name : NULL);
+/* A lookup waiting for the workers (a deferred reply). */
+struct lookup_wait {
+	struct mlv_ctl_state *st;
+	json_t *reply;           /* everything but "tracked" */
+	struct mlv_flow_key key;
+	uint32_t hash;
+	bool posted;             /* ticket is outstanding */
+	uint64_t ticket;
+};
+
+/* What the workers said, the backend named through the current
+ * generation: a uid it no longer has (a backend removed since) is null. */
+static json_t *tracked_json(const struct mlv_ctl_state *st,
+			    const struct mlv_ctl_tracked *t)
+{
+	const struct mlv_generation *gen = mlv_ctl_gen(st);
+	const struct mlv_gen_backend *b;
+
+	if (!t->found)
+		return json_false();
+	b = gen ? mlv_gen_find_backend_uid(gen, t->backend_uid) : NULL;
+	return json_pack("{s:I, s:s?, s:s, s:I}",
+			 "worker", (json_int_t)t->worker,
+			 "backend", b ? b->name : NULL,
+			 "state", t->state < MLV_CT__NSTATES ?
+				  ct_state_names[t->state] : "other",
+			 "expires_in_ms", (json_int_t)t->expires_in_ms);
+}
+
+/* Complete the reply with tracked (stolen; NULL: out of memory) and,
+ * if error is not NULL, "tracked_error". */
+static json_t *lookup_finish(struct lookup_wait *lw, json_t *tracked,
+			     const char *error)
+{
+	json_t *reply = lw->reply;
+
+	lw->reply = NULL;
+	if (!tracked || json_object_set_new(reply, "tracked", tracked) ||
+	    (error && json_object_set_new(reply, "tracked_error",
+					  json_string(error)))) {
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+/* mlv_ctl_deferred.poll: post the question once the workers' mailboxes
+ * are free, then wait for every answer or the deadline. */
+static bool lookup_poll(void *arg, bool expired, json_t **reply)
+{
+	struct lookup_wait *lw = arg;
+	struct mlv_ctl_state *st = lw->st;
+	struct mlv_ctl_tracked t = { 0 };
+	bool done = false;
+	enum mlv_err rc;
+
+	if (!lw->posted) {
+		rc = st->track_post(st->ctx, &lw->key, lw->hash, &lw->ticket);
+		if (rc == MLV_OK)
+			lw->posted = true;
+		else if (rc != MLV_E_BUSY)
+			goto failed;
+	}
+	if (lw->posted) {
+		rc = st->track_poll(st->ctx, lw->ticket, &done, &t);
+		if (rc != MLV_OK)
+			goto failed;
+		if (done) {
+			lw->posted = false;
+			*reply = lookup_finish(lw, tracked_json(st, &t), NULL);
+			return true;
+		}
+	}
+	if (!expired)
+		return false;
+	*reply = lookup_finish(lw, json_null(), "workers did not answer");
+	return true;
+failed:
+	*reply = lookup_finish(lw, json_null(), mlv_strerror(rc));
+	return true;
+}
+
+/* mlv_ctl_deferred.release */
+static void lookup_release(void *arg)
+{
+	struct lookup_wait *lw = arg;
+
+	if (lw->posted && lw->st->track_cancel)
+		lw->st->track_cancel(lw->st->ctx, lw->ticket);
+	json_decref(lw->reply);
+	free(lw);
+}
+
+/* Defer the reply until the workers say whether they track key; without
+ * the means to ask, reply at once with "tracked": null. */
+static json_t *lookup_tracked(struct mlv_ctl_state *st, json_t *reply,
+			      const struct mlv_flow_key *key, uint32_t hash)
+{
+	struct lookup_wait *lw;
+
+	if (!reply)
+		return NULL;
+	if (!st->defer || !st->track_post || !st->track_poll) {
+		if (json_object_set_new(reply, "tracked", json_null())) {
+			json_decref(reply);
+			return NULL;
+		}
+		return reply;
+	}
+	lw = calloc(1, sizeof(*lw));
+	if (!lw) {
+		json_decref(reply);
+		return NULL;
+	}
+	*lw = (struct lookup_wait){ .st = st, .reply = reply, .key = *key,
+				    .hash = hash };
+	*st->defer = (struct mlv_ctl_deferred){
+		.poll = lookup_poll, .release = lookup_release, .arg = lw,
+		.timeout_ms = MLV_CTL_TRACK_TIMEOUT_MS,
+	};
+	return NULL;
 }
 
 json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
@@ -126,15 +240,16 @@ json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 	slot = hash % v->table_size;
 	if (v->table[slot] < v->n_backends)
 		b = &v->backends[v->table[slot]];
-	return json_pack("{s:b, s:s, s:s, s:I, s:I, s:I, s:s?, s:s?, s:o}",
+	return lookup_tracked(st, json_pack(
+			 "{s:b, s:s, s:s, s:I, s:I, s:I, s:s?, s:s?}",
 			 "ok", 1, "vip", v->name,
 			 "src", mlv_ip_format(&ip, src_text, sizeof(src_text)),
 			 "sport", (json_int_t)sport,
 			 "hash", (json_int_t)hash, "slot", (json_int_t)slot,
 			 "backend", b ? b->name : NULL,
 			 "address", b ? mlv_ip_format(&b->address, be_text,
-						      sizeof(be_text)) : NULL,
-			 "tracked", tracked_json(st, gen, &key, hash));
+						      sizeof(be_text)) : NULL),
+			 &key, hash);
 }
 
 /* ---- whatif ---- */
@@ -172,6 +287,38 @@ static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
 	return n;
 }
 
+/* How many of the VIP's tracked connections the change would move.
+ * Conntrack pins a tracked flow to its backend while that backend stays
+ * usable, so adding a backend moves none (only new flows see the new
+ * table) and removing one moves exactly its own flows (they are
+ * re-selected). Counts are the generation's racy active counts
+ * (mlv_ctl_backend_active); the total is summed from the same reads so
+ * the fraction never exceeds 1. */
+static json_t *tracked_moves(const struct mlv_generation *gen,
+			     const struct mlv_gen_vip *v, bool add,
+			     const char *name)
+{
+	uint64_t total = 0, moved = 0;
+
+	for (uint32_t i = 0; i < v->n_backends; i++) {
+		uint64_t a = mlv_ctl_backend_active(gen, &v->backends[i]);
+
+		total += a;
+		if (!add && strcmp(v->backends[i].name, name) == 0)
+			moved = a;
+	}
+	return json_pack("{s:I, s:I, s:f, s:s}",
+			 "connections", (json_int_t)total,
+			 "moved", (json_int_t)moved,
+			 "fraction_moved", total ? (double)moved / total : 0.0,
+			 "explanation", add ?
+			 "tracked connections stay pinned to their backends by "
+			 "conntrack; only new flows use the new table" :
+			 "the removed backend's tracked connections are "
+			 "re-selected; every other tracked connection stays "
+			 "pinned by conntrack");
+}
+
 json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 {
 	const struct mlv_generation *gen;
@@ -185,7 +332,7 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 	uint16_t *slots = NULL;
 	uint64_t weight = 100;     /* the config's default backend weight */
 	uint32_t n, moved = 0, own = 0;
-	json_t *reply = NULL;
+	json_t *reply = NULL, *tracked;
 	enum mlv_err rc;
 
 	v = mlv_ctl_need_vip(st, args, &gen, &reply);
@@ -234,7 +381,8 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 			   strcmp(v->backends[before].name, name) == 0))
 			own++;
 	}
-	reply = json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o}",
+	tracked = tracked_moves(gen, v, add, name);
+	reply = json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o, s:o}",
 			  "ok", 1, "vip", v->name, "action", action,
 			  "table", mlv_table_kind_name(v->table_kind),
 			  "backend", name, "table_size", (json_int_t)v->table_size,
@@ -243,7 +391,8 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 			  "backend_slots", (json_int_t)own,
 			  "minimum_fraction", (double)own / v->table_size,
 			  "weight", add ? json_integer((json_int_t)weight) :
-			  json_null());
+			  json_null(),
+			  "tracked", tracked);
 out:
 	free(set);
 	free(from_old);

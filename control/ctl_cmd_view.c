@@ -76,14 +76,16 @@ static json_t *backend_json(const struct mlv_ctl_state *st,
 	json_t *o;
 
 	mlv_ctl_backend_state(st, v->name, b->name, &s);
-	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:o, s:I}",
+	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:o, s:I, s:I}",
 		      "vip", v->name, "name", b->name,
 		      "address", mlv_ip_format(&b->address, addr, sizeof(addr)),
 		      "weight", (json_int_t)b->weight,
 		      "state", mlv_ctl_backend_state_name(b),
 		      "healthy", s.healthy,
 		      "override", override_json(&s),
-		      "slots", (json_int_t)slots);
+		      "slots", (json_int_t)slots,
+		      "active_connections",
+		      (json_int_t)mlv_ctl_backend_active(gen, b));
 	if (o && st->stats) {
 		struct mlv_flow_counters c;
 

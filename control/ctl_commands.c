@@ -36,14 +36,15 @@ const char *mlv_ctl_override_op_name(enum mlv_ctl_override_op op)
 	return (unsigned)op < MLV_CTL_OV__COUNT ? override_names[op] : "unknown";
 }
 
-json_t *mlv_ctl_handle(const json_t *request, void *ctx)
+json_t *mlv_ctl_handle(const json_t *request, void *ctx,
+		       struct mlv_ctl_deferred *defer)
 {
 	struct mlv_ctl_state *st = ctx;
 	const struct mlv_ctl_cmd_spec *cmd;
 	const char *name;
 	const json_t *args;
 	const char *key;
-	json_t *v;
+	json_t *v, *reply;
 	char err[256];
 
 	if (!json_is_object(request))
@@ -64,7 +65,10 @@ json_t *mlv_ctl_handle(const json_t *request, void *ctx)
 		args = NULL;
 	if (!mlv_ctl_args_check(cmd, args, err, sizeof(err)))
 		return mlv_ctl_fail("%s", err);
-	return handlers[cmd->id](st, args);
+	st->defer = defer;
+	reply = handlers[cmd->id](st, args);
+	st->defer = NULL;
+	return reply;
 }
 
 void mlv_ctl_note_reload(struct mlv_ctl_state *st, bool ok,
@@ -280,7 +284,7 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 	if (!srv)
 		return json_null();
 	mlv_ctl_server_get_stats(srv, &s);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "clients", (json_int_t)s.clients,
 			 "accepted", (json_int_t)s.accepted,
 			 "refused_full", (json_int_t)s.refused_full,
@@ -290,7 +294,8 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 			 "reply_too_large", (json_int_t)s.reply_too_large,
 			 "stalled", (json_int_t)s.stalled,
 			 "disconnects", (json_int_t)s.disconnects,
-			 "half_requests", (json_int_t)s.half_requests);
+			 "half_requests", (json_int_t)s.half_requests,
+			 "deferred", (json_int_t)s.deferred);
 }
 
 json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)

@@ -75,6 +75,18 @@ struct mlv_ctl_reload_log {
 	uint64_t n_failed;
 };
 
+/* What the workers know about one flow (the `lookup` command). */
+struct mlv_ctl_tracked {
+	bool found;              /* false: no worker tracks it */
+	uint32_t worker;         /* the worker that does (the first one) */
+	uint32_t backend_uid;    /* mlv_gen_find_backend_uid; may be gone */
+	uint8_t state;           /* enum mlv_ct_state */
+	uint32_t expires_in_ms;  /* from when the worker looked */
+};
+
+/* How long `lookup` waits for the workers before replying without them. */
+#define MLV_CTL_TRACK_TIMEOUT_MS 100u
+
 struct mlv_ctl_state {
 	void *ctx;               /* passed to every callback below */
 
@@ -116,12 +128,20 @@ struct mlv_ctl_state {
 	enum mlv_err (*set_override)(void *ctx, const struct mlv_ctl_override *ov,
 				     char *detail, size_t detail_len);
 
-	/* Whether a worker tracks the flow key (hash = mlv_flow_hash(key)),
-	 * and with which backend uid. May be NULL; lookup then says
-	 * "tracked": null. */
-	enum mlv_err (*find_tracked)(void *ctx, const struct mlv_flow_key *key,
-				     uint32_t hash, bool *found,
-				     uint32_t *backend_uid);
+	/* Whether a worker tracks a flow, asked without touching the
+	 * workers' tables (they are theirs): track_post sends the question
+	 * (key, hash = mlv_flow_hash(key)) to every worker and returns
+	 * MLV_OK with a *ticket, or MLV_E_BUSY while an earlier question is
+	 * outstanding (ask again later). track_poll returns MLV_OK with
+	 * *done false until every worker answered, then *done true and *out
+	 * (the question is then no longer outstanding); another error ends
+	 * the wait. track_cancel gives a posted, unfinished question up (its
+	 * answers are discarded). All NULL: lookup says "tracked": null. */
+	enum mlv_err (*track_post)(void *ctx, const struct mlv_flow_key *key,
+				   uint32_t hash, uint64_t *ticket);
+	enum mlv_err (*track_poll)(void *ctx, uint64_t ticket, bool *done,
+				   struct mlv_ctl_tracked *out);
+	void (*track_cancel)(void *ctx, uint64_t ticket);
 
 	/* For status: the server's own counters (may be NULL). */
 	const struct mlv_ctl_server *server;
@@ -129,13 +149,20 @@ struct mlv_ctl_state {
 	/* Kept by this module; the daemon adds its own reloads with
 	 * mlv_ctl_note_reload. Zero-initialise. */
 	struct mlv_ctl_reload_log reloads;
+
+	/* Set by mlv_ctl_handle only while a handler runs: where a handler
+	 * that must wait (lookup) defers its reply. */
+	struct mlv_ctl_deferred *defer;
 };
 
 /* The server handler (mlv_ctl_handler_fn): ctx is a struct
  * mlv_ctl_state. Checks "command" and "args" against the table, runs the
  * command and returns its reply (a new reference), or NULL if memory ran
- * out. */
-json_t *mlv_ctl_handle(const json_t *request, void *ctx);
+ * out or (defer->poll set) the reply is deferred: `lookup` waits up to
+ * MLV_CTL_TRACK_TIMEOUT_MS for the workers' answer. defer may be NULL:
+ * then nothing is deferred and lookup says "tracked": null. */
+json_t *mlv_ctl_handle(const json_t *request, void *ctx,
+		       struct mlv_ctl_deferred *defer);
 
 /* Record a reload in the status history: ok, the generation current
  * afterwards, and a one-line summary (the first error; NULL or "" if

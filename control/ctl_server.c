@@ -26,6 +26,8 @@
 /* Output buffers above this are freed once flushed, so one big reply
  * (a table dump) does not pin memory for the client's lifetime. */
 #define OUT_KEEP          (64u << 10)
+/* How often deferred replies are polled while any is pending. */
+#define DEFER_POLL_NS     1000000L
 
 static const char oom_reply[] = "{\"ok\":false,\"error\":\"out of memory\"}\n";
 static const char full_reply[] =
@@ -38,6 +40,10 @@ struct client {
 	bool read_closed;           /* EOF seen, or input abandoned */
 	bool close_after_flush;
 	bool in_backlog;
+	bool deferring;             /* def holds a reply still being made */
+	struct mlv_ctl_deferred def;
+	json_t *def_id;             /* the deferred request's "id", or NULL */
+	uint64_t def_deadline_ms;
 	char *in;
 	size_t in_off;              /* start of unconsumed input */
 	size_t in_scan;             /* no newline in [in_off, in_scan) */
@@ -50,6 +56,7 @@ struct client {
 	uint64_t last_progress_ms;
 	TAILQ_ENTRY(client) link;   /* clients or graveyard */
 	TAILQ_ENTRY(client) backlog_link;
+	TAILQ_ENTRY(client) defer_link;
 };
 
 TAILQ_HEAD(client_list, client);
@@ -60,6 +67,8 @@ struct mlv_ctl_server {
 	int timer_fd;               /* stall checks, armed while clients exist */
 	int backlog_fd;             /* eventfd: readable while backlog is non-empty */
 	int spare_fd;               /* given up to accept-and-close at EMFILE */
+	int defer_fd;               /* timerfd: polls deferred replies */
+	bool defer_armed;
 	bool timer_armed;
 	bool backlog_signalled;
 	mlv_ctl_handler_fn handle;
@@ -70,6 +79,7 @@ struct mlv_ctl_server {
 	uint32_t stall_ms;
 	struct client_list clients;
 	struct client_list backlog;
+	struct client_list deferred;    /* oldest first */
 	struct client_list graveyard;
 	struct mlv_ctl_server_stats st;
 };
@@ -110,6 +120,24 @@ static void arm_timer(struct mlv_ctl_server *srv, bool on)
 		srv->timer_armed = on;
 }
 
+/* Tick every millisecond exactly while a deferred reply is pending: the
+ * daemon's loop wakes on mlv_ctl_fd() and the next call polls it. */
+static void arm_defer_timer(struct mlv_ctl_server *srv)
+{
+	bool on = !TAILQ_EMPTY(&srv->deferred);
+	struct itimerspec its;
+
+	if (on == srv->defer_armed)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (on) {
+		its.it_value.tv_nsec = DEFER_POLL_NS;
+		its.it_interval = its.it_value;
+	}
+	if (timerfd_settime(srv->defer_fd, 0, &its, NULL) == 0)
+		srv->defer_armed = on;
+}
+
 /* Keep the eventfd readable exactly while the backlog has work, so the
  * daemon's loop calls mlv_ctl_process again. */
 static void signal_backlog(struct mlv_ctl_server *srv)
@@ -131,10 +159,25 @@ static void signal_backlog(struct mlv_ctl_server *srv)
 
 /* ---- client life cycle ---- */
 
+/* Forget c's deferred reply (its arg is released). */
+static void end_deferral(struct mlv_ctl_server *srv, struct client *c)
+{
+	if (!c->deferring)
+		return;
+	TAILQ_REMOVE(&srv->deferred, c, defer_link);
+	c->deferring = false;
+	if (c->def.release)
+		c->def.release(c->def.arg);
+	memset(&c->def, 0, sizeof(c->def));
+	json_decref(c->def_id);
+	c->def_id = NULL;
+}
+
 static void drop(struct mlv_ctl_server *srv, struct client *c)
 {
 	if (c->dead)
 		return;
+	end_deferral(srv, c);
 	epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
@@ -197,6 +240,12 @@ static void settle(struct mlv_ctl_server *srv, struct client *c)
 		return;
 	if (out_pending(c)) {
 		set_events(srv, c, EPOLLOUT);
+		return;
+	}
+	if (c->deferring) {
+		/* nothing to read or write until the reply is made (a
+		 * hang-up still arrives: client_event drops the client) */
+		set_events(srv, c, 0);
 		return;
 	}
 	if (c->close_after_flush || (c->read_closed && !has_line(c))) {
@@ -379,8 +428,18 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 		json_decref(req);
 		return;
 	}
-	reply = srv->handle(req, srv->ctx);
+	memset(&c->def, 0, sizeof(c->def));
+	reply = srv->handle(req, srv->ctx, &c->def);
 	id = json_object_get(req, "id");
+	if (!reply && c->def.poll) {
+		srv->st.deferred++;
+		c->deferring = true;
+		c->def_id = json_incref(id);
+		c->def_deadline_ms = now_ms() + c->def.timeout_ms;
+		TAILQ_INSERT_TAIL(&srv->deferred, c, defer_link);
+		json_decref(req);
+		return;
+	}
 	if (reply && id && json_object_set(reply, "id", id) != 0) {
 		json_decref(reply);
 		reply = NULL;
@@ -396,7 +455,8 @@ static void run_lines(struct mlv_ctl_server *srv, struct client *c)
 {
 	uint32_t budget = MLV_CTL_LINES_PER_TURN;
 
-	while (c->in && !c->dead && !out_pending(c) && !c->close_after_flush) {
+	while (c->in && !c->dead && !out_pending(c) && !c->deferring &&
+	       !c->close_after_flush) {
 		char *start = c->in + c->in_off;
 		char *nl = memchr(c->in + c->in_scan, '\n', c->in_len - c->in_scan);
 
@@ -496,7 +556,9 @@ static void client_event(struct mlv_ctl_server *srv, struct client *c,
 {
 	if (c->dead)
 		return;
-	if (ev & EPOLLERR) {
+	/* a peer gone both ways while its reply is being made cannot
+	 * take it; epoll reports the hang-up even with no events asked */
+	if ((ev & EPOLLERR) || (c->deferring && (ev & EPOLLHUP))) {
 		srv->st.disconnects++;
 		drop(srv, c);
 		return;
@@ -567,6 +629,44 @@ static void accept_clients(struct mlv_ctl_server *srv)
 	}
 }
 
+/* ---- deferred replies ---- */
+
+/* Poll every deferred reply once, oldest first; send those that are
+ * done and go on with their clients' next requests. */
+static void poll_deferred(struct mlv_ctl_server *srv)
+{
+	uint64_t expirations, now = now_ms();
+	struct client *c, *next;
+
+	if (read(srv->defer_fd, &expirations, sizeof(expirations)) < 0 &&
+	    errno != EAGAIN)
+		return;
+	for (c = TAILQ_FIRST(&srv->deferred); c; c = next) {
+		json_t *reply = NULL;
+
+		next = TAILQ_NEXT(c, defer_link);
+		if (!c->def.poll(c->def.arg, now >= c->def_deadline_ms, &reply))
+			continue;
+		if (reply && c->def_id &&
+		    json_object_set(reply, "id", c->def_id) != 0) {
+			json_decref(reply);
+			reply = NULL;
+		}
+		end_deferral(srv, c);
+		queue_reply(srv, c, reply);
+		json_decref(reply);
+		if (!c->dead)
+			flush(srv, c);
+		/* the budget of the call that deferred it is spent: the
+		 * client's next lines wait for the backlog turn */
+		if (!c->dead && has_line(c) && !c->in_backlog) {
+			TAILQ_INSERT_TAIL(&srv->backlog, c, backlog_link);
+			c->in_backlog = true;
+		}
+		settle(srv, c);
+	}
+}
+
 /* ---- stall timer ---- */
 
 static void check_stalls(struct mlv_ctl_server *srv)
@@ -617,6 +717,7 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 		return MLV_E_NOMEM;
 	}
 	srv->epfd = srv->timer_fd = srv->backlog_fd = srv->spare_fd = -1;
+	srv->defer_fd = -1;
 	srv->lis.fd = srv->lis.lock_fd = -1;
 	srv->handle = p->handle;
 	srv->ctx = p->ctx;
@@ -626,6 +727,7 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	srv->stall_ms = p->stall_timeout_ms ? p->stall_timeout_ms : MLV_CTL_DEFAULT_STALL_MS;
 	TAILQ_INIT(&srv->clients);
 	TAILQ_INIT(&srv->backlog);
+	TAILQ_INIT(&srv->deferred);
 	TAILQ_INIT(&srv->graveyard);
 
 	rc = mlv_ctl_listen(p->path, p->mode, &srv->lis, err, err_len);
@@ -635,15 +737,17 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	srv->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	srv->backlog_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	srv->defer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (srv->epfd < 0 || srv->timer_fd < 0 || srv->backlog_fd < 0 ||
-	    srv->spare_fd < 0) {
+	    srv->defer_fd < 0 || srv->spare_fd < 0) {
 		snprintf(err, err_len, "control server: %s", strerror(errno));
 		goto fail;
 	}
 	if (add_fd(srv->epfd, srv->lis.fd, &srv->lis) != MLV_OK ||
 	    add_fd(srv->epfd, srv->timer_fd, &srv->timer_fd) != MLV_OK ||
-	    add_fd(srv->epfd, srv->backlog_fd, &srv->backlog_fd) != MLV_OK) {
+	    add_fd(srv->epfd, srv->backlog_fd, &srv->backlog_fd) != MLV_OK ||
+	    add_fd(srv->epfd, srv->defer_fd, &srv->defer_fd) != MLV_OK) {
 		snprintf(err, err_len, "control server: epoll_ctl: %s",
 			 strerror(errno));
 		goto fail;
@@ -681,7 +785,7 @@ enum mlv_err mlv_ctl_process(struct mlv_ctl_server *srv)
 			accept_clients(srv);
 		else if (tag == &srv->timer_fd)
 			check_stalls(srv);
-		else if (tag == &srv->backlog_fd)
+		else if (tag == &srv->backlog_fd || tag == &srv->defer_fd)
 			;                   /* handled below */
 		else
 			client_event(srv, tag, ev[i].events);
@@ -692,6 +796,9 @@ enum mlv_err mlv_ctl_process(struct mlv_ctl_server *srv)
 		run_lines(srv, c);
 		settle(srv, c);
 	}
+	/* every call, not only on a tick: the answer may be there already */
+	poll_deferred(srv);
+	arm_defer_timer(srv);
 	signal_backlog(srv);
 	/* tick only while someone may stall, so idle clients (a `maglevctl
 	 * top` between refreshes) do not wake the control thread */
@@ -721,6 +828,8 @@ void mlv_ctl_server_destroy(struct mlv_ctl_server *srv)
 		close(srv->timer_fd);
 	if (srv->backlog_fd >= 0)
 		close(srv->backlog_fd);
+	if (srv->defer_fd >= 0)
+		close(srv->defer_fd);
 	if (srv->spare_fd >= 0)
 		close(srv->spare_fd);
 	free(srv);

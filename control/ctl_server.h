@@ -3,11 +3,12 @@
  * blocking it.
  *
  * The module owns one epoll instance holding the listening socket, every
- * client, a stall timer and a backlog eventfd. That epoll fd is itself
- * pollable: the daemon adds mlv_ctl_fd() to its own event loop (EPOLLIN)
- * and calls mlv_ctl_process() whenever it is readable. Everything is
- * non-blocking and level-triggered, so a call may leave work for the
- * next one and the fd stays readable until it is done.
+ * client, a stall timer, a deferred-reply timer and a backlog eventfd.
+ * That epoll fd is itself pollable: the daemon adds mlv_ctl_fd() to its
+ * own event loop (EPOLLIN) and calls mlv_ctl_process() whenever it is
+ * readable. Everything is non-blocking and level-triggered, so a call may
+ * leave work for the next one and the fd stays readable until it is
+ * done.
  *
  * Framing and fairness: each request is one line (at most line_max
  * bytes; a longer line gets an error reply and the client is closed).
@@ -28,11 +29,13 @@
  * gets `mode` before it accepts connections.
  *
  * Threads: every function runs on the control thread (one thread per
- * server). Requests are handled synchronously inside mlv_ctl_process.
+ * server). Requests are handled inside mlv_ctl_process, synchronously or
+ * as deferred replies (struct mlv_ctl_deferred).
  */
 #ifndef MLV_CTL_SERVER_H
 #define MLV_CTL_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,11 +49,32 @@
 #define MLV_CTL_DEFAULT_STALL_MS      10000u
 #define MLV_CTL_LINES_PER_TURN        16u
 
+/* A reply the handler cannot give at once (it waits on the workers).
+ * The server keeps the client's request open and calls poll on every
+ * mlv_ctl_process, driven by a 1 ms timer of its own that runs only while
+ * something is pending, until poll says it is done; the client's next
+ * request is read only after that reply went out. Other clients are
+ * served meanwhile. Pending replies are polled in the order they were
+ * deferred. */
+struct mlv_ctl_deferred {
+	/* Return true with *reply (a new reference; NULL for "out of
+	 * memory") once done, false to be polled again. expired: timeout_ms
+	 * has passed since the handler returned, and poll must be done. */
+	bool (*poll)(void *arg, bool expired, json_t **reply);
+	/* Free arg: after the final poll, or without one when the client
+	 * went away or the server is destroyed. May be NULL. */
+	void (*release)(void *arg);
+	void *arg;
+	uint32_t timeout_ms;
+};
+
 /* Handle one request (a JSON object) and return the reply object: a new
- * reference with "ok" set, or NULL for "out of memory". The server adds
- * the request's "id" to the reply if it had one. Called on the control
- * thread from mlv_ctl_process. */
-typedef json_t *(*mlv_ctl_handler_fn)(const json_t *request, void *ctx);
+ * reference with "ok" set, or NULL for "out of memory". Or defer: fill
+ * *defer (poll set) and return NULL; the server then owns defer->arg.
+ * The server adds the request's "id" to the reply if it had one. Called
+ * on the control thread from mlv_ctl_process. */
+typedef json_t *(*mlv_ctl_handler_fn)(const json_t *request, void *ctx,
+				      struct mlv_ctl_deferred *defer);
 
 struct mlv_ctl_server_params {
 	const char *path;            /* socket path, 1..107 bytes */
@@ -75,6 +99,7 @@ struct mlv_ctl_server_stats {
 	uint64_t stalled;            /* dropped by the stall timer */
 	uint64_t disconnects;        /* resets, hang-ups, write errors */
 	uint64_t half_requests;      /* partial lines dropped at EOF */
+	uint64_t deferred;           /* replies a handler deferred */
 	uint32_t clients;            /* connected now */
 };
 

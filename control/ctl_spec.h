@@ -26,7 +26,7 @@
 	X(HELP,     help,     "list the commands and their arguments")       \
 	X(STATUS,   status,   "version, uptime, generation, config, workers, ports, overrides, reloads") \
 	X(VIPS,     vips,     "every VIP: address, table fingerprint, backends, counters") \
-	X(BACKENDS, backends, "backends of one VIP (or all): address, weight, state, slots, counters") \
+	X(BACKENDS, backends, "backends of one VIP (or all): address, weight, state, slots, active connections, counters") \
 	X(STATS,    stats,    "every worker counter and drop reason, summed or per worker") \
 	X(TABLE,    table,    "a VIP's Maglev table: size, fingerprint, slots per backend") \
 	X(LOOKUP,   lookup,   "the backend a new flow from SRC:SPORT to the VIP would get") \
@@ -34,7 +34,7 @@
 	X(DRAIN,    drain,    "runtime override: no new flows to BACKEND, established ones stay") \
 	X(UNDRAIN,  undrain,  "clear a runtime drain override") \
 	X(WEIGHT,   weight,   "show BACKEND's weights, set a runtime weight override, or --reset it") \
-	X(WHATIF,   whatif,   "fraction of the VIP's slots that would move if BACKEND were removed or added") \
+	X(WHATIF,   whatif,   "fraction of the VIP's slots and tracked connections that would move if BACKEND were removed or added") \
 	X(HEALTH,   health,   "health checks per backend: verdict, last result and error, transition times")
 
 enum mlv_ctl_cmd {

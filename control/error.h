@@ -4,6 +4,8 @@
 #ifndef MLV_ERROR_H
 #define MLV_ERROR_H
 
+#include <stddef.h>
+
 #define MLV_ERRORS(X)                                   \
 	X(OK,        "success")                         \
 	X(NOMEM,     "out of memory")                   \
@@ -30,5 +32,18 @@ enum mlv_err {
 /* Human-readable text for err; never NULL (unknown values give
  * "unknown error"). Any thread; returns a static string. */
 const char *mlv_strerror(enum mlv_err err);
+
+/* The enum value for an errno (EPERM/EACCES -> PERM, ENOENT -> NOT_FOUND,
+ * EBUSY/EEXIST -> BUSY, ENOMEM -> NOMEM, E2BIG/ENOSPC -> LIMIT, EINVAL ->
+ * INVAL, anything else -> IO). Accepts negative values (libbpf style).
+ * Any thread; pure. */
+enum mlv_err mlv_err_from_errno(int e);
+
+/* Format a message into buf (if buf and len are non-zero) and return err,
+ * so a failure path reads `return mlv_err_msg(buf, len, MLV_E_IO, "...")`.
+ * Any thread. */
+enum mlv_err mlv_err_msg(char *buf, size_t len, enum mlv_err err,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,8 +1,11 @@
 /* The generation builder. One generation is one aligned allocation laid
  * out as: the struct, builder-private look-up tables, VIPs, backends,
  * encapsulation templates, per-worker counters and active-flow counts,
- * then the lookup tables (each VIP's first and second choices).
- * Freeing it is one free(); building it touches malloc a handful of times.
+ * and the list of lookup tables it holds. The lookup tables themselves
+ * (each VIP's first and second choices) live outside it, shared between
+ * VIPs with the same table input and between generations, and
+ * reference-counted (control/gen_tables.h). Freeing a generation drops its
+ * references and frees the one allocation.
  */
 #include "generation.h"
 
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/gen_tables.h"
 #include "control/maglev.h"
 #include "control/table_builder.h"
 #include "gen_index.h"
@@ -23,6 +27,8 @@ struct gen_priv {
 	struct mlv_gen_uid_map vip_uids;
 	struct mlv_gen_uid_map backend_uids; /* -> index in all_backends */
 	const struct mlv_gen_vip **vip_by_name; /* strcmp order */
+	struct mlv_gen_table **tables;       /* one reference each */
+	uint32_t n_tables;
 };
 
 /* Byte offsets of each region inside the generation's allocation. */
@@ -33,7 +39,7 @@ struct gen_layout {
 	size_t vip_ctr_stride, backend_ctr_stride; /* bytes per worker */
 	size_t vip_act_ptrs, backend_act_ptrs, vip_act, backend_act;
 	size_t vip_act_stride, backend_act_stride; /* bytes per worker */
-	size_t tables, tables_bytes, total;
+	size_t tables, total;
 	uint32_t vip_index_slots, backend_uid_slots;
 };
 
@@ -152,7 +158,7 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	const struct mlv_backend_config **sorted = NULL;
 	uint64_t n_all = 0;
 	uint32_t max_backends = 0;
-	size_t tables_bytes = 0, c = 0;
+	size_t c = 0;
 	enum mlv_err err;
 
 	for (uint32_t v = 0; v < cfg->n_vips; v++) {
@@ -169,9 +175,6 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		n_all += vc->n_backends;
 		if (vc->n_backends > max_backends)
 			max_backends = vc->n_backends;
-		/* first and second choices */
-		tables_bytes += 2 * round_up((size_t)vc->table_size * sizeof(uint16_t),
-					     GEN_ALIGN);
 	}
 	/* Keeps the uid map's slot count (2n rounded up) within uint32. */
 	if (n_all > (1u << 30))
@@ -224,11 +227,10 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_act_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->vip_act_stride, &l->vip_act) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->backend_act_stride, &l->backend_act) ||
-	    !place(&c, GEN_ALIGN, 1, tables_bytes, &l->tables)) {
+	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables)) {
 		free(sorted);
 		return MLV_E_NOMEM;
 	}
-	l->tables_bytes = tables_bytes;
 	l->total = round_up(c, GEN_ALIGN);
 
 	*sorted_out = sorted;
@@ -374,27 +376,6 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 	return MLV_OK;
 }
 
-/* A VIP's table and second choices are a pure function of its builder,
- * size, vnodes and (name, weight, no_second) list, so an unchanged VIP
- * can take the previous ones as they are. max_load does not change them
- * but is compared too: a VIP whose bounded-load setting changed is
- * treated as changed. */
-static bool same_table_input(const struct mlv_gen_vip *a,
-			     const struct mlv_gen_vip *b)
-{
-	if (!a || !b || a->table_size != b->table_size ||
-	    a->table_kind != b->table_kind || a->max_load != b->max_load ||
-	    (a->table_kind == MLV_TABLE_RING && a->vnodes != b->vnodes) ||
-	    a->n_backends != b->n_backends)
-		return false;
-	for (uint32_t i = 0; i < a->n_backends; i++)
-		if (a->backends[i].weight != b->backends[i].weight ||
-		    a->backends[i].no_second != b->backends[i].no_second ||
-		    strcmp(a->backends[i].name, b->backends[i].name) != 0)
-			return false;
-	return true;
-}
-
 /* Bounded-load shares: max_load x weight / (sum of the weights of the
  * backends that take new flows). */
 static void set_load_bounds(struct mlv_gen_vip *vip)
@@ -410,48 +391,61 @@ static void set_load_bounds(struct mlv_gen_vip *vip)
 			vip->max_load * bs[b].weight / sum : 0;
 }
 
-static enum mlv_err build_tables(struct mlv_generation *gen, uint8_t *tables,
+/* Each VIP's table and second choices: built once per distinct table
+ * input (control/gen_tables.h), shared by every VIP with that input, and
+ * taken as they are from previous when it holds one for the same input
+ * (they are a pure function of it). */
+static enum mlv_err build_tables(struct mlv_generation *gen,
 				 struct mlv_table_backend *scratch,
-				 const struct mlv_gen_vip *const *prev_of)
+				 const struct mlv_generation *previous)
 {
 	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
-	size_t off = 0;
+	struct gen_priv *p = gen->priv;
+	const struct gen_priv *pp = previous ? previous->priv : NULL;
+	struct mlv_gen_tables t;
 	enum mlv_err err;
 
+	err = mlv_gen_tables_begin(&t, p->tables, gen->n_vips,
+				   pp ? pp->tables : NULL, pp ? pp->n_tables : 0);
+	if (err)
+		return err;
 	for (uint32_t v = 0; v < gen->n_vips; v++) {
 		struct mlv_gen_vip *vip = &vips[v];
-		size_t bytes = (size_t)vip->table_size * sizeof(uint16_t);
-		uint16_t *first = (uint16_t *)(void *)(tables + off);
-		uint16_t *second = (uint16_t *)(void *)(tables + off +
-							round_up(bytes, GEN_ALIGN));
-		struct mlv_table_spec spec = {
-			.kind = vip->table_kind, .size = vip->table_size,
-			.vnodes = vip->vnodes,
+		const struct mlv_gen_table *tb;
+		enum mlv_gen_table_source src;
+		struct mlv_gen_table_input in = {
+			.spec = { .kind = vip->table_kind,
+				  .size = vip->table_size,
+				  .vnodes = vip->vnodes },
+			.max_load = vip->max_load,
+			.backends = scratch,
+			.n = vip->n_backends,
 		};
 
-		off += 2 * round_up(bytes, GEN_ALIGN);
-		vip->table = first;
-		vip->second = second;
 		set_load_bounds(vip);
-		if (same_table_input(vip, prev_of[v])) {
-			memcpy(first, prev_of[v]->table, bytes);
-			memcpy(second, prev_of[v]->second, bytes);
-			vip->fingerprint = prev_of[v]->fingerprint;
-			gen->n_tables_reused++;
-			continue;
-		}
 		for (uint32_t b = 0; b < vip->n_backends; b++)
 			scratch[b] = (struct mlv_table_backend){
 				.name = vip->backends[b].name,
 				.weight = vip->backends[b].weight,
 				.no_second = vip->backends[b].no_second,
 			};
-		err = mlv_table_build(&spec, scratch, vip->n_backends, first,
-				      second, &vip->fingerprint);
+		err = mlv_gen_tables_acquire(&t, &in, &tb, &src);
+		/* held so far, so a failed build can drop them */
+		p->n_tables = t.n_held;
 		if (err)
-			return err;
+			break;
+		vip->table = tb->first;
+		vip->second = tb->second;
+		vip->fingerprint = tb->fingerprint;
+		if (src == MLV_GEN_TABLE_REUSED)
+			gen->n_tables_reused++;
+		else if (src == MLV_GEN_TABLE_SHARED)
+			gen->n_tables_shared++;
+		else
+			gen->n_tables_built++;
 	}
-	return MLV_OK;
+	mlv_gen_tables_end(&t);
+	return err;
 }
 
 static uint16_t encap_overhead(enum mlv_forwarding fwd, uint8_t outer_family)
@@ -634,10 +628,12 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	macs = malloc((n_all ? n_all : 1) * sizeof(*macs));
 	prev_of = malloc((cfg->n_vips ? cfg->n_vips : 1) * sizeof(*prev_of));
 	gen = aligned_alloc(GEN_ALIGN, l.total);
-	if (!scratch || !macs || !prev_of || !gen)
+	if (!scratch || !macs || !prev_of || !gen) {
+		free(gen); /* not yet initialised: not for mlv_gen_free */
+		gen = NULL;
 		goto fail;
-	/* Zero all but the tables, which the table builders fill entirely. */
-	memset(gen, 0, l.tables);
+	}
+	memset(gen, 0, l.total);
 	base = (uint8_t *)gen;
 
 	p = (struct gen_priv *)(void *)(base + l.priv);
@@ -648,6 +644,7 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	mlv_gen_uid_map_init(&p->backend_uids, (void *)(base + l.backend_uids),
 			     l.backend_uid_slots);
 	p->vip_by_name = (void *)(base + l.by_name);
+	p->tables = (void *)(base + l.tables);
 
 	gen->number = number;
 	gen->priv = p;
@@ -678,7 +675,7 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 			prev_of);
 	if (err)
 		goto fail;
-	err = build_tables(gen, base + l.tables, scratch, prev_of);
+	err = build_tables(gen, scratch, previous);
 	if (err)
 		goto fail;
 	err = build_encap(cfg, gen, (void *)(base + l.encap),
@@ -693,7 +690,7 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	gen = NULL;
 	err = MLV_OK;
 fail:
-	free(gen);
+	mlv_gen_free(gen);
 	free(prev_of);
 	free(macs);
 	free(scratch);
@@ -703,7 +700,15 @@ fail:
 
 void mlv_gen_free(struct mlv_generation *gen)
 {
-	/* Everything lives in the one allocation that starts with *gen. */
+	const struct gen_priv *p;
+
+	if (!gen)
+		return;
+	/* Control thread only, so the counts need no atomics (gen_tables.h). */
+	p = gen->priv;
+	if (p)
+		mlv_gen_tables_release(p->tables, p->n_tables);
+	/* Everything else lives in the one allocation that starts with *gen. */
 	free(gen);
 }
 

@@ -121,10 +121,17 @@ struct mlv_generation {
 	uint32_t **backend_active;
 	uint32_t **vip_active;
 	void *priv;                  /* builder-owned look-up structures */
-	/* VIP tables copied from `previous` because the VIP's table inputs
-	 * (builder, size, vnodes, max_load, and the (name, effective weight,
-	 * no_second) list) were unchanged: for logs and tests. */
+	/* How each VIP got its table (they add up to n_vips), for logs and
+	 * tests. A table input is (builder, size, vnodes, max_load, and the
+	 * (name, effective weight, no_second) list), control/gen_tables.h.
+	 * reused: `previous` held a table for the same input, now shared
+	 * with it. built: the first VIP with an input `previous` had no
+	 * table for. shared: a later VIP with such an input, sharing the
+	 * table built for the first. n_vips - n_tables_reused VIPs changed
+	 * since `previous`; n_tables_built tables were built for them. */
 	uint32_t n_tables_reused;
+	uint32_t n_tables_built;
+	uint32_t n_tables_shared;
 	/* Config port index transmitting for each slot: [n_tx]. */
 	uint16_t tx_ports[MLV_MAX_PORTS];
 	/* Owned by control/publish.c while the generation waits for its grace
@@ -136,7 +143,7 @@ struct mlv_generation {
 /* Build generation `number` for cfg. ports[] describes cfg->ports in
  * order. previous (NULL for the first) carries uids forward: a (VIP,
  * backend) pair present in both keeps its uid, a new one gets a uid never
- * used before; it also lets unchanged VIP tables be reused. Returns MLV_OK and *out, or an error
+ * used before; it also lets unchanged VIP tables be shared with it. Returns MLV_OK and *out, or an error
  * with nothing allocated. Control thread.
  *
  * Details (docs/generations.md):
@@ -155,10 +162,13 @@ struct mlv_generation {
  * - gen->ports[i].tx_slot is set; a port transmits via itself or its
  *   tx_port. ports[i].mtu/address/address6 left zero/unset fall back to the
  *   config port's values.
- * - A VIP whose builder, table size, vnodes, max_load and (name,
- *   effective weight, no_second) list equal those of the same-named VIP in
- *   previous gets a copy of that table, second choices and fingerprint
- *   instead of a rebuild (they are a pure function of them).
+ * - VIPs with the same builder, table size, vnodes, max_load and (name,
+ *   effective weight, no_second) list share one table, second-choice
+ *   array and fingerprint (they are a pure function of them), built once
+ *   per build, or taken by reference from previous when it holds one for
+ *   that input (whatever VIP it was built for). vip->table and
+ *   vip->second are read-only and may point outside gen's allocation;
+ *   they stay valid while any generation holding them is alive.
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
@@ -176,7 +186,10 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 			   const struct mlv_generation *previous,
 			   struct mlv_generation **out);
 
-/* Free a generation no worker can still see. Control thread. */
+/* Free a generation no worker can still see, dropping its references to
+ * the tables it shares; a table goes with the last generation holding it.
+ * NULL is a no-op. Control thread only: table reference counts are plain
+ * integers (control/gen_tables.h). */
 void mlv_gen_free(struct mlv_generation *gen);
 
 /* The VIP matching (dst, dport, proto, family) of key, or NULL. For

@@ -105,6 +105,64 @@ static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
 	return MLV_OK;
 }
 
+/* `lookup`: ask every worker through its mailbox (dataplane/worker.h),
+ * since RSS may have put the flow on any of them. One question at a
+ * time: a mailbox holds one. */
+static enum mlv_err st_track_post(void *ctx, const struct mlv_flow_key *key,
+				  uint32_t hash, uint64_t *ticket)
+{
+	struct mlv_daemon *d = ctx;
+	struct mlv_worker_answer a;
+
+	if (d->track_outstanding)
+		return MLV_E_BUSY;
+	/* a given-up question may still be in a mailbox: wait for it */
+	for (uint32_t i = 0; i < d->n_workers; i++)
+		if (d->workers[i] && !mlv_worker_query_answer(d->workers[i], &a))
+			return MLV_E_BUSY;
+	for (uint32_t i = 0; i < d->n_workers; i++)
+		if (d->workers[i] &&
+		    !mlv_worker_query_post(d->workers[i], key, hash))
+			return MLV_E_BUSY;   /* not reached: all were idle */
+	*ticket = d->track_outstanding = ++d->track_ticket;
+	return MLV_OK;
+}
+
+static enum mlv_err st_track_poll(void *ctx, uint64_t ticket, bool *done,
+				  struct mlv_ctl_tracked *out)
+{
+	struct mlv_daemon *d = ctx;
+	struct mlv_worker_answer a;
+
+	if (ticket == 0 || ticket != d->track_outstanding)
+		return MLV_E_INVAL;
+	*done = false;
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		if (!d->workers[i])
+			continue;
+		if (!mlv_worker_query_answer(d->workers[i], &a))
+			return MLV_OK;
+		if (a.found && !out->found)
+			*out = (struct mlv_ctl_tracked){
+				.found = true, .worker = i,
+				.backend_uid = a.backend_uid, .state = a.state,
+				.expires_in_ms = a.expires_in_ms,
+			};
+	}
+	*done = true;
+	d->track_outstanding = 0;
+	return MLV_OK;
+}
+
+static void st_track_cancel(void *ctx, uint64_t ticket)
+{
+	struct mlv_daemon *d = ctx;
+
+	if (ticket == d->track_outstanding)
+		d->track_outstanding = 0;
+}
+
 enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 {
 	struct mlv_ctl_state *st = &d->st;
@@ -121,9 +179,10 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->backend_state_ctx = d;
 	st->reload = st_reload;
 	st->set_override = st_override;
-	/* find_tracked stays NULL: the connection tables belong to the
-	 * workers, and reading one while it changes could report a torn
-	 * entry; lookup then says "tracked": null */
+	/* the connection tables belong to the workers: lookup asks them */
+	st->track_post = st_track_post;
+	st->track_poll = st_track_poll;
+	st->track_cancel = st_track_cancel;
 	err = mlv_ctl_server_create(&(struct mlv_ctl_server_params){
 		.path = d->cfg->control_socket,
 		.mode = d->cfg->control_socket_mode,

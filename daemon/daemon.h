@@ -112,11 +112,18 @@ struct mlv_daemon {
 	struct mlv_ctl_state st;
 	const struct mlv_worker_counters *worker_ctr[MLV_MAX_WORKERS];
 	const struct mlv_ct *worker_ct[MLV_MAX_WORKERS];
+	/* `lookup`'s question to the workers (daemon/ctl_glue.c): the last
+	 * ticket given out, and the one still outstanding (0: none). */
+	uint64_t track_ticket;
+	uint64_t track_outstanding;
 
 	struct mlv_metrics *metrics;     /* Prometheus endpoint, or NULL */
 
 	struct mlv_steering steering;    /* AF_XDP steering programs */
-	struct mlv_next_hops next_hops;  /* next_hop: auto */
+	struct mlv_next_hops next_hops;  /* next_hop: auto, l2dsr MACs */
+	/* the config mlv_daemon_publish is building from, for the state
+	 * callback; NULL otherwise (then d->cfg) */
+	const struct mlv_config *building;
 };
 
 /* Start everything up to and including launching the workers with

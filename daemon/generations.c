@@ -2,6 +2,7 @@
  * state, whatever asked for it (start, reload, health, override, next
  * hop). */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "daemon/daemon.h"
@@ -18,6 +19,34 @@ const char *mlv_publish_reason_name(enum mlv_publish_reason r)
 	return (unsigned)r < MLV_PUBLISH__COUNT ? reason_names[r] : "unknown";
 }
 
+/* An l2dsr backend without a configured MAC: the one the kernel's
+ * neighbour table gave (daemon/next_hop.h); none yet leaves has_mac false
+ * and the builder keeps the backend out of the table. The config is the
+ * one being built (a reload builds before it becomes d->cfg). The name
+ * look-ups only run while such backends exist. */
+static void l2dsr_mac(const struct mlv_daemon *d, const char *vip,
+		      const char *backend, struct mlv_gen_backend_state *out)
+{
+	const struct mlv_config *cfg = d->building ? d->building : d->cfg;
+	const struct mlv_vip_config *vc;
+
+	if (!d->next_hops.n_backends || !cfg)
+		return;
+	vc = mlv_config_vip(cfg, vip);
+	if (!vc || vc->forwarding != MLV_FWD_L2DSR)
+		return;
+	for (uint32_t b = 0; b < vc->n_backends; b++) {
+		const struct mlv_backend_config *bc = &vc->backends[b];
+
+		if (strcmp(bc->name, backend) != 0)
+			continue;
+		if (!bc->has_mac)
+			out->has_mac = mlv_next_hops_backend_mac(
+				&d->next_hops, &bc->address, out->mac);
+		return;
+	}
+}
+
 void mlv_daemon_backend_state(const char *vip, const char *backend,
 			      struct mlv_gen_backend_state *out, void *ctx)
 {
@@ -29,6 +58,7 @@ void mlv_daemon_backend_state(const char *vip, const char *backend,
 	if (!out->healthy && d->just_down.n)
 		out->keep_slots = mlv_daemon_just_down(d, vip, backend);
 	mlv_overrides_apply(&d->overrides, vip, backend, out);
+	l2dsr_mac(d, vip, backend, out);
 }
 
 static uint64_t now_us(void)
@@ -52,9 +82,11 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 	/* The current generation carries uids forward and lends unchanged
 	 * tables (control/generation.h); the control thread may read it:
 	 * only it frees generations. */
+	d->building = cfg;
 	err = mlv_gen_build(cfg, d->ports.info, d->n_workers, number,
 			    mlv_daemon_backend_state, d,
 			    mlv_publish_current(d->pub), &gen);
+	d->building = NULL;
 	if (err) {
 		mlv_err_log("cannot build generation %u (%s): %s", number,
 			    mlv_publish_reason_name(reason), mlv_strerror(err));

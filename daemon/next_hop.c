@@ -71,6 +71,90 @@ static void set_wanted(struct mlv_next_hops *nh, const struct mlv_config *cfg)
 	}
 }
 
+static int cmp_ip(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct mlv_ip));
+}
+
+static struct mlv_next_hop_backend *find_backend(const struct mlv_next_hops *nh,
+						 const struct mlv_ip *addr)
+{
+	/* addr is the first member: the key compares as a backend */
+	_Static_assert(offsetof(struct mlv_next_hop_backend, addr) == 0,
+		       "cmp_ip compares backends by their address");
+	if (!nh->n_backends)
+		return NULL;
+	return bsearch(addr, nh->backends, nh->n_backends,
+		       sizeof(*nh->backends), cmp_ip);
+}
+
+/* The interface that resolves l2dsr backends: the first transmitting
+ * port with a kernel interface (a generation has one MAC per backend,
+ * so ports transmitting l2dsr frames are expected to share the link). */
+static int backend_ifindex(const struct mlv_next_hops *nh,
+			   const struct mlv_config *cfg)
+{
+	struct mlv_port_plan plan;
+	char why[256];
+
+	if (mlv_port_plan_make(cfg, &plan, why, sizeof(why)) != MLV_OK)
+		return 0;
+	for (uint32_t i = 0; i < nh->n_ports; i++)
+		if (plan.transmits[i] && nh->port[i].ifindex > 0)
+			return nh->port[i].ifindex;
+	return 0;
+}
+
+/* The l2dsr backend addresses of cfg without a configured MAC, sorted
+ * and distinct; what was known of an address that stays is kept. */
+static enum mlv_err set_backends(struct mlv_next_hops *nh,
+				 const struct mlv_config *cfg)
+{
+	struct mlv_next_hop_backend *all;
+	size_t total = 0, n = 0;
+	int ifindex = backend_ifindex(nh, cfg);
+
+	for (uint32_t v = 0; v < cfg->n_vips; v++)
+		if (cfg->vips[v].forwarding == MLV_FWD_L2DSR)
+			total += cfg->vips[v].n_backends;
+	all = calloc(total ? total : 1, sizeof(*all));
+	if (!all)
+		return MLV_E_NOMEM;
+	for (uint32_t v = 0; v < cfg->n_vips; v++) {
+		const struct mlv_vip_config *vc = &cfg->vips[v];
+
+		if (vc->forwarding != MLV_FWD_L2DSR)
+			continue;
+		for (uint32_t b = 0; b < vc->n_backends; b++)
+			if (!vc->backends[b].has_mac)
+				all[n++].addr = vc->backends[b].address;
+	}
+	qsort(all, n, sizeof(*all), cmp_ip);
+	total = n;
+	n = 0;
+	for (size_t i = 0; i < total; i++) {
+		const struct mlv_next_hop_backend *old;
+
+		if (n && mlv_ip_equal(&all[n - 1].addr, &all[i].addr))
+			continue;
+		all[n] = all[i];
+		all[n].ifindex = ifindex;
+		old = find_backend(nh, &all[i].addr);
+		if (old && old->ifindex == ifindex && old->resolved) {
+			all[n].resolved = true;
+			memcpy(all[n].mac, old->mac, 6);
+		}
+		n++;
+	}
+	free(nh->backends);
+	nh->backends = all;
+	nh->n_backends = n;
+	if (n && !ifindex)
+		mlv_warn("%zu l2dsr backend(s) without 'mac' and no transmitting "
+			 "port with a kernel interface: they stay unusable", n);
+	return MLV_OK;
+}
+
 enum mlv_err mlv_next_hops_init(struct mlv_next_hops *nh,
 				const struct mlv_config *cfg,
 				const int *ifindex)
@@ -87,6 +171,11 @@ enum mlv_err mlv_next_hops_init(struct mlv_next_hops *nh,
 			nh->active = true;
 	if (!nh->active)
 		return MLV_OK;
+	if (set_backends(nh, cfg) != MLV_OK) {
+		nh->active = false;
+		errno = ENOMEM;
+		return MLV_E_IO;
+	}
 	if (mlv_rtnl_open(&nh->nl) != MLV_OK) {
 		nh->active = false;
 		return MLV_E_IO;
@@ -98,16 +187,31 @@ enum mlv_err mlv_next_hops_init(struct mlv_next_hops *nh,
 void mlv_next_hops_free(struct mlv_next_hops *nh)
 {
 	mlv_rtnl_close(&nh->nl);
+	free(nh->backends);
+	nh->backends = NULL;
+	nh->n_backends = 0;
 	nh->active = false;
 }
 
-void mlv_next_hops_reconfigure(struct mlv_next_hops *nh,
-			       const struct mlv_config *cfg)
+enum mlv_err mlv_next_hops_reconfigure(struct mlv_next_hops *nh,
+				       const struct mlv_config *cfg)
 {
 	if (!nh->active)
-		return;
+		return MLV_OK;
 	set_wanted(nh, cfg);
 	nh->reroute = true;
+	return set_backends(nh, cfg);
+}
+
+bool mlv_next_hops_backend_mac(const struct mlv_next_hops *nh,
+			       const struct mlv_ip *addr, uint8_t mac[6])
+{
+	const struct mlv_next_hop_backend *b = find_backend(nh, addr);
+
+	if (!b || !b->resolved)
+		return false;
+	memcpy(mac, b->mac, 6);
+	return true;
 }
 
 int mlv_next_hops_fd(const struct mlv_next_hops *nh)
@@ -122,7 +226,8 @@ static bool port_wanted(int ifindex, void *ctx)
 	for (uint32_t i = 0; i < nh->n_ports; i++)
 		if (nh->port[i].wanted && nh->port[i].ifindex == ifindex)
 			return true;
-	return false;
+	/* backends all resolve on one interface */
+	return nh->n_backends && nh->backends[0].ifindex == ifindex;
 }
 
 void mlv_next_hops_on_notify(struct mlv_next_hops *nh)
@@ -134,11 +239,6 @@ void mlv_next_hops_on_notify(struct mlv_next_hops *nh)
 	mlv_rtnl_monitor_read(&nh->nl, port_wanted, nh, &ch);
 	nh->refresh |= ch.neigh;
 	nh->reroute |= ch.route;
-}
-
-static int cmp_ip(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct mlv_ip));
 }
 
 /* Every distinct outer destination of cfg (ipip and gue backends),
@@ -288,6 +388,49 @@ static void lookup(struct mlv_next_hops *nh, const struct mlv_config *cfg)
 	}
 }
 
+/* One neighbour look-up per l2dsr backend to resolve; solicit those
+ * missing (the kernel then resolves the backend itself, on the link).
+ * Returns whether some backend's MAC appeared or changed. */
+static bool lookup_backends(struct mlv_next_hops *nh)
+{
+	char a[MLV_IP_STRLEN], m[MLV_MAC_STRLEN];
+	bool changed = false;
+
+	for (size_t i = 0; i < nh->n_backends; i++) {
+		struct mlv_next_hop_backend *b = &nh->backends[i];
+		struct mlv_mac mac;
+		bool valid;
+
+		if (b->ifindex <= 0)
+			continue;
+		if (mlv_rtnl_neigh(&nh->nl, b->ifindex, &b->addr, mac.bytes,
+				   &valid) != MLV_OK) {
+			mlv_debug("l2dsr backend %s: neighbour look-up failed: %s",
+				  mlv_ip_format(&b->addr, a, sizeof(a)),
+				  strerror(errno));
+			continue;
+		}
+		if (!valid) {
+			if (mlv_rtnl_solicit(b->ifindex, &b->addr) != MLV_OK)
+				mlv_debug("l2dsr backend %s: cannot solicit: %s",
+					  mlv_ip_format(&b->addr, a, sizeof(a)),
+					  strerror(errno));
+			/* a known MAC stays in use while the kernel
+			 * re-resolves, as for next hops */
+			continue;
+		}
+		if (!b->resolved || memcmp(b->mac, mac.bytes, 6) != 0) {
+			mlv_info("l2dsr backend %s is %s",
+				 mlv_ip_format(&b->addr, a, sizeof(a)),
+				 mlv_mac_format(&mac, m, sizeof(m)));
+			memcpy(b->mac, mac.bytes, 6);
+			b->resolved = true;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
 bool mlv_next_hops_update(struct mlv_next_hops *nh,
 			  const struct mlv_config *cfg,
 			  struct mlv_gen_port_info *info, bool force)
@@ -299,6 +442,7 @@ bool mlv_next_hops_update(struct mlv_next_hops *nh,
 	if (force || nh->reroute)
 		reroute(nh, cfg);
 	lookup(nh, cfg);
+	changed = lookup_backends(nh);
 	nh->reroute = nh->refresh = false;
 	nh->last_check_ms = now_ms();
 	for (uint32_t i = 0; i < nh->n_ports; i++) {
@@ -317,6 +461,9 @@ bool mlv_next_hops_all_resolved(const struct mlv_next_hops *nh)
 {
 	for (uint32_t i = 0; i < nh->n_ports; i++)
 		if (nh->port[i].wanted && !nh->port[i].resolved)
+			return false;
+	for (size_t i = 0; i < nh->n_backends; i++)
+		if (nh->backends[i].ifindex > 0 && !nh->backends[i].resolved)
 			return false;
 	return true;
 }

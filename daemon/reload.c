@@ -105,7 +105,9 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 		mlv_err_log("reload: health checks not updated: %s",
 			    err == MLV_E_INVAL ? mlv_health_error(d->health) :
 			    mlv_strerror(err));
-	mlv_next_hops_reconfigure(&d->next_hops, d->cfg);
+	if (mlv_next_hops_reconfigure(&d->next_hops, d->cfg))
+		mlv_err_log("reload: l2dsr backend MACs not updated: %s",
+			    mlv_strerror(MLV_E_NOMEM));
 	changed |= mlv_next_hops_update(&d->next_hops, d->cfg, d->ports.info,
 					false);
 	if (changed)

@@ -180,9 +180,11 @@ static enum mlv_err next_hops_up(struct mlv_daemon *d)
 	}
 	if (!mlv_next_hops_wait(&d->next_hops, d->cfg, d->ports.info,
 				NEXT_HOP_START_WAIT_MS))
-		mlv_warn("next_hop: auto: not resolved after %u ms; encapsulated "
-			 "packets leave with destination MAC 00:00:00:00:00:00 "
-			 "until the kernel resolves it (retried every %u ms)",
+		mlv_warn("next_hop: auto: not all resolved after %u ms; "
+			 "encapsulated packets leave with destination MAC "
+			 "00:00:00:00:00:00 and l2dsr backends without 'mac' "
+			 "stay out of the table until the kernel resolves them "
+			 "(retried every %u ms)",
 			 NEXT_HOP_START_WAIT_MS, MLV_NEXT_HOP_RETRY_MS);
 	return MLV_OK;
 }

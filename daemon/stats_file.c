@@ -259,6 +259,28 @@ static json_t *next_hops_json(const struct mlv_daemon *d)
 	return arr;
 }
 
+/* l2dsr backends without 'mac': address -> the MAC the kernel's
+ * neighbour table gave, or null while unresolved. */
+static json_t *l2dsr_macs_json(const struct mlv_next_hops *nh)
+{
+	json_t *obj = json_object();
+
+	for (size_t i = 0; obj && i < nh->n_backends; i++) {
+		const struct mlv_next_hop_backend *b = &nh->backends[i];
+		char ip[MLV_IP_STRLEN], mac[MLV_MAC_STRLEN];
+		struct mlv_mac m;
+
+		memcpy(m.bytes, b->mac, 6);
+		if (json_object_set_new(obj, mlv_ip_format(&b->addr, ip, sizeof(ip)),
+				b->resolved ? json_string(mlv_mac_format(
+					&m, mac, sizeof(mac))) : json_null())) {
+			json_decref(obj);
+			obj = NULL;
+		}
+	}
+	return obj;
+}
+
 json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 {
 	const struct mlv_generation *gen =
@@ -278,7 +300,7 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 		return NULL;
 	return json_pack("{s:s, s:i, s:b, s:f, s:f, s:I, s:s, s:{s:I, s:I},"
 			 " s:I, s:o, s:{s:o*, s:o*, s:o}, s:o*, s:o*, s:o*,"
-			 " s:o*, s:o*}",
+			 " s:o*, s:o*, s:o*}",
 			 "version", MLV_VERSION,
 			 "pid", (int)getpid(),
 			 "final", final,
@@ -298,7 +320,8 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 			 "publishes", publishes_json(&d->last_publish),
 			 "health", health_json(d->health),
 			 "xdp_steer", mlv_steering_json(&d->steering),
-			 "next_hops", next_hops_json(d));
+			 "next_hops", next_hops_json(d),
+			 "l2dsr_macs", l2dsr_macs_json(&d->next_hops));
 }
 
 enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc)

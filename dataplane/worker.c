@@ -105,6 +105,54 @@ void mlv_worker_flush(struct mlv_worker *w)
 	w->tx_dirty = 0;
 }
 
+bool mlv_worker_query_post(struct mlv_worker *w, const struct mlv_flow_key *key,
+			   uint32_t hash)
+{
+	struct mlv_worker_query *q = &w->query;
+	uint32_t done = __atomic_load_n(&q->resp_seq, __ATOMIC_ACQUIRE);
+
+	if (done != q->req_seq)
+		return false;          /* the worker may be reading key */
+	q->key = *key;
+	q->hash = hash;
+	__atomic_store_n(&q->req_seq, done + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+bool mlv_worker_query_answer(const struct mlv_worker *w,
+			     struct mlv_worker_answer *out)
+{
+	const struct mlv_worker_query *q = &w->query;
+
+	if (__atomic_load_n(&q->resp_seq, __ATOMIC_ACQUIRE) != q->req_seq)
+		return false;
+	*out = (struct mlv_worker_answer){
+		.found = q->found,
+		.state = q->state,
+		.backend_uid = q->backend_uid,
+		.expires_in_ms = q->expires_in_ms,
+	};
+	return true;
+}
+
+void mlv_worker_query_serve(struct mlv_worker *w, uint32_t now_ms)
+{
+	struct mlv_worker_query *q = &w->query;
+	uint32_t seq = __atomic_load_n(&q->req_seq, __ATOMIC_ACQUIRE);
+	const struct mlv_ct_entry *e;
+
+	if (likely(seq == q->resp_seq))
+		return;
+	e = mlv_ct_lookup(w->ct, &q->key, q->hash, now_ms);
+	q->found = e != NULL;
+	q->state = e ? e->state : MLV_CT_FREE;
+	q->backend_uid = e ? e->backend_uid : 0;
+	/* modular: the clock wraps (see clock_ms); a live entry expires
+	 * after now */
+	q->expires_in_ms = e ? e->expires_ms - now_ms : 0;
+	__atomic_store_n(&q->resp_seq, seq, __ATOMIC_RELEASE);
+}
+
 /* Sleep without holding up grace periods: offline while asleep. */
 static void idle_sleep(struct mlv_worker *w, uint32_t us)
 {
@@ -153,9 +201,12 @@ int mlv_worker_run(void *arg)
 		}
 		/* Before the quiescent report: entries the sweep reclaims
 		 * leave the active-flow counts of the current generation. */
-		if (unlikely((++polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0))
-			mlv_forward_sweep(w, mlv_publish_current(w->pub),
-					  clock_ms(w, rte_rdtsc()));
+		if (unlikely((++polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0)) {
+			uint32_t now = clock_ms(w, rte_rdtsc());
+
+			mlv_forward_sweep(w, mlv_publish_current(w->pub), now);
+			mlv_worker_query_serve(w, now);
+		}
 		/* No generation pointer is held past this point. */
 		mlv_publish_quiescent(w->pub, w->id);
 

@@ -1,8 +1,9 @@
 /* A data-plane worker: one per worker lcore. It polls its own RX queue on
  * every port, forwards each burst (dataplane/forward.c), transmits on its
  * own TX queue of the chosen port, reports an RCU quiescent state once per
- * poll loop, and every MLV_HOUSEKEEPING_POLLS loops checks for stop and
- * sweeps a few conntrack buckets. No locks, syscalls, allocation or
+ * poll loop, and every MLV_HOUSEKEEPING_POLLS loops checks for stop,
+ * sweeps a few conntrack buckets and answers the control thread's
+ * conntrack question (struct mlv_worker_query). No locks, syscalls, allocation or
  * logging per packet; the only syscalls are the adaptive idle sleeps.
  *
  * Threads: create/destroy and request_stop on the control thread;
@@ -45,6 +46,39 @@ struct mlv_rxq {
 	uint16_t exception_to;
 };
 
+/* The control thread's question to one worker: does your conntrack
+ * table hold this flow? A single-slot mailbox, because conntrack belongs
+ * to its worker and reading it from another thread could see a torn
+ * entry. Protocol (sequence numbers only grow):
+ *   control: only while resp_seq == req_seq (idle), write key and hash,
+ *            then release-store req_seq = resp_seq + 1;
+ *   worker:  every housekeeping round, acquire-load req_seq; if it
+ *            differs from resp_seq, look the key up, write the answer,
+ *            then release-store resp_seq = req_seq;
+ *   control: acquire-load resp_seq; once it equals req_seq the answer is
+ *            complete and stays put until the next post.
+ * Request and answer sit on separate cache lines so the worker's idle
+ * check reads a line the control thread writes only when it asks. */
+struct mlv_worker_query {
+	uint32_t req_seq;          /* written by the control thread */
+	uint32_t hash;             /* mlv_flow_hash(&key) */
+	struct mlv_flow_key key;
+
+	uint32_t resp_seq __rte_cache_aligned;   /* written by the worker */
+	bool found;
+	uint8_t state;             /* enum mlv_ct_state, when found */
+	uint32_t backend_uid;      /* when found */
+	uint32_t expires_in_ms;    /* when found */
+};
+
+/* A worker's answer as the control thread copies it out. */
+struct mlv_worker_answer {
+	bool found;
+	uint8_t state;
+	uint32_t backend_uid;
+	uint32_t expires_in_ms;
+};
+
 struct mlv_worker {
 	/* Written per burst by this worker only. */
 	struct mlv_worker_counters ctr;
@@ -67,6 +101,9 @@ struct mlv_worker {
 	const struct mlv_generation *ct_gen;
 	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
 	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
+
+	/* The control thread's conntrack question (mlv_worker_query_post). */
+	struct mlv_worker_query query __rte_cache_aligned;
 
 	/* Written by the control thread (request_stop), read every
 	 * MLV_HOUSEKEEPING_POLLS loops with a relaxed atomic load. */
@@ -111,6 +148,25 @@ static inline void mlv_worker_request_stop(struct mlv_worker *w)
 {
 	__atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
 }
+
+/* Ask the worker whether it tracks key (hash = mlv_flow_hash(key)).
+ * Returns false, posting nothing, while its previous question is still
+ * unanswered. Release ordering publishes the key before the sequence
+ * number. Control thread. */
+bool mlv_worker_query_post(struct mlv_worker *w, const struct mlv_flow_key *key,
+			   uint32_t hash);
+
+/* The answer to the last question posted: true and *out once the worker
+ * answered it (acquire ordering: the answer is complete), false while it
+ * has not (or if nothing was ever posted: then *out is all zero and true
+ * is returned). Control thread. */
+bool mlv_worker_query_answer(const struct mlv_worker *w,
+			     struct mlv_worker_answer *out);
+
+/* Answer a pending question, if any: one mlv_ct_lookup. Called from the
+ * housekeeping step of the poll loop. The worker's lcore (tests call it
+ * directly on a worker that never runs). */
+void mlv_worker_query_serve(struct mlv_worker *w, uint32_t now_ms);
 
 /* Process one received burst with generation gen (which may be NULL
  * before the first publish: everything is dropped as not for a VIP).

@@ -45,29 +45,7 @@ static const char *const counter_help[] = {
 #undef MLV_STEER_CTR_HELP
 };
 
-static enum mlv_err say(char *buf, size_t len, enum mlv_err err,
-			const char *fmt, ...)
-{
-	va_list ap;
 
-	if (buf && len) {
-		va_start(ap, fmt);
-		vsnprintf(buf, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
-static enum mlv_err errno_err(int e)
-{
-	if (e == EPERM || e == EACCES)
-		return MLV_E_PERM;
-	if (e == EBUSY || e == EEXIST)
-		return MLV_E_BUSY;
-	if (e == ENOMEM)
-		return MLV_E_NOMEM;
-	return MLV_E_IO;
-}
 
 static enum mlv_err new_handle(const char *ifname, struct mlv_xdp_steer **out,
 			       char *errbuf, size_t errlen)
@@ -77,11 +55,11 @@ static enum mlv_err new_handle(const char *ifname, struct mlv_xdp_steer **out,
 
 	*out = NULL;
 	if (!ifname || strlen(ifname) >= IF_NAMESIZE)
-		return say(errbuf, errlen, MLV_E_INVAL,
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
 			   "bad interface name '%s'", ifname ? ifname : "");
 	idx = if_nametoindex(ifname);
 	if (!idx)
-		return say(errbuf, errlen, MLV_E_INVAL, "%s: no such interface",
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL, "%s: no such interface",
 			   ifname);
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -119,17 +97,17 @@ enum mlv_err mlv_xdp_steer_open_attached(const char *ifname,
 		return err;
 	err = mlv_xdp_attached_query(s->ifindex, &cur, why, sizeof(why));
 	if (err) {
-		say(errbuf, errlen, err, "%s: %s", ifname, why);
+		mlv_err_msg(errbuf, errlen, err, "%s: %s", ifname, why);
 		goto fail;
 	}
 	if (!cur.prog_id) {
-		err = say(errbuf, errlen, MLV_E_NOT_FOUND,
+		err = mlv_err_msg(errbuf, errlen, MLV_E_NOT_FOUND,
 			  "%s: no XDP program attached (was net_af_xdp given "
 			  "xdp_prog=, and are its queues set up?)", ifname);
 		goto fail;
 	}
 	if (strcmp(cur.name, MLV_XDP_STEER_PROG_NAME)) {
-		err = say(errbuf, errlen, MLV_E_BUSY,
+		err = mlv_err_msg(errbuf, errlen, MLV_E_BUSY,
 			  "%s: the attached XDP program is %s (id %u), not "
 			  "maglevd's %s", ifname, cur.name, cur.prog_id,
 			  MLV_XDP_STEER_PROG_NAME);
@@ -139,7 +117,7 @@ enum mlv_err mlv_xdp_steer_open_attached(const char *ifname,
 				    sizeof(want) / sizeof(want[0]), why,
 				    sizeof(why));
 	if (err) {
-		say(errbuf, errlen, err, "%s: %s", ifname, why);
+		mlv_err_msg(errbuf, errlen, err, "%s: %s", ifname, why);
 		goto fail;
 	}
 	s->own_fds = 1;
@@ -178,14 +156,14 @@ enum mlv_err mlv_xdp_steer_attach(const char *ifname, enum mlv_xdp_mode mode,
 	*out = NULL;
 	if (mode != MLV_XDP_MODE_AUTO && mode != MLV_XDP_MODE_NATIVE &&
 	    mode != MLV_XDP_MODE_GENERIC)
-		return say(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
 			   (int)mode);
 	err = new_handle(ifname, &s, errbuf, errlen);
 	if (err)
 		return err;
 	s->skel = xdp_steer_bpf__open_and_load();
 	if (!s->skel) {
-		err = say(errbuf, errlen, errno_err(errno),
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			  "%s: loading the steering program failed: %s",
 			  ifname, strerror(errno));
 		goto fail;
@@ -196,7 +174,7 @@ enum mlv_err mlv_xdp_steer_attach(const char *ifname, enum mlv_xdp_mode mode,
 			    XDP_FLAGS_UPDATE_IF_NOEXIST | s->attach_flags,
 			    NULL);
 	if (rc) {
-		err = say(errbuf, errlen, errno_err(-rc),
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(-rc),
 			  "%s: attaching the steering program failed: %s%s",
 			  ifname, strerror(-rc),
 			  rc == -EBUSY || rc == -EEXIST ?
@@ -261,7 +239,7 @@ static enum mlv_err vip_key(struct mlv_xdp_steer *s,
 	if ((v->address.family != MLV_AF_INET &&
 	     v->address.family != MLV_AF_INET6) ||
 	    (v->protocol != IPPROTO_TCP && v->protocol != IPPROTO_UDP))
-		return say(s->err, sizeof(s->err), MLV_E_INVAL,
+		return mlv_err_msg(s->err, sizeof(s->err), MLV_E_INVAL,
 			   "%s: VIP %s port %u protocol %u: only IPv4/IPv6 "
 			   "TCP/UDP VIPs can be steered", s->ifname,
 			   v->address.family ?
@@ -331,7 +309,7 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 
 	s->err[0] = '\0';
 	if (n && !vips)
-		return say(s->err, sizeof(s->err), MLV_E_INVAL,
+		return mlv_err_msg(s->err, sizeof(s->err), MLV_E_INVAL,
 			   "%s: no VIP array", s->ifname);
 	err = build_records(s, vips, n, &r);
 	if (err)
@@ -342,7 +320,7 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 			   sizeof(*r.addr_vals), r.addr_keys, r.addr_vals,
 			   r.n_addrs, &ast);
 	if (err) {
-		say(s->err, sizeof(s->err), err, "%s: updating vip_addrs "
+		mlv_err_msg(s->err, sizeof(s->err), err, "%s: updating vip_addrs "
 		    "(%zu addresses): %s", s->ifname, r.n_addrs,
 		    mlv_strerror(err));
 		goto out;
@@ -351,7 +329,7 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 			   sizeof(*r.vip_vals), r.vip_keys, r.vip_vals,
 			   r.n_vips, &vst);
 	if (err) {
-		say(s->err, sizeof(s->err), err, "%s: updating vip_map "
+		mlv_err_msg(s->err, sizeof(s->err), err, "%s: updating vip_map "
 		    "(%zu VIPs): %s", s->ifname, r.n_vips, mlv_strerror(err));
 		goto out;
 	}
@@ -425,10 +403,10 @@ enum mlv_err mlv_xdp_steer_write_object(const char *path, char *errbuf,
 	bytes = xdp_steer_bpf__elf_bytes(&size);
 	if (!path || snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
 	    (int)sizeof(tmp))
-		return say(errbuf, errlen, MLV_E_INVAL, "bad object path");
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL, "bad object path");
 	fd = mkstemp(tmp);
 	if (fd < 0)
-		return say(errbuf, errlen, MLV_E_IO, "%s: %s", tmp,
+		return mlv_err_msg(errbuf, errlen, MLV_E_IO, "%s: %s", tmp,
 			   strerror(errno));
 	while (done < size) {
 		ssize_t w = write(fd, bytes + done, size - done);
@@ -449,7 +427,7 @@ enum mlv_err mlv_xdp_steer_write_object(const char *path, char *errbuf,
 	}
 	return MLV_OK;
 io_fail:
-	say(errbuf, errlen, MLV_E_IO, "writing %s: %s", path,
+	mlv_err_msg(errbuf, errlen, MLV_E_IO, "writing %s: %s", path,
 	    strerror(errno));
 	if (fd >= 0)
 		close(fd);
@@ -467,12 +445,12 @@ enum mlv_err mlv_xdp_steer_remove_stale(const char *ifname, int *removed,
 	*removed = 0;
 	idx = ifname ? if_nametoindex(ifname) : 0;
 	if (!idx)
-		return say(errbuf, errlen, MLV_E_INVAL, "%s: no such interface",
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL, "%s: no such interface",
 			   ifname ? ifname : "");
 	err = mlv_xdp_attached_detach((int)idx, MLV_XDP_STEER_PROG_NAME,
 				      removed, why, sizeof(why));
 	if (err)
-		say(errbuf, errlen, err, "%s: %s", ifname, why);
+		mlv_err_msg(errbuf, errlen, err, "%s: %s", ifname, why);
 	return err;
 }
 

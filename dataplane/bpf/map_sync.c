@@ -9,16 +9,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-static enum mlv_err errno_err(int e)
-{
-	if (e == E2BIG || e == ENOSPC)
-		return MLV_E_LIMIT;
-	if (e == EPERM || e == EACCES)
-		return MLV_E_PERM;
-	if (e == ENOMEM)
-		return MLV_E_NOMEM;
-	return MLV_E_IO;
-}
 
 static int cmp_key(const void *a, const void *b, void *key_size)
 {
@@ -65,7 +55,7 @@ static enum mlv_err write_wanted(int fd, const uint8_t *sorted, size_t n,
 			continue;
 		}
 		if (bpf_map_update_elem(fd, key, val, BPF_ANY))
-			return errno_err(errno);
+			return mlv_err_from_errno(errno);
 		if (present)
 			st->updated++;
 		else
@@ -108,13 +98,13 @@ static enum mlv_err delete_stale(int fd, const uint8_t *sorted, size_t n,
 		prev_key = cur;
 	}
 	if (errno != ENOENT) {
-		err = errno_err(errno);
+		err = mlv_err_from_errno(errno);
 		goto out;
 	}
 	for (size_t i = 0; i < n_stale; i++) {
 		if (bpf_map_delete_elem(fd, stale + i * key_size) &&
 		    errno != ENOENT) {
-			err = errno_err(errno);
+			err = mlv_err_from_errno(errno);
 			goto out;
 		}
 		st->removed++;
@@ -176,7 +166,7 @@ enum mlv_err mlv_percpu_sum(int fd, uint32_t n, uint64_t *out)
 	for (uint32_t i = 0; i < n; i++) {
 		out[i] = 0;
 		if (bpf_map_lookup_elem(fd, &i, vals)) {
-			err = errno_err(errno);
+			err = mlv_err_from_errno(errno);
 			break;
 		}
 		for (int c = 0; c < n_cpus; c++)

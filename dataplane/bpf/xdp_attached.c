@@ -12,27 +12,7 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
-static enum mlv_err fail(enum mlv_err err, char *errbuf, size_t errlen,
-			 const char *fmt, ...)
-{
-	va_list ap;
 
-	if (errbuf && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(errbuf, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
-static enum mlv_err errno_err(int e)
-{
-	if (e == EPERM || e == EACCES)
-		return MLV_E_PERM;
-	if (e == ENOENT)
-		return MLV_E_NOT_FOUND;
-	return MLV_E_IO;
-}
 
 enum mlv_err mlv_xdp_attached_query(int ifindex, struct mlv_xdp_attached *out,
 				    char *errbuf, size_t errlen)
@@ -45,7 +25,7 @@ enum mlv_err mlv_xdp_attached_query(int ifindex, struct mlv_xdp_attached *out,
 	memset(out, 0, sizeof(*out));
 	rc = bpf_xdp_query(ifindex, 0, &q);
 	if (rc)
-		return fail(errno_err(-rc), errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(-rc),
 			    "ifindex %d: XDP query failed: %s", ifindex,
 			    strerror(-rc));
 	if (q.drv_prog_id) {
@@ -63,14 +43,14 @@ enum mlv_err mlv_xdp_attached_query(int ifindex, struct mlv_xdp_attached *out,
 
 	fd = bpf_prog_get_fd_by_id(out->prog_id);
 	if (fd < 0)
-		return fail(errno_err(errno), errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			    "XDP program id %u: %s", out->prog_id,
 			    strerror(errno));
 	memset(&info, 0, sizeof(info));
 	rc = bpf_obj_get_info_by_fd(fd, &info, &info_len);
 	close(fd);
 	if (rc)
-		return fail(errno_err(errno), errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			    "XDP program id %u: no info: %s", out->prog_id,
 			    strerror(errno));
 	snprintf(out->name, sizeof(out->name), "%s", info.name);
@@ -104,7 +84,7 @@ static int match_map(int fd, struct mlv_xdp_map_want *want, size_t n,
 		if (info.type != want[i].type ||
 		    info.key_size != want[i].key_size ||
 		    info.value_size != want[i].value_size) {
-			fail(MLV_E_PROTO, errbuf, errlen,
+			mlv_err_msg(errbuf, errlen, MLV_E_PROTO,
 			     "XDP program id %u: map %s has type %u key %u "
 			     "value %u bytes, expected %u/%u/%u (a program "
 			     "from another maglevd build?)", prog_id,
@@ -134,13 +114,13 @@ enum mlv_err mlv_xdp_attached_maps(uint32_t prog_id,
 		want[i].fd = -1;
 	prog_fd = bpf_prog_get_fd_by_id(prog_id);
 	if (prog_fd < 0)
-		return fail(errno_err(errno), errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			    "XDP program id %u: %s", prog_id, strerror(errno));
 
 	/* first call: how many maps; second: their ids */
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len)) {
-		err = fail(errno_err(errno), errbuf, errlen,
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			   "XDP program id %u: no info: %s", prog_id,
 			   strerror(errno));
 		goto out;
@@ -156,7 +136,7 @@ enum mlv_err mlv_xdp_attached_maps(uint32_t prog_id,
 	info.map_ids = (__u64)(unsigned long)ids;
 	info_len = sizeof(info);
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len)) {
-		err = fail(errno_err(errno), errbuf, errlen,
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			   "XDP program id %u: no map ids: %s", prog_id,
 			   strerror(errno));
 		goto out;
@@ -181,7 +161,7 @@ enum mlv_err mlv_xdp_attached_maps(uint32_t prog_id,
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (want[i].fd < 0) {
-			err = fail(MLV_E_NOT_FOUND, errbuf, errlen,
+			err = mlv_err_msg(errbuf, errlen, MLV_E_NOT_FOUND,
 				   "XDP program id %u (%s) has no map %s",
 				   prog_id, info.name, want[i].name);
 			goto out;
@@ -209,20 +189,20 @@ enum mlv_err mlv_xdp_attached_detach(int ifindex, const char *prog_name,
 	if (err || !cur.prog_id)
 		return err;
 	if (strcmp(cur.name, prog_name))
-		return fail(MLV_E_BUSY, errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, MLV_E_BUSY,
 			    "ifindex %d runs XDP program %s (id %u), not %s: "
 			    "left alone", ifindex, cur.name, cur.prog_id,
 			    prog_name);
 	fd = bpf_prog_get_fd_by_id(cur.prog_id);
 	if (fd < 0)
-		return fail(errno_err(errno), errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			    "XDP program id %u: %s", cur.prog_id,
 			    strerror(errno));
 	opts.old_prog_fd = fd;
 	rc = bpf_xdp_detach(ifindex, cur.mode_flags, &opts);
 	close(fd);
 	if (rc)
-		return fail(errno_err(-rc), errbuf, errlen,
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(-rc),
 			    "ifindex %d: detaching %s (id %u) failed: %s",
 			    ifindex, prog_name, cur.prog_id, strerror(-rc));
 	*removed = 1;

@@ -129,6 +129,9 @@ def check_views():
     check(b1["name"] == "b1" and b1["address"] == "10.99.1.11" and
           b1["weight"] == 100 and b1["state"] == "active" and
           b1["healthy"] is True and b1["override"] is None, f"b1: {b1}")
+    # net_null delivers no VIP traffic: nothing tracked anywhere
+    check(all(b["active_connections"] == 0 for b in r["backends"]),
+          f"active connections without traffic: {r['backends']}")
     dns2 = [b for b in r["backends"] if b["name"] == "dns-2"][0]
     dns1 = [b for b in r["backends"] if b["name"] == "dns-1"][0]
     check(dns2["slots"] > 2 * dns1["slots"], f"weights 300:100: {dns1} {dns2}")
@@ -162,7 +165,8 @@ def check_views():
 
     lk = ctl_ok("lookup", vip="web", src="198.51.100.7", sport=40000)
     check(lk["backend"] in ("b1", "b2", "b3") and 0 <= lk["slot"] < 251 and
-          lk["tracked"] is None, f"lookup: {lk}")
+          lk["tracked"] is False and "tracked_error" not in lk,
+          f"lookup: {lk}")
     check(t["backends"][t["slots"][lk["slot"]]]["name"] == lk["backend"],
           "lookup's slot does not hold its backend in the dump")
     ctl_fail("lookup", "", vip="web", src="2001:db8::1", sport=1)
@@ -170,8 +174,12 @@ def check_views():
     w = ctl_ok("whatif", vip="web", action="remove", backend="b1")
     check(0 < w["minimum_fraction"] <= w["fraction_moved"] < 1 and
           w["slots_moved"] >= w["backend_slots"], f"whatif: {w}")
+    check(w["tracked"]["connections"] == 0 and w["tracked"]["moved"] == 0 and
+          w["tracked"]["fraction_moved"] == 0 and
+          w["tracked"]["explanation"], f"whatif tracked: {w}")
     w = ctl_ok("whatif", vip="web", action="add", backend="b9", weight=100)
-    check(w["backend_slots"] > 0, f"whatif add: {w}")
+    check(w["backend_slots"] > 0 and w["tracked"]["moved"] == 0,
+          f"whatif add: {w}")
 
     h = ctl_ok("health")
     check(len(h["backends"]) == 5 and len(h["vips"]) == 2 and

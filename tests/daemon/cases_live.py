@@ -66,6 +66,31 @@ class PcapFifo:
             self.fd = -1
 
 
+class Filler:
+    """Frames for no VIP (counted drops, never output), written to the
+    FIFO while the block runs. net_pcap's rx blocks on an empty FIFO, so
+    an idle worker would never reach the housekeeping step that answers
+    `lookup`; this keeps it polling. Nothing else may write meanwhile."""
+
+    def __init__(self, fifo):
+        self.fifo = fifo
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.batch = [tcp_frame("198.51.100.99", "192.0.2.99", 1, 80)] * 256
+
+    def run(self):
+        while not self.stop.is_set():
+            self.fifo.write(self.batch)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
 def outer_dst_and_sport(frame):
     """IPIP frame: (outer IPv4 destination, inner TCP source port)."""
     check(frame[12:14] == b"\x08\x00" and frame[14 + 9] == 4,
@@ -100,6 +125,21 @@ def case_drain_packets(maglevd, src, work):
         fifo.write(flows(20000))
         d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= n,
                      "flows A")
+        # lookup asks the workers: each A flow is tracked (a SYN: opening)
+        # with the backend the table gives; a flow never sent is not
+        on_b1 = []
+        with Filler(fifo):
+            for sp in range(20000, 20000 + 24):
+                lk = ctl_ok("lookup", vip="web", src="198.51.100.7", sport=sp)
+                t = lk["tracked"]
+                check(isinstance(t, dict) and t["backend"] == lk["backend"] and
+                      t["state"] == "opening" and t["expires_in_ms"] > 0 and
+                      t["worker"] >= 0, f"lookup of flow A {sp}: {lk}")
+                if lk["backend"] == "b1":
+                    on_b1.append(sp)
+            lk = ctl_ok("lookup", vip="web", src="198.51.100.7", sport=25000)
+            check(lk["tracked"] is False, f"lookup of a flow never sent: {lk}")
+        check(on_b1, "no looked-up flow is on b1 (the drain check is void)")
         r = ctl_ok("drain", vip="web", backend="b1")
         d.wait_stats(lambda s, g=r["generation"]: s["generation"] >= g,
                      "the drained generation in the stats file")
@@ -111,6 +151,27 @@ def case_drain_packets(maglevd, src, work):
              if x["name"] == "b1"][0]
         check(b["state"] == "draining" and b["slots"] == 0 and
               b["override"]["drain"] is True, f"b1 after drain: {b}")
+        # B and C are the drained generation's 2n tracked flows (SYNs:
+        # tracked for tcp_handshake_timeout, far longer than this takes)
+        def all_counted():
+            rows = ctl_ok("backends", vip="web")["backends"]
+            return rows if sum(x["active_connections"]
+                               for x in rows) == 2 * n else None
+
+        active = wait_until(all_counted, "2n active connections in backends",
+                            d.proc)
+        b1_active = [x for x in active if x["name"] == "b1"][0][
+            "active_connections"]
+        # drained: new flows avoid b1, its tracked flows keep it
+        with Filler(fifo):
+            for sp in on_b1:
+                lk = ctl_ok("lookup", vip="web", src="198.51.100.7", sport=sp)
+                t = lk["tracked"]
+                check(lk["backend"] != "b1" and isinstance(t, dict) and
+                      t["backend"] == "b1",
+                      f"lookup of b1's flow {sp} after the drain: {lk}")
+        w_rm = ctl_ok("whatif", vip="web", action="remove", backend="b1")
+        w_add = ctl_ok("whatif", vip="web", action="add", backend="b9")
         fifo.close()
         rc = d.stop()
     finally:
@@ -135,6 +196,15 @@ def case_drain_packets(maglevd, src, work):
     check(a_to_b1 > 0, "no flow went to b1 before the drain (test is void)")
     check(kept == a_to_b1, f"{a_to_b1} flows on b1 before, {kept} after")
     check(to_b1_new == 0, f"{to_b1_new} new flows went to drained b1")
+    # the drained b1 still holds exactly its established flows
+    check(b1_active == kept, f"b1 active {b1_active}, {kept} flows kept")
+    t = w_rm["tracked"]
+    check(t["connections"] == 2 * n and t["moved"] == kept and
+          abs(t["fraction_moved"] - kept / (2 * n)) < 1e-9,
+          f"whatif remove b1 tracked: {t}")
+    t = w_add["tracked"]
+    check(t["connections"] == 2 * n and t["moved"] == 0 and
+          t["fraction_moved"] == 0, f"whatif add b9 tracked: {t}")
 
 
 # ---- reloads by editing the file ----

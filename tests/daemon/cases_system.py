@@ -11,8 +11,8 @@ import subprocess
 import threading
 
 from daemon_util import (CONTROL, DEADLINE_S, Daemon, Skip, check,
-                         config_text, ctl_ok, ctl_wait, run, vip, wait_ctl,
-                         wait_until)
+                         config_text, ctl_ok, ctl_wait, run, slots_of, vip,
+                         wait_ctl, wait_until)
 
 
 # ---- systemd ----
@@ -207,10 +207,20 @@ def NsDaemon(maglevd, work, cfg, ns, name="maglevd"):
                   prefix=["ip", "netns", "exec", ns])
 
 
+# An l2dsr VIP whose backends have no 'mac': "peer" answers ARP for
+# 10.77.0.2 on the link; nothing has 10.77.0.99, so it stays unresolved.
+L2DSR_NO_MAC = ("  - name: dsr\n    address: 192.0.2.20\n    port: 5300\n"
+                "    protocol: udp\n    table_size: 251\n"
+                "    forwarding: l2dsr\n    health: {type: none}\n"
+                "    backends:\n      - {name: onlink, address: 10.77.0.2}\n"
+                "      - {name: absent, address: 10.77.0.99}\n")
+
+
 def case_next_hop_auto(maglevd, src, work):
     with Netns(f"mlvnh{os.getpid()}") as net:
         cfg = lb_config(work, "net_af_packet0",
-                        "--vdev=net_af_packet0,iface=mlv0", udp_vip())
+                        "--vdev=net_af_packet0,iface=mlv0",
+                        udp_vip() + L2DSR_NO_MAC)
         d = NsDaemon(maglevd, work, cfg, net.lb)
         try:
             wait_ctl(d)
@@ -221,6 +231,19 @@ def case_next_hop_auto(maglevd, src, work):
                   f"is {peer_mac}")
             check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
                   peer_mac, "encapsulated frames not sent to the gateway")
+            # the l2dsr backend without 'mac' resolves from the neighbour
+            # table and takes the whole table; the one nobody answers for
+            # stays out of it
+            doc = d.wait_stats(
+                lambda s: s["l2dsr_macs"].get("10.77.0.2") == peer_mac,
+                "the l2dsr backend's MAC from the neighbour table")
+            check(doc["l2dsr_macs"].get("10.77.0.99", "missing") is None,
+                  f"unreachable backend resolved: {doc['l2dsr_macs']}")
+            t = ctl_wait(lambda r: slots_of(r).get("onlink", 0) > 0,
+                         "slots for the resolved l2dsr backend", d,
+                         "table", vip="dsr")
+            check(slots_of(t) == {"onlink": 251, "absent": 0},
+                  f"l2dsr slots {slots_of(t)}")
             # the neighbour entry changes: republished, and used
             fake = "02:00:00:00:77:99"
             gen = st["generation"]
@@ -233,6 +256,8 @@ def case_next_hop_auto(maglevd, src, work):
                   "the publish is not attributed to the next hop")
             check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
                   fake, "frames still go to the old MAC")
+            d.wait_stats(lambda s: s["l2dsr_macs"].get("10.77.0.2") == fake,
+                         "the l2dsr backend's changed MAC")
             # a reload that adds a backend behind the same gateway keeps it
             text = open(cfg).read()
             with open(cfg, "w") as f:

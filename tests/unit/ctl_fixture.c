@@ -195,15 +195,54 @@ static enum mlv_err set_override(void *ctx, const struct mlv_ctl_override *req,
 	return rebuild(fx, fx->cfg);
 }
 
-static enum mlv_err find_tracked(void *ctx, const struct mlv_flow_key *key,
-				 uint32_t hash, bool *found, uint32_t *uid)
+/* The fake workers: they answer on the answer_after-th poll after a
+ * post (never if mute), and know tracked_key. */
+static enum mlv_err track_post(void *ctx, const struct mlv_flow_key *key,
+			       uint32_t hash, uint64_t *ticket)
 {
 	struct ctl_fx *fx = ctx;
 
 	(void)hash;
-	*found = fx->tracked && !memcmp(key, &fx->tracked_key, sizeof(*key));
-	*uid = fx->tracked_uid;
+	if (fx->busy_posts > 0) {
+		fx->busy_posts--;
+		return MLV_E_BUSY;
+	}
+	fx->track_posts++;
+	fx->asked = *key;
+	fx->polls_left = fx->answer_after;
+	*ticket = ++fx->ticket;
 	return MLV_OK;
+}
+
+static enum mlv_err track_poll(void *ctx, uint64_t ticket, bool *done,
+			       struct mlv_ctl_tracked *out)
+{
+	struct ctl_fx *fx = ctx;
+
+	assert_int_equal(ticket, fx->ticket);
+	fx->track_polls++;
+	*done = false;
+	if (fx->mute || fx->polls_left-- > 0)
+		return MLV_OK;
+	*done = true;
+	memset(out, 0, sizeof(*out));
+	if (fx->tracked && !memcmp(&fx->asked, &fx->tracked_key,
+				   sizeof(fx->asked)))
+		*out = (struct mlv_ctl_tracked){
+			.found = true, .worker = fx->tracked_worker,
+			.backend_uid = fx->tracked_uid,
+			.state = MLV_CT_TCP_ESTABLISHED,
+			.expires_in_ms = fx->tracked_expires_ms,
+		};
+	return MLV_OK;
+}
+
+static void track_cancel(void *ctx, uint64_t ticket)
+{
+	struct ctl_fx *fx = ctx;
+
+	assert_int_equal(ticket, fx->ticket);
+	fx->track_cancels++;
 }
 
 static void *ct_alloc(size_t size, void *ctx)
@@ -260,7 +299,9 @@ void ctl_fx_init(struct ctl_fx *fx)
 	fx->st.backend_state_ctx = fx;
 	fx->st.reload = do_reload;
 	fx->st.set_override = set_override;
-	fx->st.find_tracked = find_tracked;
+	fx->st.track_post = track_post;
+	fx->st.track_poll = track_poll;
+	fx->st.track_cancel = track_cancel;
 }
 
 /* ---- the server thread ---- */

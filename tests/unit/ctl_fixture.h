@@ -54,9 +54,19 @@ struct ctl_fx {
 	int reload_calls;
 	char down_vip[MLV_NAME_MAX];   /* this backend is unhealthy */
 	char down_backend[MLV_NAME_MAX];
-	bool tracked;                  /* find_tracked answers for tracked_key */
+	/* the fake workers behind track_post/poll/cancel */
+	bool tracked;                  /* they track tracked_key */
 	struct mlv_flow_key tracked_key;
 	uint32_t tracked_uid;
+	uint32_t tracked_worker;
+	uint32_t tracked_expires_ms;
+	int answer_after;              /* polls before the answer (0: first) */
+	bool mute;                     /* never answer */
+	int busy_posts;                /* refuse this many posts first */
+	int polls_left;
+	uint64_t ticket;
+	struct mlv_flow_key asked;
+	int track_posts, track_polls, track_cancels;
 };
 
 /* Build config, generation and state; nothing listens yet. */

@@ -707,9 +707,50 @@ static void test_address_families(void **state)
 	expect_rejected(&l);
 	expect_error(&l, y, "10.0.0.2", "ipip cannot carry IPv6 VIP 'six' to IPv4 backend 'b4'");
 	expect_error(&l, y, "fd00::9", "backend 'b6' is IPv6 but no port has an IPv6 'address6'");
-	expect_error(&l, y, "{name: nomac", "l2dsr backend 'nomac' needs 'mac'");
-	assert_true(any_message(&l, "neighbour table is not supported yet"));
+	/* d0 has no kernel interface, so nothing could resolve the MAC */
+	expect_error(&l, y, "{name: nomac", "l2dsr backend 'nomac' has no 'mac'");
+	assert_true(any_message(&l, "(port 'v4only' is device 'd0')"));
 	assert_int_equal(l.d.n_errors, 3);
+	unload(&l);
+}
+
+/* Without 'mac' an l2dsr backend is resolved from the neighbour table of
+ * the transmitting port's kernel interface; a port that only receives
+ * (its traffic leaves by tx_port) does not count. */
+static void test_l2dsr_mac_from_kernel(void **state)
+{
+	const char *ok =
+		"dataplane:\n"
+		"  eal_args: [--vdev, \"net_af_packet0,iface=veth0\"]\n"
+		"  ports:\n"
+		"    - {name: in, device: d0, address: 10.0.0.1, tx_port: out}\n"
+		"    - {name: out, device: net_af_packet0, address: 10.0.0.2}\n"
+		"vips:\n"
+		"  - {name: dsr, address: 192.0.2.2, port: 80, protocol: tcp, forwarding: l2dsr,\n"
+		"     backends: [{name: nomac, address: 10.0.0.3}]}\n";
+	const char *bad =
+		"dataplane:\n"
+		"  eal_args: [\"--vdev=net_af_xdp0,iface=veth0\", \"--vdev=net_af_xdp1\"]\n"
+		"  ports:\n"
+		"    - {name: in, device: net_af_xdp0, address: 10.0.0.1, tx_port: out}\n"
+		"    - {name: out, device: net_af_xdp1, address: 10.0.0.2}\n"
+		"vips:\n"
+		"  - {name: dsr, address: 192.0.2.2, port: 80, protocol: tcp, forwarding: l2dsr,\n"
+		"     backends: [{name: nomac, address: 10.0.0.3},\n"
+		"                {name: withmac, address: 10.0.0.4, mac: \"02:00:00:00:00:04\"}]}\n";
+	struct load l;
+	(void)state;
+
+	load(&l, ok);
+	expect_ok(&l);
+	assert_false(l.cfg->vips[0].backends[0].has_mac);
+	unload(&l);
+
+	load(&l, bad);
+	expect_rejected(&l);
+	expect_error(&l, bad, "{name: nomac", "l2dsr backend 'nomac' has no 'mac'");
+	assert_true(any_message(&l, "(port 'out' is device 'net_af_xdp1')"));
+	assert_int_equal(l.d.n_errors, 1);
 	unload(&l);
 }
 
@@ -1511,6 +1552,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_tx_port_and_exception),
 		cmocka_unit_test(test_address_families),
+		cmocka_unit_test(test_l2dsr_mac_from_kernel),
 		cmocka_unit_test(test_table_size),
 		cmocka_unit_test(test_backend_count_warning),
 		cmocka_unit_test(test_backend_limit),

@@ -214,6 +214,18 @@ static void test_vips(void **state)
 	json_decref(r);
 }
 
+/* Worker w tracks n flows of the VIP's backend i in the current
+ * generation, as the dataplane would count them (both arrays). */
+static void set_active(struct ctl_fx *fx, const struct mlv_gen_vip *v,
+		       uint32_t i, uint32_t w, uint32_t n)
+{
+	uint32_t *be = &fx->gen->backend_active[w][mlv_gen_backend_index(fx->gen,
+							&v->backends[i])];
+
+	fx->gen->vip_active[w][v->backends[i].vip_index] += n - *be;
+	*be = n;
+}
+
 static void test_backends(void **state)
 {
 	struct ctl_fx *fx = *state;
@@ -226,6 +238,10 @@ static void test_backends(void **state)
 		.v[MLV_FLOW_NEW_FLOWS] = 5;
 	fx->gen->backend_ctr[1][mlv_gen_backend_index(fx->gen, &web->backends[1])]
 		.v[MLV_FLOW_NEW_FLOWS] = 6;
+	/* active connections: the sum over workers of the generation's counts */
+	set_active(fx, web, 1, 0, 3);
+	set_active(fx, web, 1, 1, 4);
+	set_active(fx, web, 3, 1, 2);
 	r = call_ok(fx, "{\"command\": \"backends\"}");
 	assert_int_equal(json_array_size(json_object_get(r, "backends")),
 			 fx->gen->n_all_backends);
@@ -257,6 +273,9 @@ static void test_backends(void **state)
 	assert_string_equal(text_of(json_array_get(list, 0), "state"), "active");
 	assert_int_equal(int_of(json_array_get(list, 1), "new_flows"), 11);
 	assert_int_equal(int_of(json_array_get(list, 0), "new_flows"), 0);
+	assert_int_equal(int_of(json_array_get(list, 0), "active_connections"), 0);
+	assert_int_equal(int_of(json_array_get(list, 1), "active_connections"), 3 + 4);
+	assert_int_equal(int_of(json_array_get(list, 3), "active_connections"), 2);
 	/* weight 200 against 100: about twice the slots */
 	assert_true(int_of(json_array_get(list, 3), "slots") >
 		    int_of(json_array_get(list, 0), "slots") * 3 / 2);
@@ -425,8 +444,9 @@ static void test_lookup(void **state)
 		assert_int_equal(int_of(r, "sport"), ports[i]);
 		assert_int_equal(int_of(r, "hash"), hash);
 		assert_int_equal(int_of(r, "slot"), hash % web->table_size);
-		assert_true(json_is_false(json_object_get(json_object_get(r, "tracked"),
-							  "found")));
+		/* the fake workers were asked exactly this key */
+		assert_memory_equal(&fx->asked, &key, sizeof(key));
+		assert_true(json_is_false(json_object_get(r, "tracked")));
 		json_decref(r);
 	}
 	want = expected_backend(dns, 6, IPPROTO_UDP, "2001:db8:1::5", 5353,
@@ -436,15 +456,32 @@ static void test_lookup(void **state)
 	assert_string_equal(text_of(r, "backend"), want->name);
 	json_decref(r);
 
-	/* a tracked flow: the fake daemon knows it, with web-1 */
+	/* a tracked flow: worker 1 of the fake daemon has it, with web-1 */
 	want = expected_backend(web, 4, IPPROTO_TCP, "198.51.100.9", 1234, &key, &hash);
 	fx->tracked = true;
 	fx->tracked_key = key;
 	fx->tracked_uid = web->backends[0].uid;
+	fx->tracked_worker = 1;
+	fx->tracked_expires_ms = 4321;
 	r = call_ok(fx, "{\"command\": \"lookup\", \"args\": {\"vip\": \"web\", "
 		    "\"src\": \"198.51.100.9\", \"sport\": 1234}}");
-	assert_true(json_is_true(json_object_get(json_object_get(r, "tracked"), "found")));
-	assert_string_equal(text_of(json_object_get(r, "tracked"), "backend"), "web-1");
+	{
+		const json_t *t = json_object_get(r, "tracked");
+
+		assert_true(json_is_object(t));
+		assert_string_equal(text_of(t, "backend"), "web-1");
+		assert_int_equal(int_of(t, "worker"), 1);
+		assert_string_equal(text_of(t, "state"), "established");
+		assert_int_equal(int_of(t, "expires_in_ms"), 4321);
+	}
+	json_decref(r);
+
+	/* a uid no VIP has any more (its backend was removed): no name */
+	fx->tracked_uid = UINT32_MAX;
+	r = call_ok(fx, "{\"command\": \"lookup\", \"args\": {\"vip\": \"web\", "
+		    "\"src\": \"198.51.100.9\", \"sport\": 1234}}");
+	assert_true(json_is_null(json_object_get(json_object_get(r, "tracked"),
+						 "backend")));
 	json_decref(r);
 
 	expect_fail(fx, "{\"command\": \"lookup\", \"args\": {\"vip\": \"web\", "
@@ -472,13 +509,82 @@ static uint32_t moved_by_name(const struct mlv_gen_vip *v,
 	return moved;
 }
 
+/* The reply waits for the workers: it comes once they answer, however
+ * many polls that takes, and keeps the request's id. */
+static void test_lookup_deferred_answer(void **state)
+{
+	struct ctl_fx *fx = *state;
+	json_t *r;
+
+	fx->answer_after = 3;
+	fx->busy_posts = 2;       /* an earlier question still outstanding */
+	r = call_ok(fx, "{\"id\": 7, \"command\": \"lookup\", \"args\": "
+		    "{\"vip\": \"web\", \"src\": \"198.51.100.7\", \"sport\": 1}}");
+	assert_true(json_is_false(json_object_get(r, "tracked")));
+	assert_null(json_object_get(r, "tracked_error"));
+	assert_int_equal(int_of(r, "id"), 7);
+	json_decref(r);
+	assert_int_equal(fx->busy_posts, 0);
+	assert_int_equal(fx->track_posts, 1);
+	/* three "not yet", then the answer */
+	assert_int_equal(fx->track_polls, 4);
+	assert_int_equal(fx->track_cancels, 0);
+	r = ctl_server_counters(fx);
+	assert_int_equal(int_of(r, "deferred"), 1);
+	json_decref(r);
+}
+
+/* Workers that never answer: the reply still comes, without them, and
+ * the question is given up. Meanwhile the same client's next request
+ * waits its turn, and another client is served. */
+static void test_lookup_deferred_timeout(void **state)
+{
+	struct ctl_fx *fx = *state;
+	static const char two[] =
+		"{\"command\": \"lookup\", \"args\": {\"vip\": \"web\", "
+		"\"src\": \"198.51.100.7\", \"sport\": 1}}\n"
+		"{\"command\": \"status\"}\n";
+	int fd = ctl_connect(fx->path);
+	char *line;
+	json_t *r;
+
+	fx->mute = true;
+	assert_true(ctl_send(fd, two, sizeof(two) - 1));
+	r = call_ok(fx, "{\"command\": \"vips\"}");
+	json_decref(r);
+
+	line = ctl_read_line(fd);
+	assert_non_null(line);
+	r = json_loads(line, 0, NULL);
+	free(line);
+	assert_non_null(r);
+	assert_true(ctl_ok(r));
+	assert_string_equal(text_of(r, "vip"), "web");
+	assert_true(json_is_null(json_object_get(r, "tracked")));
+	assert_string_equal(text_of(r, "tracked_error"), "workers did not answer");
+	json_decref(r);
+	assert_int_equal(fx->track_cancels, 1);
+	assert_true(fx->track_polls >= 1);
+
+	/* then the pipelined status, in order */
+	line = ctl_read_line(fd);
+	assert_non_null(line);
+	r = json_loads(line, 0, NULL);
+	free(line);
+	assert_non_null(r);
+	assert_true(ctl_ok(r));
+	assert_non_null(json_object_get(r, "generation"));
+	json_decref(r);
+	close(fd);
+}
+
 static void test_whatif(void **state)
 {
 	struct ctl_fx *fx = *state;
 	const struct mlv_gen_vip *web = gen_vip(fx, "web");
 	struct mlv_maglev_backend set[8];
 	uint32_t n = 0, moved;
-	json_t *r;
+	json_t *r, *tr;
 
 	/* remove web-1: the others with their current weights */
 	for (uint32_t i = 1; i < web->n_backends; i++)
@@ -492,6 +598,34 @@ static void test_whatif(void **state)
 	assert_float_equal(json_real_value(json_object_get(r, "fraction_moved")),
 			   (double)moved / web->table_size, 1e-9);
 	assert_true(moved >= slots_of(web, 0));   /* its own slots must move */
+	/* nothing tracked: no connection moves, and no division by zero */
+	tr = json_object_get(r, "tracked");
+	assert_int_equal(int_of(tr, "connections"), 0);
+	assert_int_equal(int_of(tr, "moved"), 0);
+	assert_float_equal(json_real_value(json_object_get(tr, "fraction_moved")),
+			   0.0, 1e-12);
+	json_decref(r);
+
+	/* tracked: web-1 5+1, web-2 2, web-4 0+4; 12 in all */
+	set_active(fx, web, 0, 0, 5);
+	set_active(fx, web, 0, 1, 1);
+	set_active(fx, web, 1, 0, 2);
+	set_active(fx, web, 3, 1, 4);
+	r = call_ok(fx, "{\"command\": \"whatif\", \"args\": {\"vip\": \"web\", "
+		    "\"action\": \"remove\", \"backend\": \"web-1\"}}");
+	tr = json_object_get(r, "tracked");
+	assert_int_equal(int_of(tr, "connections"), 12);
+	assert_int_equal(int_of(tr, "moved"), 6);
+	assert_float_equal(json_real_value(json_object_get(tr, "fraction_moved")),
+			   6.0 / 12.0, 1e-9);
+	assert_non_null(strstr(text_of(tr, "explanation"), "re-selected"));
+	json_decref(r);
+	r = call_ok(fx, "{\"command\": \"whatif\", \"args\": {\"vip\": \"web\", "
+		    "\"action\": \"remove\", \"backend\": \"web-4\"}}");
+	tr = json_object_get(r, "tracked");
+	assert_int_equal(int_of(tr, "moved"), 4);
+	assert_float_equal(json_real_value(json_object_get(tr, "fraction_moved")),
+			   4.0 / 12.0, 1e-9);
 	json_decref(r);
 
 	/* add web-0 (sorts first) with weight 300, listed last here */
@@ -507,6 +641,13 @@ static void test_whatif(void **state)
 	assert_int_equal(int_of(r, "weight"), 300);
 	assert_true(moved > 0);
 	assert_true(int_of(r, "backend_slots") <= (json_int_t)moved);
+	/* slots move, but conntrack keeps every tracked connection */
+	tr = json_object_get(r, "tracked");
+	assert_int_equal(int_of(tr, "connections"), 12);
+	assert_int_equal(int_of(tr, "moved"), 0);
+	assert_float_equal(json_real_value(json_object_get(tr, "fraction_moved")),
+			   0.0, 1e-12);
+	assert_non_null(strstr(text_of(tr, "explanation"), "pinned"));
 	json_decref(r);
 
 	/* the drained web-3 owns nothing: removing it moves nothing */
@@ -788,6 +929,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_table, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_deferred_answer,
+						setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_deferred_timeout,
+						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_whatif, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_undrain, setup_running, teardown),

@@ -534,9 +534,9 @@ static void test_table_reuse(void **state)
 	g2 = build(f, g1, NULL, NULL);
 	assert_int_equal(g2->n_tables_reused, 2);
 	for (uint32_t v = 0; v < 2; v++) {
-		assert_ptr_not_equal(g2->vips[v].table, g1->vips[v].table);
-		assert_memory_equal(g2->vips[v].table, g1->vips[v].table,
-				    FX_TABLE * sizeof(uint16_t));
+		/* shared by reference, not copied */
+		assert_ptr_equal(g2->vips[v].table, g1->vips[v].table);
+		assert_ptr_equal(g2->vips[v].second, g1->vips[v].second);
 		assert_true(g2->vips[v].fingerprint == g1->vips[v].fingerprint);
 	}
 
@@ -559,6 +559,126 @@ static void test_table_reuse(void **state)
 	mlv_gen_free(g2);
 	mlv_gen_free(g3);
 	mlv_gen_free(g4);
+	fx_free(f);
+}
+
+/* How a build got each VIP's table accounts for every VIP. */
+static void assert_table_counts(const struct mlv_generation *g,
+				uint32_t built, uint32_t shared, uint32_t reused)
+{
+	assert_int_equal(g->n_tables_built, built);
+	assert_int_equal(g->n_tables_shared, shared);
+	assert_int_equal(g->n_tables_reused, reused);
+	assert_int_equal(built + shared + reused, g->n_vips);
+}
+
+/* VIPs over the same backend pool (one service on several ports) share
+ * one table; a different weight is a different table. */
+static void test_table_shared_between_vips(void **state)
+{
+	struct fx *f = fx_basic();
+	struct mlv_vip_config *v;
+	struct mlv_generation *g, *g2, *g3;
+	const struct mlv_gen_vip *web, *tls, *alt;
+	const char *names[] = { "web-1", "web-2" };
+	const uint32_t weights[] = { 100, 100 };
+	uint16_t direct[FX_TABLE];
+	uint64_t fp;
+
+	(void)state;
+	/* same names and weights as web, other addresses and config order */
+	v = fx_vip(f, "web-tls", "192.0.2.10", 443, IPPROTO_TCP, MLV_FWD_IPIP);
+	fx_backend(v, "web-1", "10.99.2.11", 100);
+	fx_backend(v, "web-2", "10.99.2.12", 100);
+	v = fx_vip(f, "web-alt", "192.0.2.10", 8080, IPPROTO_TCP, MLV_FWD_IPIP);
+	fx_backend(v, "web-1", "10.99.1.11", 100);
+	fx_backend(v, "web-2", "10.99.1.12", 99);
+
+	g = build(f, NULL, NULL, NULL);
+	web = vip_named(g, "web");
+	tls = vip_named(g, "web-tls");
+	alt = vip_named(g, "web-alt");
+	assert_ptr_equal(tls->table, web->table);
+	assert_ptr_equal(tls->second, web->second);
+	assert_true(tls->fingerprint == web->fingerprint);
+	direct_table(tls, names, weights, 2, direct, &fp);
+	assert_memory_equal(tls->table, direct, sizeof(direct));
+	assert_true(tls->fingerprint == fp);
+
+	assert_ptr_not_equal(alt->table, web->table);
+	assert_ptr_not_equal(alt->second, web->second);
+	assert_true(alt->fingerprint != web->fingerprint);
+	assert_ptr_not_equal(vip_named(g, "dns")->table, web->table);
+	/* web, web-alt and dns built; web-tls shares web's */
+	assert_table_counts(g, 3, 1, 0);
+
+	/* Unchanged: every VIP reused, however many share a table. */
+	g2 = build(f, g, NULL, NULL);
+	assert_table_counts(g2, 0, 0, 4);
+	assert_ptr_equal(vip_named(g2, "web-tls")->table, web->table);
+
+	/* web-1's weight changes in web and web-tls: one build for both. */
+	f->vips[0].backends[1].weight = 50; /* web-1, config order */
+	f->vips[2].backends[0].weight = 50;
+	g3 = build(f, g2, NULL, NULL);
+	assert_table_counts(g3, 1, 1, 2);
+	assert_ptr_equal(vip_named(g3, "web-tls")->table,
+			 vip_named(g3, "web")->table);
+	assert_ptr_not_equal(vip_named(g3, "web")->table, web->table);
+	assert_ptr_equal(vip_named(g3, "web-alt")->table, alt->table);
+
+	mlv_gen_free(g);
+	mlv_gen_free(g2);
+	mlv_gen_free(g3);
+	fx_free(f);
+}
+
+/* A table outlives the generation that built it while a later one still
+ * holds it, and goes with the last holder (ASan/LSan check both). */
+static void test_table_outlives_builder(void **state)
+{
+	struct fx *f = fx_basic();
+	struct mlv_vip_config *v;
+	struct mlv_generation *g1, *g2, *g3;
+	const char *names[] = { "dns-1" };
+	const uint32_t weights[] = { 100 };
+	uint16_t direct[FX_TABLE], web_before[FX_TABLE];
+	uint64_t fp;
+
+	(void)state;
+	v = fx_vip(f, "dns-tcp", "2001:db8::53", 53, IPPROTO_TCP, MLV_FWD_GUE);
+	fx_backend(v, "dns-1", "fd00:99:1::21", 100);
+	g1 = build(f, NULL, NULL, NULL);
+	assert_table_counts(g1, 2, 1, 0);
+	memcpy(web_before, vip_named(g1, "web")->table, sizeof(web_before));
+
+	/* web changes; dns and dns-tcp keep g1's one table */
+	f->vips[0].backends[0].weight = 40;
+	g2 = build(f, g1, NULL, NULL);
+	assert_table_counts(g2, 1, 0, 2);
+	assert_ptr_equal(vip_named(g2, "dns")->table, vip_named(g1, "dns")->table);
+	assert_ptr_equal(vip_named(g2, "dns-tcp")->table,
+			 vip_named(g2, "dns")->table);
+	assert_memory_not_equal(vip_named(g2, "web")->table, web_before,
+				sizeof(web_before));
+
+	mlv_gen_free(g1);
+	direct_table(vip_named(g2, "dns"), names, weights, 1, direct, &fp);
+	assert_memory_equal(vip_named(g2, "dns")->table, direct, sizeof(direct));
+	assert_memory_equal(vip_named(g2, "dns-tcp")->second,
+			    vip_named(g2, "dns")->second,
+			    FX_TABLE * sizeof(uint16_t));
+	assert_true(vip_named(g2, "dns")->fingerprint == fp);
+
+	/* Back to web's first weights: a fresh build, equal to g1's freed one. */
+	f->vips[0].backends[0].weight = 100;
+	g3 = build(f, g2, NULL, NULL);
+	assert_table_counts(g3, 1, 0, 2);
+	assert_memory_equal(vip_named(g3, "web")->table, web_before,
+			    sizeof(web_before));
+	mlv_gen_free(g2);
+	assert_memory_equal(vip_named(g3, "dns")->table, direct, sizeof(direct));
+	mlv_gen_free(g3);
 	fx_free(f);
 }
 
@@ -893,6 +1013,8 @@ int main(void)
 		cmocka_unit_test(test_all_down),
 		cmocka_unit_test(test_weight_override_and_direct_table),
 		cmocka_unit_test(test_table_reuse),
+		cmocka_unit_test(test_table_shared_between_vips),
+		cmocka_unit_test(test_table_outlives_builder),
 		cmocka_unit_test(test_tx_slots_and_templates),
 		cmocka_unit_test(test_resolved_mac),
 		cmocka_unit_test(test_find_backend_by_uid),

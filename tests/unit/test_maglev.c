@@ -151,8 +151,8 @@ static void test_paper_table1_weight0(void **state)
 
 /* Table 1 with weights 2:1:1, worked by hand from the turn rule in
  * docs/maglev.md (credit starts at wmax = 2, +2w per round, a turn costs 4):
- * round 1: B0 -> 3, B1 -> 0, B2 -> 4; round 2: B0 -> 1 (0 is taken);
- * round 3: B0 -> 5, B1 -> 2, B2 -> 6. */
+ * round 1: B0 -> 3, B1 -> 0, B2 -> 4; round 2: B0 -> 1 (0 and 4 are
+ * taken); round 3: B0 -> 5, B1 -> 2, B2 -> 6 (5 was just taken). */
 static void test_weighted_turn_order(void **state)
 {
 	const uint32_t offset[] = { 3, 0, 3 }, skip[] = { 4, 2, 1 };

@@ -2,7 +2,8 @@
  * resolve a next hop, the refusal for ports without a kernel interface,
  * an inactive resolver, and rtnetlink look-ups that need no network of
  * their own (a local address has no next hop; loopback has no
- * neighbours). Resolution on a real link is tested by the daemon-
+ * neighbours); and which l2dsr backends are resolved and kept across a
+ * reload. Resolution on a real link is tested by the daemon-
  * next-hop-auto case in network namespaces. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,6 +81,83 @@ static void test_wanted_and_check(void **state)
 	mlv_config_free(cfg);
 }
 
+static struct mlv_config *load_text(const char *text)
+{
+	struct mlv_config *cfg = NULL;
+	struct mlv_diags diags;
+
+	mlv_diags_init(&diags);
+	if (mlv_config_load_buffer("t.yaml", text, strlen(text), &cfg, &diags))
+		mlv_diags_print(&diags, stderr);
+	mlv_diags_free(&diags);
+	assert_non_null(cfg);
+	return cfg;
+}
+
+#define L2DSR_PORTS \
+	"dataplane:\n  ports:\n" \
+	"    - {name: in, device: d_in, address: 10.99.0.1, tx_port: out}\n" \
+	"    - {name: out, device: net_tap0, address: 10.99.0.2}\n" \
+	"vips:\n"
+#define L2DSR_VIP(name, port, backends) \
+	"  - {name: " name ", address: 192.0.2.10, port: " port ", protocol: tcp," \
+	" forwarding: l2dsr, health: {type: none}, backends: [" backends "]}\n"
+
+/* Which l2dsr backends are resolved, on which interface, and that a
+ * reload keeps what was already known of an address that stays. */
+static void test_l2dsr_backends(void **state)
+{
+	struct mlv_config *cfg = load_text(L2DSR_PORTS
+		L2DSR_VIP("a", "80", "{name: x, address: 10.99.1.12},"
+			  " {name: y, address: 10.99.1.11},"
+			  " {name: m, address: 10.99.1.13, mac: \"02:00:00:00:01:13\"}")
+		L2DSR_VIP("b", "81", "{name: y, address: 10.99.1.11}"));
+	struct mlv_config *cfg2 = load_text(L2DSR_PORTS
+		L2DSR_VIP("a", "80", "{name: y, address: 10.99.1.11},"
+			  " {name: z, address: 10.99.1.14}"));
+	static const uint8_t seen[6] = { 2, 0, 0, 0, 1, 0x11 };
+	int ifindex[MLV_MAX_PORTS] = {7, 1};   /* "out" is lo */
+	struct mlv_next_hops nh;
+	struct mlv_ip y, x, z;
+	uint8_t mac[6];
+
+	(void)state;
+	assert_true(mlv_ip_parse("10.99.1.11", &y));
+	assert_true(mlv_ip_parse("10.99.1.12", &x));
+	assert_true(mlv_ip_parse("10.99.1.14", &z));
+	assert_int_equal(mlv_next_hops_init(&nh, cfg, ifindex), MLV_OK);
+	assert_true(nh.active);
+	/* distinct addresses without 'mac', on the transmitting port */
+	assert_int_equal(nh.n_backends, 2);
+	assert_int_equal(nh.backends[0].ifindex, 1);
+	assert_int_equal(nh.backends[1].ifindex, 1);
+	assert_false(mlv_next_hops_backend_mac(&nh, &y, mac));
+	assert_false(mlv_next_hops_all_resolved(&nh));
+
+	/* as if the neighbour table had answered for y */
+	for (size_t i = 0; i < nh.n_backends; i++)
+		if (mlv_ip_equal(&nh.backends[i].addr, &y)) {
+			nh.backends[i].resolved = true;
+			memcpy(nh.backends[i].mac, seen, 6);
+		}
+	assert_true(mlv_next_hops_backend_mac(&nh, &y, mac));
+	assert_memory_equal(mac, seen, 6);
+	assert_false(mlv_next_hops_backend_mac(&nh, &x, mac));
+
+	/* reload: y stays and keeps its MAC, x leaves, z is new */
+	assert_int_equal(mlv_next_hops_reconfigure(&nh, cfg2), MLV_OK);
+	assert_int_equal(nh.n_backends, 2);
+	memset(mac, 0, sizeof(mac));
+	assert_true(mlv_next_hops_backend_mac(&nh, &y, mac));
+	assert_memory_equal(mac, seen, 6);
+	assert_false(mlv_next_hops_backend_mac(&nh, &z, mac));
+	assert_false(mlv_next_hops_all_resolved(&nh));
+	mlv_next_hops_free(&nh);
+	assert_int_equal(nh.n_backends, 0);
+	mlv_config_free(cfg2);
+	mlv_config_free(cfg);
+}
+
 static void test_inactive(void **state)
 {
 	struct mlv_config *cfg = load(FIXED("ext", ""), "ipip");
@@ -126,6 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wanted_and_check),
 		cmocka_unit_test(test_inactive),
+		cmocka_unit_test(test_l2dsr_backends),
 		cmocka_unit_test(test_rtnl_local),
 	};
 

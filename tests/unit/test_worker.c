@@ -30,6 +30,8 @@
 #include "control/generation.h"
 #include "control/publish.h"
 #include "control/stats.h"
+#include "dataplane/flow_hash.h"
+#include "dataplane/packet_parse.h"
 #include "dataplane/port.h"
 #include "dataplane/worker.h"
 #include "frames.h"
@@ -410,6 +412,61 @@ static void test_flows_keep_backend_until_it_leaves(void **state)
 	mlv_publish_wait(E.pub);
 }
 
+/* The key the parser builds for tcp_to_vip(sport, ...). */
+static void tcp_key(uint16_t sport, struct mlv_flow_key *key)
+{
+	struct frame_spec s;
+	struct mlv_pkt pkt;
+	uint8_t buf[256];
+	uint32_t len;
+
+	frame_spec_init(&s, 4, 6);
+	s.sport = sport;
+	s.payload_len = 10;
+	len = frame_build(buf, sizeof(buf), &s, NULL, NULL);
+	assert_true(len > 0);
+	assert_int_equal(mlv_parse(buf, len, &pkt), MLV_PARSE_OK);
+	*key = pkt.key;
+}
+
+/* The control thread's question through the mailbox: one at a time,
+ * answered by the worker's housekeeping with what its conntrack holds. */
+static void test_query_mailbox(void **state)
+{
+	const struct mlv_gen_backend *b;
+	struct mlv_worker_answer a;
+	struct mlv_flow_key key;
+	uint8_t backend;
+
+	(void)state;
+	counters_zero();
+	backend = send_flow(46000);
+	tcp_key(46000, &key);
+
+	assert_true(mlv_worker_query_post(E.w, &key, mlv_flow_hash(&key)));
+	assert_false(mlv_worker_query_answer(E.w, &a));
+	/* the mailbox holds one question until it is answered */
+	assert_false(mlv_worker_query_post(E.w, &key, mlv_flow_hash(&key)));
+	mlv_worker_query_serve(E.w, now_ms());
+	assert_true(mlv_worker_query_answer(E.w, &a));
+	assert_true(a.found);
+	assert_true(a.expires_in_ms > 0);
+	assert_true(a.state != MLV_CT_FREE);
+	b = mlv_gen_find_backend_uid(mlv_publish_current(E.pub), a.backend_uid);
+	assert_non_null(b);
+	assert_int_equal(b->address.bytes[3], backend);
+	/* served once: a second round changes nothing */
+	mlv_worker_query_serve(E.w, now_ms());
+	assert_true(mlv_worker_query_answer(E.w, &a));
+	assert_true(a.found);
+
+	tcp_key(46001, &key);          /* never sent */
+	assert_true(mlv_worker_query_post(E.w, &key, mlv_flow_hash(&key)));
+	mlv_worker_query_serve(E.w, now_ms());
+	assert_true(mlv_worker_query_answer(E.w, &a));
+	assert_false(a.found);
+}
+
 static void test_tx_full_counted_not_leaked(void **state)
 {
 	enum { N = 100 };
@@ -496,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_every_frame_counted_once),
 		cmocka_unit_test(test_encapsulated_frame_carries_the_packet),
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
+		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
 		cmocka_unit_test(test_worker_loop_with_publish_storm),
 	};

@@ -32,29 +32,7 @@ static const char *const counter_help[] = {
 #undef MLV_DECAP_CTR_HELP
 };
 
-static enum mlv_err say(char *buf, size_t len, enum mlv_err err,
-			const char *fmt, ...)
-{
-	va_list ap;
 
-	if (buf && len) {
-		va_start(ap, fmt);
-		vsnprintf(buf, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
-static enum mlv_err errno_err(int e)
-{
-	if (e == EPERM || e == EACCES)
-		return MLV_E_PERM;
-	if (e == EBUSY || e == EEXIST)
-		return MLV_E_BUSY;
-	if (e == ENOMEM)
-		return MLV_E_NOMEM;
-	return MLV_E_IO;
-}
 
 const char *mlv_decap_counter_name(unsigned c)
 {
@@ -77,11 +55,11 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	enum mlv_err err;
 
 	if (cfg->n_addrs > MLV_DECAP_MAX_ADDRS)
-		return say(errbuf, errlen, MLV_E_LIMIT,
+		return mlv_err_msg(errbuf, errlen, MLV_E_LIMIT,
 			   "%zu addresses: at most %d", cfg->n_addrs,
 			   MLV_DECAP_MAX_ADDRS);
 	if (cfg->n_gue_ports > MLV_DECAP_MAX_GUE_PORTS)
-		return say(errbuf, errlen, MLV_E_LIMIT,
+		return mlv_err_msg(errbuf, errlen, MLV_E_LIMIT,
 			   "%zu GUE ports: at most %d", cfg->n_gue_ports,
 			   MLV_DECAP_MAX_GUE_PORTS);
 	addrs = calloc(cfg->n_addrs + 1, sizeof(*addrs));
@@ -96,7 +74,7 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 		const struct mlv_ip *ip = &cfg->addrs[i];
 
 		if (ip->family != MLV_AF_INET && ip->family != MLV_AF_INET6) {
-			err = say(errbuf, errlen, MLV_E_INVAL,
+			err = mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
 				  "address %zu has no family", i);
 			goto out;
 		}
@@ -107,7 +85,7 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	}
 	for (size_t i = 0; i < cfg->n_gue_ports; i++) {
 		if (!cfg->gue_ports[i]) {
-			err = say(errbuf, errlen, MLV_E_INVAL,
+			err = mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
 				  "GUE port 0 is not a port");
 			goto out;
 		}
@@ -116,14 +94,14 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	err = mlv_map_sync(maps->addrs_fd, sizeof(*addrs), sizeof(*addr_vals),
 			   addrs, addr_vals, cfg->n_addrs, NULL);
 	if (err) {
-		say(errbuf, errlen, err, "updating decap_addrs: %s",
+		mlv_err_msg(errbuf, errlen, err, "updating decap_addrs: %s",
 		    mlv_strerror(err));
 		goto out;
 	}
 	err = mlv_map_sync(maps->ports_fd, sizeof(*ports), sizeof(*port_vals),
 			   ports, port_vals, cfg->n_gue_ports, NULL);
 	if (err)
-		say(errbuf, errlen, err, "updating decap_gue_ports: %s",
+		mlv_err_msg(errbuf, errlen, err, "updating decap_gue_ports: %s",
 		    mlv_strerror(err));
 out:
 	free(addrs);
@@ -155,10 +133,10 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	if (err)
 		return err;
 	if (!cur.prog_id)
-		return say(errbuf, errlen, MLV_E_NOT_FOUND,
+		return mlv_err_msg(errbuf, errlen, MLV_E_NOT_FOUND,
 			   "no XDP program attached");
 	if (strcmp(cur.name, MLV_DECAP_PROG_NAME))
-		return say(errbuf, errlen, MLV_E_BUSY,
+		return mlv_err_msg(errbuf, errlen, MLV_E_BUSY,
 			   "the attached XDP program is %s (id %u), not %s",
 			   cur.name, cur.prog_id, MLV_DECAP_PROG_NAME);
 	err = mlv_xdp_attached_maps(cur.prog_id, want,
@@ -210,7 +188,7 @@ static enum mlv_err attach_new(int ifindex, enum mlv_decap_mode mode,
 
 	skel = xdp_decap_bpf__open_and_load();
 	if (!skel)
-		return say(errbuf, errlen, errno_err(errno),
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			   "loading the decapsulator failed: %s",
 			   strerror(errno));
 	maps.addrs_fd = bpf_map__fd(skel->maps.decap_addrs);
@@ -222,7 +200,7 @@ static enum mlv_err attach_new(int ifindex, enum mlv_decap_mode mode,
 	rc = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.mlv_xdp_decap),
 			    XDP_FLAGS_UPDATE_IF_NOEXIST | mode_flags(mode), NULL);
 	if (rc)
-		err = say(errbuf, errlen, errno_err(-rc),
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(-rc),
 			  "attaching failed: %s%s", strerror(-rc),
 			  rc == -EBUSY || rc == -EEXIST ?
 			  " (another XDP program is attached)" : "");
@@ -242,7 +220,7 @@ enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 	*updated = 0;
 	if (mode != MLV_DECAP_MODE_AUTO && mode != MLV_DECAP_MODE_NATIVE &&
 	    mode != MLV_DECAP_MODE_GENERIC)
-		return say(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
 			   (int)mode);
 	err = mlv_decap_open(ifindex, &maps, errbuf, errlen);
 	if (err == MLV_E_NOT_FOUND)
@@ -285,7 +263,7 @@ enum mlv_err mlv_decap_read_config(const struct mlv_decap_maps *maps,
 		aprev = &akey;
 	}
 	if (errno != ENOENT)
-		return errno_err(errno);
+		return mlv_err_from_errno(errno);
 	while (bpf_map_get_next_key(maps->ports_fd, pprev, &pkey) == 0) {
 		if (*n_ports < port_cap)
 			ports[*n_ports] = ntohs(pkey.port);
@@ -293,7 +271,7 @@ enum mlv_err mlv_decap_read_config(const struct mlv_decap_maps *maps,
 		pprev = &pkey;
 	}
 	if (errno != ENOENT)
-		return errno_err(errno);
+		return mlv_err_from_errno(errno);
 	return MLV_OK;
 }
 

@@ -249,13 +249,14 @@ static bool render_backends(const json_t *r, FILE *out)
 	json_t *b;
 	bool ok;
 
-	table_init(&t, 7 + MLV_FLOW__COUNT);
+	table_init(&t, 8 + MLV_FLOW__COUNT);
 	table_cell(&t, "VIP");
 	table_cell(&t, "BACKEND");
 	table_cell(&t, "ADDRESS");
 	table_cell(&t, "WEIGHT");
 	table_cell(&t, "STATE");
 	table_cell(&t, "SLOTS");
+	table_cell(&t, "ACTIVE");
 	flow_headers(&t);
 	table_cell(&t, "OVERRIDE");
 	json_array_foreach(json_object_get(r, "backends"), i, b) {
@@ -265,6 +266,7 @@ static bool render_backends(const json_t *r, FILE *out)
 		table_cell(&t, "%lld", num(b, "weight"));
 		table_cell(&t, "%s", str(b, "state"));
 		table_cell(&t, "%lld", num(b, "slots"));
+		table_cell(&t, "%lld", num(b, "active_connections"));
 		flow_cells(&t, b);
 		override_cell(&t, json_object_get(b, "override"));
 	}
@@ -373,12 +375,18 @@ static bool render_lookup(const json_t *r, FILE *out)
 			str(r, "address"));
 	else
 		fprintf(out, "no backend takes new flows\n");
-	if (!json_is_object(tracked))
-		fprintf(out, "tracked: unknown\n");
-	else if (json_is_true(json_object_get(tracked, "found")))
-		fprintf(out, "tracked: yes, to %s\n", str(tracked, "backend"));
-	else
+	if (json_is_object(tracked))
+		fprintf(out, "tracked: yes, on worker %lld, to %s, %s, expires "
+			"in %lld ms\n", num(tracked, "worker"),
+			json_is_string(json_object_get(tracked, "backend")) ?
+			str(tracked, "backend") : "a backend no longer configured",
+			str(tracked, "state"), num(tracked, "expires_in_ms"));
+	else if (json_is_false(tracked))
 		fprintf(out, "tracked: no\n");
+	else if (json_is_string(json_object_get(r, "tracked_error")))
+		fprintf(out, "tracked: unknown (%s)\n", str(r, "tracked_error"));
+	else
+		fprintf(out, "tracked: unknown\n");
 	return true;
 }
 
@@ -387,6 +395,7 @@ static bool render_whatif(const json_t *r, FILE *out)
 	bool add = strcmp(str(r, "action"), "add") == 0;
 	double frac = json_number_value(json_object_get(r, "fraction_moved"));
 	double min = json_number_value(json_object_get(r, "minimum_fraction"));
+	const json_t *tracked = json_object_get(r, "tracked");
 
 	if (add)
 		fprintf(out, "adding %s (weight %lld) to %s", str(r, "backend"),
@@ -398,6 +407,12 @@ static bool render_whatif(const json_t *r, FILE *out)
 		num(r, "slots_moved"), num(r, "table_size"), 100.0 * frac,
 		add ? "it would own" : "it owns", num(r, "backend_slots"),
 		100.0 * min);
+	if (json_is_object(tracked))
+		fprintf(out, "tracked connections moved: %lld of %lld (%.3f%%): "
+			"%s\n", num(tracked, "moved"), num(tracked, "connections"),
+			100.0 * json_number_value(json_object_get(tracked,
+							"fraction_moved")),
+			str(tracked, "explanation"));
 	return true;
 }
 

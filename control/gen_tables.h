@@ -1,0 +1,97 @@
+/* Lookup tables shared between VIPs and between generations.
+ *
+ * A VIP's first- and second-choice arrays and its fingerprint are a pure
+ * function of its table input: builder, size, vnodes (ring), max_load
+ * (compared so a bounded-load change counts as a change, as before) and the
+ * name-ordered (name, effective weight, no_second) list. One generation
+ * build therefore builds each distinct input once, and a table whose input
+ * is unchanged is shared with the generation before instead of copied.
+ * Tables are read-only once built, so sharing them with workers is safe.
+ *
+ * Reference counts are plain integers: only the control thread touches
+ * them (mlv_gen_build takes references, mlv_gen_free drops them, and
+ * generations are freed on the control thread after their RCU grace
+ * period, control/publish.c). Workers only read the arrays, and an array
+ * stays alive while any generation a worker may hold refers to it.
+ */
+#ifndef MLV_GEN_TABLES_H
+#define MLV_GEN_TABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/error.h"
+#include "control/table_builder.h"
+
+/* One built table: immutable after mlv_gen_tables_acquire returns it,
+ * except refs (control thread only). */
+struct mlv_gen_table {
+	uint32_t refs;           /* generations holding it */
+	uint32_t size;           /* slots */
+	uint64_t key_hash;       /* SipHash of key[] */
+	uint64_t fingerprint;
+	const uint16_t *first;   /* [size] */
+	const uint16_t *second;  /* [size] */
+	size_t key_len;
+	const uint8_t *key;      /* canonical encoding of the table input */
+};
+
+/* How a VIP got its table in one build, for counters and logs. */
+enum mlv_gen_table_source {
+	MLV_GEN_TABLE_BUILT,     /* built by this build, first VIP to need it */
+	MLV_GEN_TABLE_SHARED,    /* built earlier in this build for another VIP */
+	MLV_GEN_TABLE_REUSED,    /* held by the previous generation (whether
+				    this is the first VIP to take it or not) */
+};
+
+/* One table input: the VIP's builder parameters and its backends in name
+ * order. */
+struct mlv_gen_table_input {
+	struct mlv_table_spec spec;
+	double max_load;
+	const struct mlv_table_backend *backends;
+	uint32_t n;
+};
+
+/* Build-time state: an index of the previous generation's tables and of
+ * those taken so far, and the list (held[], room for one per VIP) of
+ * tables the new generation holds a reference to. */
+struct mlv_gen_tables {
+	struct mlv_gen_table **held;   /* caller-provided, [max_held] */
+	uint32_t n_held, max_held;
+	struct gen_tables_slot *slots; /* open addressing on key_hash */
+	uint32_t mask;
+	uint8_t *key_buf;              /* scratch for one encoding */
+	size_t key_cap;
+};
+
+/* Start a build that will hold at most max_held tables in held[],
+ * reusing any of prev[0..n_prev-1] (the previous generation's held list;
+ * NULL/0 for none). Returns MLV_OK or MLV_E_NOMEM (nothing to undo).
+ * Control thread. */
+enum mlv_err mlv_gen_tables_begin(struct mlv_gen_tables *t,
+				  struct mlv_gen_table **held, uint32_t max_held,
+				  struct mlv_gen_table *const *prev,
+				  uint32_t n_prev);
+
+/* The table for in: one of the previous generation's (reused; the new
+ * generation takes one reference however many VIPs use it), one built
+ * earlier in this build (shared), or a new one built with
+ * mlv_table_build (built). Sets *out and *source. Errors: those of
+ * mlv_table_build, MLV_E_RANGE when held[] is full, MLV_E_NOMEM.
+ * Control thread, between begin and end. */
+enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
+				    const struct mlv_gen_table_input *in,
+				    const struct mlv_gen_table **out,
+				    enum mlv_gen_table_source *source);
+
+/* Free the build-time index (held[] and its references stay with the
+ * caller). Control thread. */
+void mlv_gen_tables_end(struct mlv_gen_tables *t);
+
+/* Drop one reference to each of held[0..n-1], freeing a table when its
+ * last reference goes. Control thread, once no worker can see a
+ * generation that points at them (after the grace period). */
+void mlv_gen_tables_release(struct mlv_gen_table *const *held, uint32_t n);
+
+#endif
