@@ -77,4 +77,10 @@ uint32_t *mlv_ctl_count_slots(const struct mlv_gen_vip *vip);
 uint64_t mlv_ctl_backend_active(const struct mlv_generation *gen,
 				const struct mlv_gen_backend *b);
 
+/* The rates object of the `stats` reply from st->rates: per-second
+ * rates of every counter and drop reason over the last sample interval
+ * (a counter that went backwards rates 0), or JSON null until two
+ * samples exist. NULL when memory ran out. */
+json_t *mlv_ctl_rates_json(const struct mlv_ctl_state *st);
+
 #endif

@@ -233,6 +233,8 @@ json_t *mlv_ctl_cmd_stats(struct mlv_ctl_state *st, const json_t *args)
 			  "workers", (json_int_t)st->n_workers,
 			  "counters", counters_json(&sum),
 			  "drops", drops_json(&sum));
+	if (reply && json_object_set_new(reply, "rates", mlv_ctl_rates_json(st)))
+		goto fail;
 	if (reply && st->worker_ct &&
 	    json_object_set_new(reply, "conntrack",
 				conntrack_json(st->worker_ct, st->n_workers)))

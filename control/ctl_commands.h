@@ -84,6 +84,14 @@ struct mlv_ctl_tracked {
 	uint32_t expires_in_ms;  /* from when the worker looked */
 };
 
+/* The last two samples of the summed worker counters, from which `stats`
+ * reports per-second rates (mlv_ctl_sample). */
+struct mlv_ctl_rate_samples {
+	struct mlv_worker_counters prev, cur;
+	uint64_t prev_ns, cur_ns;   /* CLOCK_MONOTONIC of each sample */
+	uint32_t n;                 /* samples taken, saturating at 2 */
+};
+
 /* How long `lookup` waits for the workers before replying without them. */
 #define MLV_CTL_TRACK_TIMEOUT_MS 100u
 
@@ -150,6 +158,9 @@ struct mlv_ctl_state {
 	 * mlv_ctl_note_reload. Zero-initialise. */
 	struct mlv_ctl_reload_log reloads;
 
+	/* Kept by mlv_ctl_sample for the rates in `stats`. Zero-initialise. */
+	struct mlv_ctl_rate_samples rates;
+
 	/* Set by mlv_ctl_handle only while a handler runs: where a handler
 	 * that must wait (lookup) defers its reply. */
 	struct mlv_ctl_deferred *defer;
@@ -170,5 +181,15 @@ json_t *mlv_ctl_handle(const json_t *request, void *ctx,
  * reloads started elsewhere (SIGHUP, file change). */
 void mlv_ctl_note_reload(struct mlv_ctl_state *st, bool ok,
 			 uint32_t generation, const char *summary);
+
+/* Take a sample of the workers' summed counters (and drops) at now_ns
+ * (CLOCK_MONOTONIC nanoseconds), keeping it and the one before: `stats`
+ * reports rates over the interval between the two. Call periodically
+ * (the daemon: once per second); a sample whose now_ns is not after the
+ * last one is ignored, so the interval is never zero or negative. No-op
+ * without worker counters. Control thread only (the same thread as the
+ * handlers that read the samples); the worker counters are read racily
+ * as in mlv_stats_workers. */
+void mlv_ctl_sample(struct mlv_ctl_state *st, uint64_t now_ns);
 
 #endif

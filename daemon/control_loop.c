@@ -2,7 +2,7 @@
  * SIGTERM, SIGINT), the control socket's, the metrics endpoint's and the
  * health engine's own epoll fds, the config file watch (inotify + debounce timer), rtnetlink
  * notifications for next_hop: auto, and timers (stats file, reclaim,
- * next-hop retries, systemd watchdog). Every source is level-triggered
+ * next-hop retries, systemd watchdog, rate samples for `stats`). Every source is level-triggered
  * and non-blocking: the loop never blocks on anything but epoll_wait.
  * After each wake-up, generations replaced by whatever ran are reclaimed
  * once their grace period ended. */
@@ -30,7 +30,13 @@
 enum {
 	EV_SIGNAL = 1, EV_STATS, EV_RECLAIM, EV_CTL, EV_HEALTH, EV_WATCH,
 	EV_WATCH_TIMER, EV_RTNL, EV_NEXT_HOP_TICK, EV_WATCHDOG, EV_METRICS,
+	EV_RATES,
 };
+
+/* How often the control socket samples the counters for the rates in
+ * `stats`: once a second gives per-second figures without a client
+ * having to poll twice. */
+#define RATE_SAMPLE_MS 1000
 
 struct loop {
 	struct mlv_daemon *d;
@@ -39,6 +45,7 @@ struct loop {
 	int reclaim_tfd;
 	int tick_tfd;            /* next-hop retries and re-checks */
 	int watchdog_tfd;
+	int rates_tfd;
 	bool reclaim_armed;
 	bool stats_failing;      /* log a failing stats file once, not per write */
 	bool stop;
@@ -179,6 +186,15 @@ static void reclaim(struct loop *l)
 		l->reclaim_armed = pending;
 }
 
+static void sample_rates(struct loop *l)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	mlv_ctl_sample(&l->d->st, (uint64_t)ts.tv_sec * 1000000000u +
+				  (uint64_t)ts.tv_nsec);
+}
+
 static enum mlv_err setup(struct loop *l, int sigfd)
 {
 	struct mlv_daemon *d = l->d;
@@ -230,6 +246,12 @@ static enum mlv_err setup(struct loop *l, int sigfd)
 		}
 		mlv_notify_watchdog();
 	}
+	l->rates_tfd = periodic(l->ep, RATE_SAMPLE_MS, EV_RATES);
+	if (l->rates_tfd < 0) {
+		mlv_err_log("rate sample timer: %s", strerror(errno));
+		return MLV_E_IO;
+	}
+	sample_rates(l);
 	write_stats(l);
 	return MLV_OK;
 }
@@ -280,13 +302,17 @@ static void dispatch(struct loop *l, uint32_t tag, int sigfd)
 		drain_timer(l->watchdog_tfd);
 		mlv_notify_watchdog();
 		break;
+	case EV_RATES:
+		drain_timer(l->rates_tfd);
+		sample_rates(l);
+		break;
 	}
 }
 
 enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 {
 	struct loop l = { .d = d, .ep = -1, .stats_tfd = -1, .reclaim_tfd = -1,
-			  .tick_tfd = -1, .watchdog_tfd = -1,
+			  .tick_tfd = -1, .watchdog_tfd = -1, .rates_tfd = -1,
 			  .watch = { .inotify_fd = -1, .timer_fd = -1 } };
 	enum mlv_err err = setup(&l, sigfd);
 
@@ -315,6 +341,8 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 		close(l.tick_tfd);
 	if (l.watchdog_tfd >= 0)
 		close(l.watchdog_tfd);
+	if (l.rates_tfd >= 0)
+		close(l.rates_tfd);
 	if (l.ep >= 0)
 		close(l.ep);
 	return err;

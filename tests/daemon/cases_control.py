@@ -147,6 +147,16 @@ def check_views():
     check(r["conntrack"]["capacity"] >= 4096 and r["workers"] == 1,
           f"stats conntrack: {r}")
     check("per_worker" not in r, "per_worker without asking")
+    # the daemon samples once a second: rates appear after two samples,
+    # with every counter and drop reason, never negative
+    r = wait_until(lambda: (lambda s: s if s["rates"] is not None else None)(
+        ctl_ok("stats")), "stats rates")
+    rates = r["rates"]
+    check(rates["interval_s"] > 0 and
+          set(rates) - {"interval_s", "drops"} == set(r["counters"]) and
+          set(rates["drops"]) == set(r["drops"]) and
+          all(v >= 0 for k, v in rates.items() if k != "drops") and
+          all(v >= 0 for v in rates["drops"].values()), f"stats rates: {rates}")
     r = ctl_ok("stats", per_worker=True)
     check(len(r["per_worker"]) == 1 and r["per_worker"][0]["worker"] == 0,
           f"stats per_worker: {r['per_worker']}")

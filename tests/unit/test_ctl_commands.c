@@ -357,6 +357,70 @@ static void test_stats(void **state)
 	json_decref(r);
 }
 
+/* Rates come from the daemon's samples, not from the reply's moment:
+ * null until two samples exist, then exactly delta / interval. */
+static void test_stats_rates(void **state)
+{
+	struct ctl_fx *fx = *state;
+	const uint64_t t0 = 5000000000ull, interval_ns = 2000000000ull;
+	json_t *r, *rates, *drops;
+	uint64_t drop_delta = 0;
+
+	for (int w = 0; w < FX_WORKERS; w++) {
+		for (int c = 0; c < MLV_CTR__COUNT; c++)
+			fx->ctr[w].ctr[c] = (uint64_t)(1000 * (w + 1) + c);
+		for (int d = 0; d < MLV_DROP__COUNT; d++)
+			fx->ctr[w].drop[d] = (uint64_t)(50 + w + d);
+	}
+	r = call_ok(fx, "{\"command\": \"stats\"}");
+	assert_true(json_is_null(json_object_get(r, "rates")));
+	json_decref(r);
+
+	mlv_ctl_sample(&fx->st, t0);
+	r = call_ok(fx, "{\"command\": \"stats\"}");
+	assert_true(json_is_null(json_object_get(r, "rates")));
+	json_decref(r);
+	/* a sample that does not move time forward is ignored */
+	mlv_ctl_sample(&fx->st, t0);
+
+	/* worker w's counter c grows by (w + 1) * (c + 1): the sum by
+	 * 3 * (c + 1); drop d by 2 * d + 1 per worker; one drop reason
+	 * goes backwards and must rate 0, not wrap */
+	for (int w = 0; w < FX_WORKERS; w++) {
+		for (int c = 0; c < MLV_CTR__COUNT; c++)
+			fx->ctr[w].ctr[c] += (uint64_t)((w + 1) * (c + 1));
+		for (int d = 1; d < MLV_DROP__COUNT; d++) {
+			fx->ctr[w].drop[d] += (uint64_t)(2 * d + 1);
+			drop_delta += (uint64_t)(2 * d + 1);
+		}
+		fx->ctr[w].drop[0] -= 1;
+	}
+	drop_delta -= FX_WORKERS;   /* the total counts drop 0 going back */
+	mlv_ctl_sample(&fx->st, t0 + interval_ns);
+
+	r = call_ok(fx, "{\"command\": \"stats\"}");
+	rates = json_object_get(r, "rates");
+	assert_true(json_is_object(rates));
+	assert_true(json_real_value(json_object_get(rates, "interval_s")) == 2.0);
+	for (int c = 0; c < MLV_CTR__COUNT; c++) {
+		json_t *v = json_object_get(rates, mlv_worker_counter_name(c));
+
+		assert_true(json_is_number(v));
+		assert_true(json_number_value(v) == (double)(3 * (c + 1)) / 2.0);
+	}
+	drops = json_object_get(rates, "drops");
+	assert_int_equal(json_object_size(drops), MLV_DROP__COUNT + 1);
+	assert_true(json_number_value(json_object_get(drops,
+			mlv_drop_reason_name(0))) == 0.0);
+	for (int d = 1; d < MLV_DROP__COUNT; d++)
+		assert_true(json_number_value(json_object_get(drops,
+				mlv_drop_reason_name(d))) ==
+			    (double)(FX_WORKERS * (2 * d + 1)) / 2.0);
+	assert_true(json_number_value(json_object_get(drops, "total")) ==
+		    (double)drop_delta / 2.0);
+	json_decref(r);
+}
+
 /* ---- table, lookup, whatif ---- */
 
 static void test_table(void **state)
@@ -927,6 +991,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backends, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_health_down_shown, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_stats, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_rates, setup_running,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_table, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_deferred_answer,

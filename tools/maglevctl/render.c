@@ -277,24 +277,38 @@ static bool render_backends(const json_t *r, FILE *out)
 
 /* ---- stats ---- */
 
-/* One row per key of the summed object, one column per worker. */
+/* One row per key of the summed object: its total, its rate per second
+ * when the reply has rates (an object keyed like sum), then one column
+ * per worker. */
 static bool counter_block(const char *title, const json_t *sum,
-			  const json_t *per_worker, const char *field, FILE *out)
+			  const json_t *rates, const json_t *per_worker,
+			  const char *field, FILE *out)
 {
 	size_t nw = json_array_size(per_worker), i;
+	bool with_rates = json_is_object(rates);
 	struct table t;
 	const char *key;
 	json_t *v, *w;
 	bool ok;
 
-	table_init(&t, 2 + nw);
+	table_init(&t, 2 + (with_rates ? 1 : 0) + nw);
 	table_cell(&t, "%s", title);
 	table_cell(&t, "TOTAL");
+	if (with_rates)
+		table_cell(&t, "RATE/s");
 	json_array_foreach(per_worker, i, w)
 		table_cell(&t, "W%lld", num(w, "worker"));
 	json_object_foreach((json_t *)sum, key, v) {
 		table_cell(&t, "%s", key);
 		table_cell(&t, "%lld", (long long)json_integer_value(v));
+		if (with_rates) {
+			const json_t *r = json_object_get(rates, key);
+
+			if (json_is_number(r))
+				table_cell(&t, "%.1f", json_number_value(r));
+			else
+				table_cell(&t, "-");
+		}
 		json_array_foreach(per_worker, i, w) {
 			char buf[24];
 
@@ -311,16 +325,19 @@ static bool render_stats(const json_t *r, FILE *out)
 {
 	const json_t *pw = json_object_get(r, "per_worker");
 	const json_t *ct = json_object_get(r, "conntrack");
+	const json_t *rates = json_object_get(r, "rates");
 	bool ok;
 
-	ok = counter_block("COUNTER", json_object_get(r, "counters"), pw,
+	/* rates holds the counters' rates at its top level, the drops'
+	 * under "drops" (docs/control-protocol.md) */
+	ok = counter_block("COUNTER", json_object_get(r, "counters"), rates, pw,
 			   "counters", out);
 	fprintf(out, "\n");
-	ok = counter_block("DROP", json_object_get(r, "drops"), pw, "drops",
-			   out) && ok;
+	ok = counter_block("DROP", json_object_get(r, "drops"),
+			   json_object_get(rates, "drops"), pw, "drops", out) && ok;
 	if (json_is_object(ct)) {
 		fprintf(out, "\n");
-		ok = counter_block("CONNTRACK", ct, pw, "conntrack", out) && ok;
+		ok = counter_block("CONNTRACK", ct, NULL, pw, "conntrack", out) && ok;
 	}
 	return ok;
 }
