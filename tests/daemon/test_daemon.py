@@ -14,6 +14,7 @@ so a broken daemon fails the test instead of hanging it; only the daemons
 started here are ever signalled, by pid.
 """
 import os
+import struct
 import re
 import signal
 import sys
@@ -230,6 +231,57 @@ def case_two_arm(maglevd, src, work):
           "backend counters do not add up")
 
 
+def case_two_workers(maglevd, src, work):
+    """Two workers, each with its own RX and TX queue on the port (two
+    net_pcap queues: one file each, since pcap vdevs have no RSS). Both
+    files carry the same flows, so each flow reaches both workers: their
+    conntrack tables are separate, and they must still pick the same
+    backend, from the shared table."""
+    n = 40
+    ins = [os.path.join(work, f"in{q}.pcap") for q in range(2)]
+    outs = [os.path.join(work, f"out{q}.pcap") for q in range(2)]
+    for q in range(2):
+        write_pcap(ins[q], [tcp_frame("198.51.100.1", "192.0.2.10",
+                                      30000 + i, 80) for i in range(n)])
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            port("ext", "net_pcap0", "10.99.0.1"),
+            ["--in-memory", "--no-pci", "--lcores=0@0,1@1,2@1",
+             "--vdev=net_pcap0," + ",".join(
+                 f"rx_pcap={ins[q]},tx_pcap={outs[q]}" for q in range(2))],
+            vip(), workers=2))
+    d = Daemon(maglevd, work, cfg)
+    try:
+        d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= 2 * n,
+                     f"{2 * n} frames received")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    doc = read_stats(d.stats)
+    check(len(doc["workers"]) == 2, f"{len(doc['workers'])} workers")
+    for w in doc["workers"]:
+        c = w["counters"]
+        check(c["rx_packets"] == n and c["forwarded"] == n,
+              f"worker {w['id']}: rx {c['rx_packets']}, forwarded "
+              f"{c['forwarded']}, want {n} each")
+        check(w["conntrack"]["occupancy"] == n,
+              f"worker {w['id']} tracks {w['conntrack']['occupancy']} flows")
+    backend_of = [{}, {}]
+    for q in range(2):
+        out = read_pcap(outs[q])
+        check(len(out) == n, f"queue {q}: {len(out)} frames out, want {n}")
+        for fr in out:
+            inner = fr[14 + 20:]
+            sport = struct.unpack("!H", inner[20:22])[0]
+            backend_of[q][sport] = fr[14 + 16:14 + 20]
+    check(backend_of[0] == backend_of[1],
+          "the two workers chose different backends for the same flows")
+    check(len(set(backend_of[0].values())) == 2,
+          "40 flows all went to one of two backends")
+
+
 def case_refuse(maglevd, src, work):
     def start(text, why):
         cfg = os.path.join(work, "maglevd.yaml")
@@ -253,6 +305,7 @@ def case_refuse(maglevd, src, work):
 
 
 CASES = {
+    "two-workers": case_two_workers,
     "check-config": case_check_config,
     "usage": case_usage,
     "lifecycle": case_lifecycle,
