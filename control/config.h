@@ -123,6 +123,9 @@ struct mlv_config {
 	uint32_t n_ports;
 	struct mlv_port_config *ports;
 	struct mlv_conntrack_config conntrack;
+	uint32_t mbufs;                /* per pool; 0 = automatic (the floor) */
+	uint32_t mbuf_size;            /* data room in bytes, headroom
+					  included; 0 = automatic */
 
 	/* control */
 	char control_socket[MLV_PATH_MAX];

@@ -6,6 +6,7 @@
 
 #include "config_validate.h"
 #include "maglev.h"
+#include "mbuf_size.h"
 #include "table_builder.h"
 
 #define N_KEYS(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
@@ -154,6 +155,12 @@ static const struct mlv_cfg_key dataplane_keys[] = {
 	  .aux = offsetof(CF, n_ports), .required = true, .sub = &port_list },
 	{ .name = "conntrack", .type = MLV_CT_MAP, FIELD(CF, conntrack),
 	  .sub = &conntrack_map },
+	/* 0: sized by the daemon (dataplane/port.c); the finish hook checks
+	 * mbuf_size against the ports' MTUs */
+	{ .name = "mbufs", .type = MLV_CT_UINT, FIELD(CF, mbufs),
+	  .min = 0, .max = MLV_CFG_MAX_MBUFS, .def = "0" },
+	{ .name = "mbuf_size", .type = MLV_CT_UINT, FIELD(CF, mbuf_size),
+	  .min = 0, .max = MLV_MBUF_MAX_SIZE, .def = "0" },
 };
 
 static const struct mlv_cfg_map dataplane_map = {

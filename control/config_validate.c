@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "maglev.h"
+#include "mbuf_size.h"
 #include "table_builder.h"
 
 static const char *fwd_name(enum mlv_forwarding f)
@@ -77,6 +78,28 @@ void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
 
 /* ---- dataplane ---- */
 
+/* An mbuf must hold the largest frame any port may receive behind the
+ * encapsulation headroom: the port with the largest MTU decides. */
+static void check_mbuf_size(struct mlv_cfg_ctx *ctx, const struct mlv_config *cfg,
+			    const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_port_config *widest = NULL;
+
+	if (cfg->mbuf_size == 0 || !mlv_cfg_given(seen, "mbuf_size"))
+		return;
+	for (uint32_t i = 0; i < cfg->n_ports; i++)
+		if (widest == NULL || cfg->ports[i].mtu > widest->mtu)
+			widest = &cfg->ports[i];
+	if (widest != NULL && cfg->mbuf_size < mlv_mbuf_size_min(widest->mtu))
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "mbuf_size"),
+			      "'mbuf_size' is %u; port '%s' (mtu %u) needs at least %u: "
+			      "%u bytes of headroom for the outer headers, the mtu and "
+			      "%u for Ethernet, two VLAN tags and the FCS",
+			      cfg->mbuf_size, widest->name, widest->mtu,
+			      mlv_mbuf_size_min(widest->mtu), MLV_MBUF_HEADROOM,
+			      MLV_FRAME_OVERHEAD);
+}
+
 void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			      const struct mlv_cfg_seen *seen)
 {
@@ -85,6 +108,7 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 	const struct mlv_port_config *exception = NULL;
 	uint32_t i, j;
 
+	check_mbuf_size(ctx, cfg, seen);
 	if (mlv_cfg_given(seen, "ports") && cfg->n_ports == 0)
 		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "ports"),
 			      "at least one port is required");

@@ -10,7 +10,8 @@
 void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
 			   const struct mlv_cfg_seen *seen);
 /* dataplane: at least one port; unique port names and devices; tx_port
- * names another port; at most one exception port. */
+ * names another port; at most one exception port; mbuf_size holds a
+ * frame of the largest port MTU behind the headroom. */
 void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			      const struct mlv_cfg_seen *seen);
 /* One VIP: gue_port only with gue, address families the forwarding can

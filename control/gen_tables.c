@@ -1,7 +1,8 @@
 /* Shared, reference-counted VIP tables (see gen_tables.h). Each table is
  * one aligned allocation: the header, the first and second choices, then
  * the canonical key the table was built from (kept for the full compare
- * that confirms a hash match). */
+ * that confirms a hash match, and decoded again to complete a table's
+ * deferred second choices). */
 #include "gen_tables.h"
 
 #include <stdbool.h>
@@ -24,6 +25,80 @@ static const struct mlv_siphash_key tables_key = { {
 	0x6d, 0x6c, 0x76, 0x2d, 0x74, 0x61, 0x62, 0x6c,
 	0x65, 0x2d, 0x73, 0x68, 0x61, 0x72, 0x65, 0x31,
 } };
+
+/* Freed table allocations kept for the next build. A table is one
+ * allocation of a few hundred KiB, above malloc's mmap threshold: a fresh
+ * one is a fresh mapping whose pages the kernel faults in and zeroes as
+ * the builder first writes them, and freeing it unmaps it again. A
+ * rebuild of every table after a failure frees (once its grace period
+ * ends) as many tables as the next rebuild or second-choice completion
+ * needs, so keeping them turns those page faults into plain stores.
+ * LIFO lists, one per allocation size, for a few sizes; bounded in bytes.
+ * Control thread only, like the reference counts. */
+#define POOL_SIZES 8
+#define POOL_MAX_BYTES ((size_t)256 << 20)
+
+struct pooled {
+	struct pooled *next;
+};
+
+static struct {
+	size_t bytes[POOL_SIZES];       /* allocation size of each list; 0 unused */
+	struct pooled *head[POOL_SIZES];
+	size_t held;                    /* bytes in every list */
+} pool;
+
+static void *pool_get(size_t bytes)
+{
+	for (uint32_t i = 0; i < POOL_SIZES; i++) {
+		struct pooled *p = pool.head[i];
+
+		if (pool.bytes[i] != bytes || !p)
+			continue;
+		pool.head[i] = p->next;
+		pool.held -= bytes;
+		return p;
+	}
+	return NULL;
+}
+
+static void pool_put(void *mem, size_t bytes)
+{
+	uint32_t free_list = POOL_SIZES;
+
+	if (pool.held + bytes <= POOL_MAX_BYTES) {
+		for (uint32_t i = 0; i < POOL_SIZES; i++) {
+			if (pool.bytes[i] == bytes) {
+				free_list = i;
+				break;
+			}
+			if (!pool.head[i] && free_list == POOL_SIZES)
+				free_list = i;
+		}
+	}
+	if (free_list == POOL_SIZES) {
+		free(mem);
+		return;
+	}
+	pool.bytes[free_list] = bytes;
+	((struct pooled *)mem)->next = pool.head[free_list];
+	pool.head[free_list] = mem;
+	pool.held += bytes;
+}
+
+void mlv_gen_tables_pool_drain(void)
+{
+	for (uint32_t i = 0; i < POOL_SIZES; i++) {
+		while (pool.head[i]) {
+			struct pooled *p = pool.head[i];
+
+			pool.head[i] = p->next;
+			free(p);
+		}
+		pool.bytes[i] = 0;
+	}
+	pool.held = 0;
+}
 
 static size_t round_up(size_t v, size_t align)
 {
@@ -48,7 +123,7 @@ static size_t encode_key(struct mlv_gen_tables *t,
 
 	for (uint32_t i = 0; i < in->n; i++)
 		need += sizeof(uint32_t) + 1 + sizeof(uint16_t) +
-			strlen(in->backends[i].name);
+			strlen(in->backends[i].name) + 1;
 	if (need > t->key_cap) {
 		uint8_t *buf = realloc(t->key_buf, need);
 
@@ -72,9 +147,53 @@ static size_t encode_key(struct mlv_gen_tables *t,
 		p = put(p, &b->weight, sizeof(b->weight));
 		p = put(p, &no_second, 1);
 		p = put(p, &len, sizeof(len));
-		p = put(p, b->name, len);
+		/* with its NUL, so a decoded key can point at the name */
+		p = put(p, b->name, (size_t)len + 1);
 	}
 	return (size_t)(p - t->key_buf);
+}
+
+static const uint8_t *get(const uint8_t *p, void *v, size_t n)
+{
+	memcpy(v, p, n);
+	return p + n;
+}
+
+/* The table input back from a key encode_key wrote (this process, so
+ * trusted): *backends is allocated, the names point into key. */
+static enum mlv_err decode_key(const uint8_t *key,
+			       struct mlv_gen_table_input *in,
+			       struct mlv_table_backend **backends)
+{
+	uint32_t kind, n;
+	struct mlv_table_backend *bs;
+	const uint8_t *p = key;
+
+	memset(in, 0, sizeof(*in));
+	p = get(p, &kind, sizeof(kind));
+	p = get(p, &in->spec.size, sizeof(in->spec.size));
+	p = get(p, &in->spec.vnodes, sizeof(in->spec.vnodes));
+	p = get(p, &in->max_load, sizeof(in->max_load));
+	p = get(p, &n, sizeof(n));
+	in->spec.kind = (enum mlv_table_kind)kind;
+	bs = malloc((n ? n : 1) * sizeof(*bs));
+	if (!bs)
+		return MLV_E_NOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t no_second;
+		uint16_t len;
+
+		p = get(p, &bs[i].weight, sizeof(bs[i].weight));
+		p = get(p, &no_second, 1);
+		p = get(p, &len, sizeof(len));
+		bs[i].no_second = no_second;
+		bs[i].name = (const char *)p;
+		p += (size_t)len + 1;
+	}
+	in->backends = bs;
+	in->n = n;
+	*backends = bs;
+	return MLV_OK;
 }
 
 static struct gen_tables_slot *probe(struct mlv_gen_tables *t, uint64_t hash,
@@ -109,50 +228,109 @@ enum mlv_err mlv_gen_tables_begin(struct mlv_gen_tables *t,
 	if (!t->slots)
 		return MLV_E_NOMEM;
 	for (uint32_t i = 0; i < n_prev; i++) {
-		struct gen_tables_slot *s = probe(t, prev[i]->key_hash,
-						  prev[i]->key, prev[i]->key_len);
+		/* a completed copy stands in for the table it completes */
+		struct mlv_gen_table *tb = prev[i]->with_second ?
+					   prev[i]->with_second : prev[i];
+		struct gen_tables_slot *s = probe(t, tb->key_hash, tb->key,
+						  tb->key_len);
 
-		s->table = prev[i];
+		s->table = tb;
 		s->from_prev = true;
 	}
 	return MLV_OK;
+}
+
+/* One allocation for a table of size slots and a key of key_len bytes,
+ * the key copied in, the arrays left for the caller; NULL when out of
+ * memory. */
+static struct mlv_gen_table *alloc_table(uint32_t size, const uint8_t *key,
+					 size_t key_len, uint64_t hash,
+					 uint16_t **first, uint16_t **second)
+{
+	size_t arr = round_up((size_t)size * sizeof(uint16_t), TABLE_ALIGN);
+	size_t first_off = round_up(sizeof(struct mlv_gen_table), TABLE_ALIGN);
+	size_t key_off = first_off + 2 * arr;
+	size_t bytes = round_up(key_off + key_len, TABLE_ALIGN);
+	struct mlv_gen_table *tb;
+	uint8_t *base;
+
+	base = pool_get(bytes);
+	if (!base)
+		base = aligned_alloc(TABLE_ALIGN, bytes);
+	if (!base)
+		return NULL;
+	tb = (struct mlv_gen_table *)(void *)base;
+	*first = (uint16_t *)(void *)(base + first_off);
+	*second = (uint16_t *)(void *)(base + first_off + arr);
+	memcpy(base + key_off, key, key_len);
+	*tb = (struct mlv_gen_table){
+		.size = size, .key_hash = hash, .first = *first,
+		.second = *second, .key_len = key_len, .key = base + key_off,
+		.bytes = bytes,
+	};
+	return tb;
 }
 
 static enum mlv_err build_table(const struct mlv_gen_table_input *in,
 				const uint8_t *key, size_t key_len,
 				uint64_t hash, struct mlv_gen_table **out)
 {
-	size_t arr = round_up((size_t)in->spec.size * sizeof(uint16_t),
-			      TABLE_ALIGN);
-	size_t first_off = round_up(sizeof(struct mlv_gen_table), TABLE_ALIGN);
-	size_t key_off = first_off + 2 * arr;
+	bool defer = in->defer_second && !in->second_now &&
+		     mlv_table_second_separable(in->spec.kind);
 	struct mlv_gen_table *tb;
 	uint16_t *first, *second;
-	uint8_t *base;
 	enum mlv_err err;
 
-	base = aligned_alloc(TABLE_ALIGN, round_up(key_off + key_len, TABLE_ALIGN));
-	if (!base)
+	tb = alloc_table(in->spec.size, key, key_len, hash, &first, &second);
+	if (!tb)
 		return MLV_E_NOMEM;
-	tb = (struct mlv_gen_table *)(void *)base;
-	first = (uint16_t *)(void *)(base + first_off);
-	second = (uint16_t *)(void *)(base + first_off + arr);
-	err = mlv_table_build(&in->spec, in->backends, in->n, first, second,
-			      &tb->fingerprint);
+	err = mlv_table_build(&in->spec, in->backends, in->n, first,
+			      defer ? NULL : second, &tb->fingerprint);
 	if (err) {
-		free(base);
+		pool_put(tb, tb->bytes);
 		return err;
 	}
-	memcpy(base + key_off, key, key_len);
-	tb->refs = 0;
-	tb->size = in->spec.size;
-	tb->key_hash = hash;
-	tb->first = first;
-	tb->second = second;
-	tb->key_len = key_len;
-	tb->key = base + key_off;
+	/* the data path reads second[] whenever a slot's owner is unusable:
+	 * "none" until the completed copy replaces this table */
+	if (defer)
+		memset(second, 0xff, (size_t)in->spec.size * sizeof(*second));
+	tb->has_second = !defer;
 	*out = tb;
 	return MLV_OK;
+}
+
+enum mlv_err mlv_gen_table_complete(struct mlv_gen_table *tb)
+{
+	struct mlv_table_backend *backends = NULL;
+	struct mlv_gen_table_input in;
+	struct mlv_gen_table *done;
+	uint16_t *first, *second;
+	enum mlv_err err;
+
+	if (tb->has_second || tb->with_second)
+		return MLV_OK;
+	done = alloc_table(tb->size, tb->key, tb->key_len, tb->key_hash,
+			   &first, &second);
+	if (!done)
+		return MLV_E_NOMEM;
+	err = decode_key(tb->key, &in, &backends);
+	if (err)
+		goto fail;
+	memcpy(first, tb->first, (size_t)tb->size * sizeof(*first));
+	err = mlv_table_build_second(&in.spec, in.backends, in.n, first,
+				     second);
+	if (err)
+		goto fail;
+	free(backends);
+	done->fingerprint = tb->fingerprint;
+	done->has_second = true;
+	done->refs = 1;          /* tb's */
+	tb->with_second = done;
+	return MLV_OK;
+fail:
+	free(backends);
+	pool_put(done, done->bytes);
+	return err;
 }
 
 enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
@@ -170,6 +348,20 @@ enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
 		return MLV_E_NOMEM;
 	hash = mlv_siphash24(&tables_key, t->key_buf, len);
 	s = probe(t, hash, t->key_buf, len);
+	if (s->table && !s->table->has_second && in->second_now) {
+		/* this VIP reads second choices now: complete the table; the
+		 * copy replaces it here, and in the next build (with_second) */
+		if (t->n_held == t->max_held)
+			return MLV_E_RANGE;
+		err = mlv_gen_table_complete(s->table);
+		if (err)
+			return err;
+		s->table = s->table->with_second;
+		s->taken = false;
+		s->from_prev = false;
+		*source = MLV_GEN_TABLE_BUILT;
+		goto take;
+	}
 	if (s->table && s->taken) {
 		*out = s->table;
 		*source = s->from_prev ? MLV_GEN_TABLE_REUSED :
@@ -186,10 +378,26 @@ enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
 			return err;
 		*source = MLV_GEN_TABLE_BUILT;
 	}
+take:
 	s->taken = true;
 	s->table->refs++;
 	t->held[t->n_held++] = s->table;
 	*out = s->table;
+	return MLV_OK;
+}
+
+enum mlv_err mlv_gen_tables_find(struct mlv_gen_tables *t,
+				 const struct mlv_gen_table_input *in,
+				 const struct mlv_gen_table **out)
+{
+	size_t len = encode_key(t, in);
+	uint64_t hash;
+
+	*out = NULL;
+	if (len == 0)
+		return MLV_E_NOMEM;
+	hash = mlv_siphash24(&tables_key, t->key_buf, len);
+	*out = probe(t, hash, t->key_buf, len)->table;
 	return MLV_OK;
 }
 
@@ -203,7 +411,17 @@ void mlv_gen_tables_end(struct mlv_gen_tables *t)
 
 void mlv_gen_tables_release(struct mlv_gen_table *const *held, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (--held[i]->refs == 0)
-			free(held[i]); /* the header starts the allocation */
+	for (uint32_t i = 0; i < n; i++) {
+		struct mlv_gen_table *tb = held[i];
+
+		/* a chain is at most two long: a completed copy has its
+		 * second choices, so nothing completes it */
+		while (tb && --tb->refs == 0) {
+			struct mlv_gen_table *next = tb->with_second;
+
+			/* the header starts the allocation */
+			pool_put(tb, tb->bytes);
+			tb = next;
+		}
+	}
 }

@@ -8,6 +8,14 @@
  * is unchanged is shared with the generation before instead of copied.
  * Tables are read-only once built, so sharing them with workers is safe.
  *
+ * Second choices may be deferred (docs/generations.md, "Deferred second
+ * choices"): a table built with defer_second has exact first choices and
+ * fingerprint but every second choice MLV_MAGLEV_NO_BACKEND (has_second
+ * false). mlv_gen_table_complete later builds a new table object with the
+ * same first choices plus the second ones and links it from the old one
+ * (with_second); the next build that would take the old table takes the
+ * completed one instead. A published table is never changed in place.
+ *
  * Reference counts are plain integers: only the control thread touches
  * them (mlv_gen_build takes references, mlv_gen_free drops them, and
  * generations are freed on the control thread after their RCU grace
@@ -17,6 +25,7 @@
 #ifndef MLV_GEN_TABLES_H
 #define MLV_GEN_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,9 +33,15 @@
 #include "control/table_builder.h"
 
 /* One built table: immutable after mlv_gen_tables_acquire returns it,
- * except refs (control thread only). */
+ * except refs and with_second (control thread only, never read by
+ * workers). */
 struct mlv_gen_table {
-	uint32_t refs;           /* generations holding it */
+	uint32_t refs;           /* generations holding it (plus the table
+				    it completes, see with_second) */
+	bool has_second;         /* false: second[] is all NO_BACKEND until
+				    a completed copy replaces it */
+	struct mlv_gen_table *with_second; /* the completed copy (this
+				    table holds one reference), or NULL */
 	uint32_t size;           /* slots */
 	uint64_t key_hash;       /* SipHash of key[] */
 	uint64_t fingerprint;
@@ -34,6 +49,7 @@ struct mlv_gen_table {
 	const uint16_t *second;  /* [size] */
 	size_t key_len;
 	const uint8_t *key;      /* canonical encoding of the table input */
+	size_t bytes;            /* of the allocation this header starts */
 };
 
 /* How a VIP got its table in one build, for counters and logs. */
@@ -49,6 +65,14 @@ enum mlv_gen_table_source {
 struct mlv_gen_table_input {
 	struct mlv_table_spec spec;
 	double max_load;
+	/* The VIP reads second choices as soon as it is published (bounded
+	 * loads, a backend that owns slots while unusable): a table without
+	 * them is completed (mlv_gen_table_complete) before it is taken. */
+	bool second_now;
+	/* If a new table must be built: build it without second choices if
+	 * its builder can add them later (mlv_table_second_separable).
+	 * Ignored with second_now. */
+	bool defer_second;
 	const struct mlv_table_backend *backends;
 	uint32_t n;
 };
@@ -85,13 +109,35 @@ enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
 				    const struct mlv_gen_table **out,
 				    enum mlv_gen_table_source *source);
 
+/* The table this build would give in without building one: taken
+ * earlier in this build or held by the previous generation (a completed
+ * copy in place of the one it completes), or NULL. Takes no reference.
+ * MLV_E_NOMEM leaves *out NULL. Control thread, between begin and end. */
+enum mlv_err mlv_gen_tables_find(struct mlv_gen_tables *t,
+				 const struct mlv_gen_table_input *in,
+				 const struct mlv_gen_table **out);
+
+/* If tb has no second choices and no completed copy yet, build the copy
+ * (same first choices, fingerprint and key, plus the second choices of
+ * mlv_table_build_second) and link it as tb->with_second. Returns MLV_OK
+ * (also when there was nothing to do), MLV_E_NOMEM, or the builder's
+ * error. Takes about as long as the second choices of one table (docs/
+ * benchmarks.md). Control thread. */
+enum mlv_err mlv_gen_table_complete(struct mlv_gen_table *tb);
+
 /* Free the build-time index (held[] and its references stay with the
  * caller). Control thread. */
 void mlv_gen_tables_end(struct mlv_gen_tables *t);
 
 /* Drop one reference to each of held[0..n-1], freeing a table when its
- * last reference goes. Control thread, once no worker can see a
+ * last reference goes (and then dropping its reference to its completed
+ * copy). Control thread, once no worker can see a
  * generation that points at them (after the grace period). */
 void mlv_gen_tables_release(struct mlv_gen_table *const *held, uint32_t n);
+
+/* Free the allocations kept from freed tables for reuse (up to 256 MiB;
+ * gen_tables.c says why). For a clean exit, after the last generation is
+ * freed. Control thread. */
+void mlv_gen_tables_pool_drain(void);
 
 #endif

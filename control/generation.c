@@ -266,7 +266,7 @@ static const struct mlv_gen_vip *prev_vip(const struct mlv_generation *prev,
 static void apply_state(const struct mlv_vip_config *vc,
 			const struct mlv_backend_config *bc,
 			mlv_gen_state_fn state, void *ctx,
-			struct mlv_gen_backend *b, uint8_t mac[6])
+			struct mlv_gen_backend *b, uint8_t mac[6], bool *kept)
 {
 	struct mlv_gen_backend_state st = { .healthy = true };
 	uint32_t weight;
@@ -287,6 +287,7 @@ static void apply_state(const struct mlv_vip_config *vc,
 		b->usable = false;
 		b->draining = false;
 		b->weight = st.keep_slots && !drained ? weight : 0;
+		*kept = b->weight > 0;
 	} else if (bc->state == MLV_BACKEND_DOWN) {
 		/* down: keeps its slots, whose flows go to second choices */
 		b->usable = false;
@@ -309,7 +310,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			      mlv_gen_state_fn state, void *ctx,
 			      const struct mlv_generation *prev,
 			      struct mlv_generation *gen, uint8_t (*macs)[6],
-			      const struct mlv_gen_vip **prev_of)
+			      bool *kept, const struct mlv_gen_vip **prev_of)
 {
 	struct gen_priv *p = gen->priv;
 	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
@@ -356,7 +357,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			b->index = (uint16_t)i;
 			b->vip_index = v;
 			b->address = bc->address;
-			apply_state(vc, bc, state, ctx, b, macs[k]);
+			apply_state(vc, bc, state, ctx, b, macs[k], &kept[k]);
 			if (b->weight > 0 && b->usable)
 				vip->n_usable++;
 
@@ -391,17 +392,81 @@ static void set_load_bounds(struct mlv_gen_vip *vip)
 			vip->max_load * bs[b].weight / sum : 0;
 }
 
+/* The VIP's table input into scratch. */
+static void table_input(const struct mlv_gen_vip *vip,
+			struct mlv_table_backend *scratch,
+			struct mlv_gen_table_input *in)
+{
+	*in = (struct mlv_gen_table_input){
+		.spec = { .kind = vip->table_kind, .size = vip->table_size,
+			  .vnodes = vip->vnodes },
+		.max_load = vip->max_load,
+		.backends = scratch,
+		.n = vip->n_backends,
+	};
+	for (uint32_t b = 0; b < vip->n_backends; b++)
+		scratch[b] = (struct mlv_table_backend){
+			.name = vip->backends[b].name,
+			.weight = vip->backends[b].weight,
+			.no_second = vip->backends[b].no_second,
+		};
+}
+
+/* Whether the data path reads vip's second choices as soon as it is
+ * published: bounded loads, or a backend that owns slots but takes no
+ * flows (state: down, or keeping its slots for a failover generation). */
+static bool reads_second_now(const struct mlv_gen_vip *vip)
+{
+	if (vip->max_load > 0)
+		return true;
+	for (uint32_t b = 0; b < vip->n_backends; b++)
+		if (vip->backends[b].weight > 0 && !vip->backends[b].usable)
+			return true;
+	return false;
+}
+
+/* Instant failover only works with second choices: if the table a VIP's
+ * kept backends would keep their slots in has none yet, they leave the
+ * table now instead (a rebuild, as without keep_slots). */
+static enum mlv_err settle_kept(struct mlv_gen_tables *t,
+				struct mlv_gen_vip *vip, const bool *kept,
+				struct mlv_table_backend *scratch,
+				struct mlv_gen_table_input *in)
+{
+	struct mlv_gen_backend *bs = (struct mlv_gen_backend *)vip->backends;
+	const struct mlv_gen_table *tb;
+	bool any = false;
+	enum mlv_err err;
+
+	for (uint32_t b = 0; b < vip->n_backends && !any; b++)
+		any = kept[b];
+	if (!any)
+		return MLV_OK;
+	err = mlv_gen_tables_find(t, in, &tb);
+	if (err || !tb || tb->has_second)
+		return err;
+	for (uint32_t b = 0; b < vip->n_backends; b++)
+		if (kept[b])
+			bs[b].weight = 0;
+	table_input(vip, scratch, in);
+	return MLV_OK;
+}
+
 /* Each VIP's table and second choices: built once per distinct table
  * input (control/gen_tables.h), shared by every VIP with that input, and
  * taken as they are from previous when it holds one for the same input
- * (they are a pure function of it). */
+ * (they are a pure function of it). Second choices are deferred as opts
+ * allow. */
 static enum mlv_err build_tables(struct mlv_generation *gen,
 				 struct mlv_table_backend *scratch,
+				 const bool *kept,
+				 const struct mlv_gen_build_opts *opts,
 				 const struct mlv_generation *previous)
 {
 	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
 	struct gen_priv *p = gen->priv;
 	const struct gen_priv *pp = previous ? previous->priv : NULL;
+	uint64_t second_slots = 0;   /* second choices computed so far */
 	struct mlv_gen_tables t;
 	enum mlv_err err;
 
@@ -411,24 +476,19 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 		return err;
 	for (uint32_t v = 0; v < gen->n_vips; v++) {
 		struct mlv_gen_vip *vip = &vips[v];
+		uint32_t first_backend = mlv_gen_backend_index(gen, vip->backends);
 		const struct mlv_gen_table *tb;
 		enum mlv_gen_table_source src;
-		struct mlv_gen_table_input in = {
-			.spec = { .kind = vip->table_kind,
-				  .size = vip->table_size,
-				  .vnodes = vip->vnodes },
-			.max_load = vip->max_load,
-			.backends = scratch,
-			.n = vip->n_backends,
-		};
+		struct mlv_gen_table_input in;
 
 		set_load_bounds(vip);
-		for (uint32_t b = 0; b < vip->n_backends; b++)
-			scratch[b] = (struct mlv_table_backend){
-				.name = vip->backends[b].name,
-				.weight = vip->backends[b].weight,
-				.no_second = vip->backends[b].no_second,
-			};
+		table_input(vip, scratch, &in);
+		err = settle_kept(&t, vip, &kept[first_backend], scratch, &in);
+		if (err)
+			break;
+		in.second_now = reads_second_now(vip);
+		in.defer_second = opts->defer_second &&
+				  second_slots >= opts->second_slots_now;
 		err = mlv_gen_tables_acquire(&t, &in, &tb, &src);
 		/* held so far, so a failed build can drop them */
 		p->n_tables = t.n_held;
@@ -443,8 +503,12 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 			gen->n_tables_shared++;
 		else
 			gen->n_tables_built++;
+		if (src == MLV_GEN_TABLE_BUILT && tb->has_second)
+			second_slots += tb->size;
 	}
 	mlv_gen_tables_end(&t);
+	for (uint32_t i = 0; !err && i < p->n_tables; i++)
+		gen->n_tables_no_second += !p->tables[i]->has_second;
 	return err;
 }
 
@@ -593,11 +657,25 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 			   const struct mlv_generation *previous,
 			   struct mlv_generation **out)
 {
+	return mlv_gen_build_opt(cfg, ports, n_workers, number, state,
+				 state_ctx, previous, NULL, out);
+}
+
+enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
+			       const struct mlv_gen_port_info *ports,
+			       uint32_t n_workers, uint32_t number,
+			       mlv_gen_state_fn state, void *state_ctx,
+			       const struct mlv_generation *previous,
+			       const struct mlv_gen_build_opts *opts,
+			       struct mlv_generation **out)
+{
+	static const struct mlv_gen_build_opts no_opts = { .defer_second = false };
 	struct port_plan plan = { .n_tx = 0 };
 	const struct mlv_backend_config **sorted = NULL;
 	struct mlv_table_backend *scratch = NULL;
 	const struct mlv_gen_vip **prev_of = NULL;
 	uint8_t (*macs)[6] = NULL;
+	bool *kept = NULL;
 	struct mlv_generation *gen = NULL;
 	struct gen_priv *p;
 	struct gen_layout l;
@@ -626,9 +704,10 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	err = MLV_E_NOMEM;
 	scratch = malloc((max_backends ? max_backends : 1) * sizeof(*scratch));
 	macs = malloc((n_all ? n_all : 1) * sizeof(*macs));
+	kept = calloc(n_all ? n_all : 1, sizeof(*kept));
 	prev_of = malloc((cfg->n_vips ? cfg->n_vips : 1) * sizeof(*prev_of));
 	gen = aligned_alloc(GEN_ALIGN, l.total);
-	if (!scratch || !macs || !prev_of || !gen) {
+	if (!scratch || !macs || !kept || !prev_of || !gen) {
 		free(gen); /* not yet initialised: not for mlv_gen_free */
 		gen = NULL;
 		goto fail;
@@ -672,10 +751,11 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 	}
 
 	err = fill_vips(cfg, sorted, state, state_ctx, previous, gen, macs,
-			prev_of);
+			kept, prev_of);
 	if (err)
 		goto fail;
-	err = build_tables(gen, scratch, previous);
+	err = build_tables(gen, scratch, kept, opts ? opts : &no_opts,
+			   previous);
 	if (err)
 		goto fail;
 	err = build_encap(cfg, gen, (void *)(base + l.encap),
@@ -692,9 +772,34 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 fail:
 	mlv_gen_free(gen);
 	free(prev_of);
+	free(kept);
 	free(macs);
 	free(scratch);
 	free(sorted);
+	return err;
+}
+
+enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
+				     uint32_t max_tables, uint32_t *left)
+{
+	const struct gen_priv *p = gen->priv;
+	uint32_t todo = 0;
+	enum mlv_err err = MLV_OK;
+
+	for (uint32_t i = 0; i < p->n_tables; i++) {
+		struct mlv_gen_table *tb = p->tables[i];
+
+		if (tb->has_second || tb->with_second)
+			continue;
+		if (max_tables > 0 && !err) {
+			err = mlv_gen_table_complete(tb);
+			max_tables--;
+			if (!err)
+				continue;
+		}
+		todo++;
+	}
+	*left = todo;
 	return err;
 }
 

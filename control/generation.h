@@ -132,6 +132,9 @@ struct mlv_generation {
 	uint32_t n_tables_reused;
 	uint32_t n_tables_built;
 	uint32_t n_tables_shared;
+	/* Tables it holds whose second choices were deferred (all "none"
+	 * until mlv_gen_complete_second and a later build replace them). */
+	uint32_t n_tables_no_second;
 	/* Config port index transmitting for each slot: [n_tx]. */
 	uint16_t tx_ports[MLV_MAX_PORTS];
 	/* Owned by control/publish.c while the generation waits for its grace
@@ -185,6 +188,42 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 			   mlv_gen_state_fn state, void *state_ctx,
 			   const struct mlv_generation *previous,
 			   struct mlv_generation **out);
+
+/* Build options (mlv_gen_build_opt); all zero is mlv_gen_build. */
+struct mlv_gen_build_opts {
+	/* Defer second choices (docs/generations.md, "Deferred second
+	 * choices"): once second_slots_now slots' worth of second choices
+	 * were computed in this build, tables built for VIPs that do not read
+	 * them at once (no max_load, no backend owning slots while unusable)
+	 * are published without them, for builders that can add them later
+	 * (Maglev). Their first choices and fingerprints are exact. */
+	bool defer_second;
+	uint64_t second_slots_now;
+};
+
+/* mlv_gen_build with options (NULL: none). Same contract, plus: with
+ * defer_second, a backend whose state says keep_slots keeps them only if
+ * the table it would keep them in has second choices; otherwise it leaves
+ * the table as if keep_slots were false (instant failover needs second
+ * choices; without them the table is rebuilt instead). Control thread. */
+enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
+			       const struct mlv_gen_port_info *ports,
+			       uint32_t n_workers, uint32_t number,
+			       mlv_gen_state_fn state, void *state_ctx,
+			       const struct mlv_generation *previous,
+			       const struct mlv_gen_build_opts *opts,
+			       struct mlv_generation **out);
+
+/* Compute the deferred second choices of up to max_tables of gen's tables
+ * (about as long each as one table's second choices), as new table
+ * objects linked from the old ones: gen and its tables do not change, the
+ * next mlv_gen_build with gen as previous takes the completed copies.
+ * *left receives how many of gen's tables still lack them. Returns MLV_OK
+ * or the first error (MLV_E_NOMEM); the tables not done count in *left.
+ * Control thread (the links are control-thread state, like the table
+ * reference counts). */
+enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
+				     uint32_t max_tables, uint32_t *left);
 
 /* Free a generation no worker can still see, dropping its references to
  * the tables it shares; a table goes with the last generation holding it.

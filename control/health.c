@@ -12,16 +12,16 @@
 #include "control/health_internal.h"
 
 #define NS_PER_MS 1000000ull
-/* A new probe's first check comes after a random phase below this (or
- * below its interval if shorter): soon enough that a freshly started
- * load balancer learns about dead backends at once, spread enough that
- * 100,000 probes do not all connect in the same millisecond. */
-#define FIRST_CHECK_SPREAD_MS 250u
 /* Jitter of each interval: +-1/10 of it. */
 #define JITTER_DIVISOR 10u
 /* Work per process() call, so the control thread stays responsive; what
- * is left keeps the fd readable. */
-#define EVENTS_PER_CALL 64
+ * is left keeps the fd readable. Socket events are read EVENTS_PER_WAIT at
+ * a time, for up to EVENT_ROUNDS_PER_CALL rounds. */
+#define EVENTS_PER_WAIT 64
+#define EVENT_ROUNDS_PER_CALL 16u
+/* The timerfd can fill a call's first round every time; the socket events
+ * after it are finite, so a later round is eventually empty. */
+_Static_assert(EVENT_ROUNDS_PER_CALL >= 2, "the drain needs a second round");
 #define TIMERS_PER_CALL 1024u
 #define MAX_IN_FLIGHT_LIMIT 16384u
 #define MIN_IN_FLIGHT 16u
@@ -149,28 +149,72 @@ const char *mlv_health_error(const struct mlv_health *h)
 
 /* ---- scheduling ---- */
 
+/* A random phase in [0, min(interval, HEALTH_FIRST_CHECK_SPREAD_MS)). */
+static uint64_t random_phase(struct mlv_health *h, const struct health_probe *p)
+{
+	uint64_t spread = p->spec.interval_ms < HEALTH_FIRST_CHECK_SPREAD_MS ?
+				  p->spec.interval_ms : HEALTH_FIRST_CHECK_SPREAD_MS;
+
+	return health_random(h, spread * NS_PER_MS);
+}
+
 enum mlv_err health_schedule_first(struct mlv_health *h, struct health_probe *p,
 				   uint64_t now)
 {
-	uint64_t spread = p->spec.interval_ms < FIRST_CHECK_SPREAD_MS ?
-				  p->spec.interval_ms : FIRST_CHECK_SPREAD_MS;
-
 	p->phase = PHASE_SCHEDULED;
-	return health_heap_set(h, p, now + health_random(h, spread * NS_PER_MS));
+	p->postponed = false;
+	return health_heap_set(h, p, now + random_phase(h, p));
+}
+
+static uint64_t jitter_ns(const struct health_probe *p)
+{
+	return (uint64_t)p->spec.interval_ms * NS_PER_MS / JITTER_DIVISOR;
+}
+
+/* Whether a start due at due_ns has missed its time: more than the jitter
+ * (which allows some lateness by design) has passed since. The engine is
+ * woken at every due time, so this means the control thread was busy. */
+static bool start_missed(const struct health_probe *p, uint64_t due_ns,
+			 uint64_t now)
+{
+	return now > due_ns && now - due_ns > jitter_ns(p);
+}
+
+/* Start p's check at a random phase within min(interval, the first-check
+ * spread) from now, as a first check: after a stall every probe due
+ * during it would otherwise connect in one burst. Once per check (the
+ * flag is cleared when the check starts), so lateness that persists
+ * cannot postpone a probe for ever. Never before the next process() call,
+ * so a probe has at most one result, hence at most one transition, per
+ * batch. p must be in the heap (so this cannot allocate). */
+static void postpone(struct mlv_health *h, struct health_probe *p,
+		     uint64_t now)
+{
+	p->postponed = true;
+	p->phase = PHASE_SCHEDULED;
+	if (health_heap_set(h, p, now + 1 + random_phase(h, p)))
+		p->phase = PHASE_OFF;
 }
 
 static void schedule_next(struct mlv_health *h, struct health_probe *p,
 			  uint64_t now)
 {
 	uint64_t interval = (uint64_t)p->spec.interval_ms * NS_PER_MS;
-	uint64_t jitter = interval / JITTER_DIVISOR;
+	uint64_t jitter = jitter_ns(p);
 	/* The period runs from start to start, so slow answers do not
 	 * stretch it; started + interval - jitter is always > started. */
 	uint64_t next = p->started_ns + interval - jitter +
 			health_random(h, 2 * jitter + 1);
 
-	if (next < now)
-		next = now;
+	/* Handled so late that the next start has passed: the intervals
+	 * missed meanwhile are not made up. */
+	if (start_missed(p, next, now)) {
+		postpone(h, p, now);
+		return;
+	}
+	/* Not in this process() call: one result per probe per batch. */
+	if (next <= now)
+		next = now + 1;
 	p->phase = PHASE_SCHEDULED;
 	/* p is still in the heap (its deadline), so this cannot allocate. */
 	if (health_heap_set(h, p, next))
@@ -423,37 +467,58 @@ static void drain_timer(struct mlv_health *h)
 		h->armed_ns = 0;
 }
 
-enum mlv_err mlv_health_process(struct mlv_health *h)
+/* Handle every ready socket event, so that no deadline is judged while a
+ * finished check's news is still unread: after the control thread was
+ * busy, far more than one epoll_wait's worth may be waiting. Returns true
+ * once epoll reports nothing, with *now the time taken just before that
+ * empty look: a check still running then had not finished at *now, so a
+ * deadline <= *now is a real timeout. Returns false when the rounds ran
+ * out (more is ready: the fd stays readable and the next call goes on) or
+ * epoll failed (*err set); deadlines then wait for a later call rather
+ * than be judged blind. Events come only from checks in flight, at most
+ * a few each, and no check starts before the deadlines are judged, so a
+ * few calls always drain them. */
+static bool handle_ready_events(struct mlv_health *h, uint64_t *now,
+				enum mlv_err *err)
 {
-	struct epoll_event ev[EVENTS_PER_CALL];
-	enum mlv_err err = MLV_OK;
+	struct epoll_event ev[EVENTS_PER_WAIT];
+
+	for (uint32_t round = 0; round < EVENT_ROUNDS_PER_CALL; round++) {
+		int n;
+
+		*now = health_now_ns();
+		n = epoll_wait(h->ep, ev, EVENTS_PER_WAIT, 0);
+		if (n == 0)
+			return true;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*err = MLV_E_IO;
+			return false;
+		}
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.u64 == 0)
+				drain_timer(h);
+			else
+				health_check_event(h, ev[i].data.u64,
+						   ev[i].events, *now);
+		}
+	}
+	return false;
+}
+
+/* Deadlines and due starts, earliest first, then waiters for free slots. */
+static void run_due(struct mlv_health *h, uint64_t now)
+{
 	uint32_t budget = TIMERS_PER_CALL;
 	struct health_probe *p;
-	uint64_t now;
-	int n;
 
-	if (!h)
-		return MLV_E_INVAL;
-	n = epoll_wait(h->ep, ev, EVENTS_PER_CALL, 0);
-	if (n < 0) {
-		if (errno != EINTR)
-			err = MLV_E_IO;
-		n = 0;
-	}
-	now = health_now_ns();
-	for (int i = 0; i < n; i++) {
-		if (ev[i].data.u64 == 0)
-			drain_timer(h);
-		else
-			health_check_event(h, ev[i].data.u64, ev[i].events, now);
-	}
-	/* Answers first, then deadlines: a check whose answer and deadline
-	 * arrive together counts as answered. */
-	now = health_now_ns();
 	while (budget && (p = health_heap_top(h)) && p->due_ns <= now) {
 		budget--;
 		if (p->phase == PHASE_RUNNING)
 			health_check_timeout(h, p, now);
+		else if (!p->postponed && start_missed(p, p->due_ns, now))
+			postpone(h, p, now);
 		else
 			health_check_start(h, p, now);
 	}
@@ -461,7 +526,20 @@ enum mlv_err mlv_health_process(struct mlv_health *h)
 		budget--;
 		health_check_start(h, h->wait_head, now);
 	}
-	health_rearm(h, now);
+}
+
+enum mlv_err mlv_health_process(struct mlv_health *h)
+{
+	enum mlv_err err = MLV_OK;
+	uint64_t now;
+
+	if (!h)
+		return MLV_E_INVAL;
+	/* Answers first, then deadlines: a check whose answer and deadline
+	 * arrive together counts as answered. */
+	if (handle_ready_events(h, &now, &err))
+		run_due(h, now);
+	health_rearm(h, health_now_ns());
 	emit_batch(h);
 	return err;
 }

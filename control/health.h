@@ -184,8 +184,12 @@ const char *mlv_health_error(const struct mlv_health *h);
 
 /* Handle whatever is ready: finished connects, responses, timeouts, due
  * checks. Never blocks; bounded work per call (if more is pending the fd
- * stays readable). Calls on_batch once if anything changed. Returns
- * MLV_OK, or MLV_E_IO if epoll_wait failed (the engine stays usable). */
+ * stays readable). Every ready socket event is read before any deadline
+ * is judged, so however long the caller was busy, a check that finished
+ * meanwhile counts as finished (docs/health.md, "When the control thread
+ * was busy"). Calls on_batch once if anything changed. Returns MLV_OK, or
+ * MLV_E_IO if epoll_wait failed (the engine stays usable; deadlines wait
+ * for a later call). */
 enum mlv_err mlv_health_process(struct mlv_health *h);
 
 /* What the control socket and metrics show for one (VIP, backend). */

@@ -78,6 +78,8 @@ struct health_probe {
 	uint64_t started_ns;            /* start of the running/last check */
 	struct health_probe *wait_prev, *wait_next;
 	struct health_conn *conn;       /* PHASE_RUNNING only */
+	bool postponed;                 /* its next start was already moved
+					   once for lateness (health.c) */
 
 	bool up;
 	bool has_result;
@@ -188,6 +190,12 @@ static inline struct health_probe *health_heap_top(const struct mlv_health *h)
 }
 
 /* ---- engine core (health.c) ---- */
+/* A new probe's first check comes after a random phase below this (or
+ * below its interval if shorter): soon enough that a freshly started
+ * load balancer learns about dead backends at once, spread enough that
+ * 100,000 probes do not all connect in the same millisecond. A check that
+ * starts late because the control thread was busy is spread the same way. */
+#define HEALTH_FIRST_CHECK_SPREAD_MS 250u
 uint64_t health_now_ns(void);
 /* Uniform in [0, bound); 0 when bound is 0. */
 uint64_t health_random(struct mlv_health *h, uint64_t bound);

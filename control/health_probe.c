@@ -4,7 +4,9 @@
  * connect (EINPROGRESS) --EPOLLOUT--> tcp: success
  *                                     http: send request --> read until
  *                                     "HTTP/x.y NNN " --> compare status
- * A deadline in the heap (started + timeout) covers the whole check.
+ * A deadline in the heap (started + timeout) covers the whole check, except
+ * that a stage the engine itself started late gets a timeout of its own
+ * (stage_started_late).
  *
  * Sockets are closed with SO_LINGER {on, 0}: an RST instead of a FIN, so
  * the checker leaves no TIME_WAIT behind (100,000 checks a second would
@@ -200,11 +202,29 @@ static void read_status(struct mlv_health *h, struct health_conn *c,
 	}
 }
 
+/* The engine moves a check on to its next stage only when it runs. If
+ * that is at or after the deadline, the backend finished its part in time
+ * as far as anyone can tell, and the delay was the engine's (the control
+ * thread was busy): the stage it starts now, whose time the backend never
+ * had, gets a whole timeout. At most twice per check (connect done,
+ * request sent after a wait), so a check cannot be prolonged for ever;
+ * an http check lasts at most three timeouts plus the engine's delays.
+ * p is in the heap (its deadline), so this cannot allocate. */
+static void stage_started_late(struct mlv_health *h, struct health_probe *p,
+			       uint64_t now)
+{
+	if (now >= p->due_ns)
+		(void)health_heap_set(h, p, now + (uint64_t)p->spec.timeout_ms *
+							  1000000u);
+}
+
 /* registered: whether c->fd is already in the epoll set. */
 static void send_request(struct mlv_health *h, struct health_conn *c,
 			 bool registered, uint64_t now)
 {
 	struct health_probe *p = c->probe;
+	/* Resuming after waiting for room in the socket buffer. */
+	bool resumed = c->stage == CONN_SENDING;
 
 	c->stage = CONN_SENDING;
 	while (c->req_sent < c->req_len) {
@@ -225,6 +245,8 @@ static void send_request(struct mlv_health *h, struct health_conn *c,
 		}
 		c->req_sent = (uint16_t)(c->req_sent + n);
 	}
+	if (resumed)
+		stage_started_late(h, p, now);
 	c->stage = CONN_READING;
 	if (watch(h, c, EPOLLIN, !registered)) {
 		local_error(h, p, now);
@@ -242,6 +264,7 @@ static void connected(struct mlv_health *h, struct health_conn *c,
 		health_probe_finish(h, c->probe, true, "connected", now);
 		return;
 	}
+	stage_started_late(h, c->probe, now);
 	send_request(h, c, registered, now);
 }
 
@@ -272,6 +295,7 @@ void health_check_start(struct mlv_health *h, struct health_probe *p,
 	c->probe = p;
 	p->conn = c;
 	p->phase = PHASE_RUNNING;
+	p->postponed = false;
 	p->started_ns = now;
 	h->counters[MLV_HEALTH_CTR_CHECKS_STARTED]++;
 

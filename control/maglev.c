@@ -194,6 +194,7 @@ static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
 	struct mlv_siphash_state st;
 	uint8_t buf[1024];
 	uint32_t owners = 0;
+	bool rank_is_index = true;
 
 	memset(owned, 0, (size_t)n * sizeof(*owned));
 	for (uint32_t j = 0; j < m; j++)
@@ -203,6 +204,7 @@ static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t *o = &owned[named[k].index];
 
+		rank_is_index &= named[k].index == k && *o != 0;
 		*o = *o ? owners++ : MLV_MAGLEV_NO_BACKEND;
 	}
 
@@ -220,7 +222,16 @@ static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
 		mlv_siphash24_update(&st, buf, 4);
 		mlv_siphash24_update(&st, named[k].name, len);
 	}
-	for (uint32_t j = 0; j < m;) {
+	/* Input in name order, every backend owning a slot: each slot's rank
+	 * is its value, so on a little-endian host the array already is the
+	 * stream's u16le ranks (the per-slot translation cost more than the
+	 * hash). */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	rank_is_index = false;
+#endif
+	if (rank_is_index)
+		mlv_siphash24_update(&st, slots, (size_t)m * sizeof(*slots));
+	for (uint32_t j = rank_is_index ? m : 0; j < m;) {
 		uint32_t end = m - j > sizeof(buf) / 2 ? j + sizeof(buf) / 2
 						       : m;
 		size_t used = 0;

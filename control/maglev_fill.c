@@ -5,12 +5,18 @@
  * Where the time goes in the plain loop, and what is done about it:
  *  - a division per probe: permutations are walked by adding skip and
  *    subtracting m on wrap-around;
- *  - the slot array as "taken" marker: a bitmap instead (2m bits, 16 KiB at
- *    m = 65537, in L1);
- *  - once the table is half full, the probe loop exits unpredictably: a
- *    lane tests MLV_PROBE_WIDTH entries per step and takes the first free
- *    one with a bit scan, so a turn is nearly always a single step until
- *    the table is quite full, and the loads of a step are independent;
+ *  - the slot array as "taken" marker: a byte map (2m bytes, 128 KiB at
+ *    m = 65537, in L2) up to MLV_FILL_BYTEMAP_MAX_SIZE, a bitmap above it
+ *    (2m bits, in a 48 KiB L1 up to m = 196K): a byte probe is a plain
+ *    load, a bit probe also needs a shift and a mask (the byte map cut
+ *    the fill by 4-12 % at m = 65537, N = 100), but past L2 the byte map's
+ *    misses cost more (measured 1.6x slower at 655373 in an earlier run);
+ *  - the probe loop exits unpredictably: a lane tests MLV_SPARSE_WIDTH
+ *    entries per step while the table is less than half full (byte map
+ *    only) and MLV_PROBE_WIDTH beyond, and takes the first free one with
+ *    a bit scan,
+ *    so a turn is nearly always a single step until the table is quite
+ *    full, and the loads of a step are independent;
  *  - each turn's loads wait for the previous turn's bitmap store, whose
  *    address is known only at the end of that turn: the next turn's walk is
  *    started before the current turn's slot is marked, then corrected in
@@ -26,10 +32,12 @@
  *    (SCHED_HEAP).
  *
  * Ideas measured and dropped (tools/maglev-bench A/B runs on the reference
- * machine of docs/benchmarks.md): a byte map instead of the bitmap (faster
- * at m = 65537, 1.6x slower at 655373), AVX2 gathers for the 8 probes (no
- * gain at 65537), remembering the other free entries of a lane's last
- * 8-probe window (2-4 %), two pipelined turns instead of one.
+ * machine of docs/benchmarks.md): AVX2 gathers for the 8 probes (no gain
+ * at 65537), remembering the other free entries of a lane's last 8-probe
+ * window (2-4 %), two pipelined turns instead of one, MLV_PROBE_WIDTH
+ * probes from the first turn (8 % slower than the plain loop then), the
+ * switch to the wide step at 1/3, 2/3 or 3/4 full instead of 1/2 (1-3 %
+ * slower).
  */
 #include "maglev_fill.h"
 
@@ -37,12 +45,28 @@
 #include <string.h>
 
 #include "maglev.h"
+#include "mod_arith.h"
 
 /* The end game starts with about MLV_ENDGAME_PERCENT / 100 * sqrt(m) free
  * slots: a scan step (claim_scan) costs a few probes of the walk, and a
  * turn costs `free` scan steps or about m / free probes. Measured with
  * tools/maglev-bench-style A/B runs: 40 and 150 were no better. */
 #define MLV_ENDGAME_PERCENT 75
+
+/* Entries a lane tests per step while the table is less than half full,
+ * with the byte map: a plain one-probe loop mispredicts its exit on about
+ * a quarter of the turns there; 2 and 4 measured the same, 12 % less fill
+ * time than 1 at m = 65537, N = 100. With the bitmap (large m, beyond L1)
+ * the extra loads cost more than the mispredictions saved (m = 655373:
+ * 15-20 % slower), so it keeps the one-probe loop. */
+#define MLV_SPARSE_WIDTH 4
+_Static_assert(MLV_SPARSE_WIDTH < MLV_PROBE_WIDTH,
+	       "walk() steps by ahead[MLV_SPARSE_WIDTH]");
+
+/* Largest m whose "taken" marker is a byte map (2m bytes; see the top of
+ * the file): 256 KiB fits the L2 of any x86 server core of the last
+ * decade. */
+#define MLV_FILL_BYTEMAP_MAX_SIZE 131072u
 
 enum mlv_sched {
 	SCHED_ROUND_ROBIN,  /* equal weights: every lane, every round */
@@ -51,43 +75,6 @@ enum mlv_sched {
 };
 
 /* ---- arithmetic ---------------------------------------------------------- */
-
-static inline uint32_t add_mod(uint32_t a, uint32_t b, uint32_t m)
-{
-	uint32_t s = a + b;   /* a, b < m <= MLV_MAGLEV_MAX_SIZE: no overflow */
-
-	return s >= m ? s - m : s;
-}
-
-/* a * b mod m for a, b < m < 2^23, by Barrett reduction: the product fits
- * in 46 bits and the estimated quotient is at most one too small. */
-static inline uint32_t mul_mod(uint32_t a, uint32_t b, uint32_t m,
-			       uint64_t barrett)
-{
-	uint64_t x = (uint64_t)a * b;
-	uint64_t q = (uint64_t)(((unsigned __int128)x * barrett) >> 64);
-	uint64_t r = x - q * m;
-
-	return (uint32_t)(r >= m ? r - m : r);
-}
-
-/* skip^-1 mod m (m prime, 0 < skip < m), by the extended Euclid. */
-static uint32_t inverse_mod(uint32_t skip, uint32_t m)
-{
-	int64_t t = 0, new_t = 1, r = m, new_r = skip;
-
-	while (new_r != 0) {
-		int64_t q = r / new_r, tmp;
-
-		tmp = t - q * new_t;
-		t = new_t;
-		new_t = tmp;
-		tmp = r - q * new_r;
-		r = new_r;
-		new_r = tmp;
-	}
-	return (uint32_t)(t < 0 ? t + m : t);
-}
 
 static uint32_t isqrt(uint32_t m)
 {
@@ -100,9 +87,15 @@ static uint32_t isqrt(uint32_t m)
 
 /* ---- sizes and lanes ----------------------------------------------------- */
 
+static inline bool use_bytemap(uint32_t m)
+{
+	return m <= MLV_FILL_BYTEMAP_MAX_SIZE;
+}
+
 size_t mlv_fill_taken_words(uint32_t m)
 {
-	return (2 * (size_t)m + 63) / 64;
+	return use_bytemap(m) ? (2 * (size_t)m + 7) / 8
+			      : (2 * (size_t)m + 63) / 64;
 }
 
 uint32_t mlv_fill_empty_size(uint32_t m)
@@ -119,8 +112,8 @@ void mlv_lane_init(struct mlv_lane *l, uint32_t offset, uint32_t skip,
 	l->inv_skip = 0;
 	l->ahead[0] = 0;
 	for (int k = 1; k < MLV_PROBE_WIDTH; k++)
-		l->ahead[k] = add_mod(l->ahead[k - 1], skip, m);
-	l->stride = add_mod(l->ahead[MLV_PROBE_WIDTH - 1], skip, m);
+		l->ahead[k] = mlv_add_mod(l->ahead[k - 1], skip, m);
+	l->stride = mlv_add_mod(l->ahead[MLV_PROBE_WIDTH - 1], skip, m);
 }
 
 /* ---- turn order ---------------------------------------------------------- */
@@ -237,47 +230,74 @@ static inline uint32_t next_turn(struct mlv_fill *f, enum mlv_sched sched)
 
 /* ---- claiming ------------------------------------------------------------ */
 
-/* Bits j and j + m of taken both mean "slot j has an owner", so a probe at
- * pos + ahead[k] (both < m) needs no wrap-around. */
-static inline uint64_t taken_bit(const uint64_t *taken, uint32_t c)
+/* Entries j and j + m of taken (bits, or bytes with bytemap) both mean
+ * "slot j has an owner", so a probe at pos + ahead[k] (both < m) needs no
+ * wrap-around. */
+static inline uint32_t taken_bit(const uint64_t *taken, uint32_t c,
+				 bool bytemap)
 {
-	return (taken[c >> 6] >> (c & 63)) & 1;
+	if (bytemap)
+		return ((const uint8_t *)taken)[c];
+	return (uint32_t)(taken[c >> 6] >> (c & 63)) & 1;
 }
 
-static inline void mark_taken(uint64_t *taken, uint32_t c, uint32_t m)
+static inline void mark_taken(uint64_t *taken, uint32_t c, uint32_t m,
+			      bool bytemap)
 {
+	if (bytemap) {
+		((uint8_t *)taken)[c] = 1;
+		((uint8_t *)taken)[c + m] = 1;
+		return;
+	}
 	taken[c >> 6] |= 1ULL << (c & 63);
 	taken[(c + m) >> 6] |= 1ULL << ((c + m) & 63);
 }
 
-/* The slot the lane's turn claims: the first free entry of its permutation
- * from pos on (one exists while the table is not full). Does not mark it.
- * While the table is less than half full a plain loop is cheapest; beyond
- * that, MLV_PROBE_WIDTH probes per step (measured: switching at 1/3 or 4/5
- * full, widths 4, 6 or 16, or 16 probes per step near the end were all
- * slower). */
-static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
-			    uint32_t m, bool dense)
+/* Bit k set: the lane's entry c + ahead[k] is free, for k < width. */
+static inline uint32_t free_mask(const struct mlv_lane *l,
+				 const uint64_t *taken, uint32_t c, int width,
+				 bool bytemap)
 {
-	uint32_t c = l->pos, free_mask;
-
-	if (!dense) {
-		while (taken_bit(taken, c))
-			c = add_mod(c, l->ahead[1], m);
-		return c;
-	}
-	for (;;) {
-		uint32_t taken_mask = 0;
+	uint32_t taken_mask = 0;
 
 #pragma GCC unroll 16
-		for (int k = 0; k < MLV_PROBE_WIDTH; k++)
-			taken_mask |= (uint32_t)taken_bit(taken,
-							  c + l->ahead[k]) << k;
-		free_mask = ~taken_mask & ((1u << MLV_PROBE_WIDTH) - 1);
-		if (free_mask != 0)
-			return add_mod(c, l->ahead[__builtin_ctz(free_mask)],
-				       m);
-		c = add_mod(c, l->stride, m);
+	for (int k = 0; k < width; k++)
+		taken_mask |= taken_bit(taken, c + l->ahead[k], bytemap) << k;
+	return ~taken_mask & ((1u << width) - 1);
+}
+
+/* The slot the lane's turn claims: the first free entry of its permutation
+ * from pos on (one exists while the table is not full). Does not mark it.
+ * While the table is less than half full, one probe per step with the
+ * bitmap, MLV_SPARSE_WIDTH with the byte map; MLV_PROBE_WIDTH beyond
+ * (measured: widths 4, 6 or 16 there, or 16 probes per step near the end
+ * were all slower). */
+static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
+			    uint32_t m, bool dense, bool bytemap)
+{
+	uint32_t c = l->pos, avail;
+
+	if (!dense && !bytemap) {
+		while (taken_bit(taken, c, bytemap))
+			c = mlv_add_mod(c, l->ahead[1], m);
+		return c;
+	}
+	if (!dense) {
+		for (;;) {
+			avail = free_mask(l, taken, c, MLV_SPARSE_WIDTH,
+					  bytemap);
+			if (avail != 0)
+				return mlv_add_mod(c,
+						   l->ahead[__builtin_ctz(avail)],
+						   m);
+			c = mlv_add_mod(c, l->ahead[MLV_SPARSE_WIDTH], m);
+		}
+	}
+	for (;;) {
+		avail = free_mask(l, taken, c, MLV_PROBE_WIDTH, bytemap);
+		if (avail != 0)
+			return mlv_add_mod(c, l->ahead[__builtin_ctz(avail)], m);
+		c = mlv_add_mod(c, l->stride, m);
 	}
 }
 
@@ -290,11 +310,11 @@ static uint32_t claim_scan(struct mlv_fill *f, struct mlv_lane *l)
 	uint32_t pos = l->pos, m = f->m, c;
 
 	if (l->inv_skip == 0)
-		l->inv_skip = inverse_mod(l->ahead[1], m);
+		l->inv_skip = mlv_inverse_mod(l->ahead[1], m);
 	for (uint32_t i = 0; i < f->left; i++) {
 		uint32_t e = f->empty[i];
 		uint32_t delta = e >= pos ? e - pos : e + m - pos;
-		uint64_t key = (uint64_t)mul_mod(delta, l->inv_skip, m,
+		uint64_t key = (uint64_t)mlv_mul_mod(delta, l->inv_skip, m,
 						 f->barrett) << 32 | i;
 
 		best = key < best ? key : best;
@@ -304,10 +324,30 @@ static uint32_t claim_scan(struct mlv_fill *f, struct mlv_lane *l)
 	return c;
 }
 
-static void collect_empty(struct mlv_fill *f)
+static void collect_empty(struct mlv_fill *f, bool bytemap)
 {
 	uint32_t cnt = 0;
 
+	if (bytemap) {
+		const uint8_t *taken = (const uint8_t *)f->taken;
+		uint32_t j = 0;
+
+		/* eight entries a test: all but about sqrt(m) are taken */
+		for (; j + 8 <= f->m; j += 8) {
+			uint64_t eight;
+
+			memcpy(&eight, taken + j, sizeof(eight));
+			if (eight == 0x0101010101010101ULL)
+				continue;
+			for (uint32_t i = j; i < j + 8; i++)
+				if (!taken[i])
+					f->empty[cnt++] = i;
+		}
+		for (; j < f->m; j++)
+			if (!taken[j])
+				f->empty[cnt++] = j;
+		return;
+	}
 	for (uint32_t w = 0; w < (f->m + 63) / 64; w++) {
 		uint64_t bits = ~f->taken[w];
 
@@ -328,7 +368,7 @@ static void collect_empty(struct mlv_fill *f)
  * (its pos moves) or same slot. Hot state lives in locals: stores through
  * the lane and slot arrays could otherwise alias the fields of *f. */
 static inline __attribute__((always_inline)) void
-fill_walking(struct mlv_fill *f, enum mlv_sched sched)
+fill_walking(struct mlv_fill *f, enum mlv_sched sched, bool bytemap)
 {
 	const uint32_t m = f->m, dense_at = m / 2, endgame_at = f->endgame_at;
 	struct mlv_lane *const lane = f->lane;
@@ -337,7 +377,7 @@ fill_walking(struct mlv_fill *f, enum mlv_sched sched)
 	const uint16_t *const id = f->id;
 	uint32_t left = f->left;
 	uint32_t k = next_turn(f, sched);
-	uint32_t c = walk(&lane[k], taken, m, left <= dense_at);
+	uint32_t c = walk(&lane[k], taken, m, left <= dense_at, bytemap);
 
 	for (;;) {
 		bool ahead = left - 1 > endgame_at;
@@ -347,17 +387,18 @@ fill_walking(struct mlv_fill *f, enum mlv_sched sched)
 			k2 = next_turn(f, sched);
 			if (k2 != k)
 				c2 = walk(&lane[k2], taken, m,
-					  left <= dense_at);
+					  left <= dense_at, bytemap);
 		}
 		/* lane k owns slot c from now on */
-		mark_taken(taken, c, m);
+		mark_taken(taken, c, m, bytemap);
 		slots[c] = id[k];
-		lane[k].pos = add_mod(c, lane[k].ahead[1], m);
+		lane[k].pos = mlv_add_mod(c, lane[k].ahead[1], m);
 		left--;
 		if (!ahead)
 			break;
 		if (__builtin_expect(k2 == k || c2 == c, 0))
-			c2 = walk(&lane[k2], taken, m, left <= dense_at);
+			c2 = walk(&lane[k2], taken, m, left <= dense_at,
+				  bytemap);
 		k = k2;
 		c = c2;
 	}
@@ -365,22 +406,38 @@ fill_walking(struct mlv_fill *f, enum mlv_sched sched)
 }
 
 static inline __attribute__((always_inline)) void
-fill_with(struct mlv_fill *f, enum mlv_sched sched)
+fill_with(struct mlv_fill *f, enum mlv_sched sched, bool bytemap)
 {
 	if (f->left > f->endgame_at)
-		fill_walking(f, sched);
+		fill_walking(f, sched, bytemap);
 	if (f->left > 0)
-		collect_empty(f);
+		collect_empty(f, bytemap);
 	while (f->left > 0) {
 		uint32_t k = next_turn(f, sched);
 		struct mlv_lane *l = &f->lane[k];
 		uint32_t c = claim_scan(f, l);
 
 		f->slots[c] = f->id[k];
-		l->pos = add_mod(c, l->ahead[1], f->m);
+		l->pos = mlv_add_mod(c, l->ahead[1], f->m);
 		f->left--;
 	}
 }
+
+/* One specialised copy of the loops per schedule and marker, each a
+ * function of its own so that each gets its own register allocation (one
+ * function holding all six measured up to 10 % slower in some runs). */
+#define MLV_FILL_VARIANT(name, sched, bytemap)                               \
+	static __attribute__((noinline)) void name(struct mlv_fill *f)      \
+	{                                                                    \
+		fill_with(f, sched, bytemap);                                \
+	}
+MLV_FILL_VARIANT(fill_round_robin_bits, SCHED_ROUND_ROBIN, false)
+MLV_FILL_VARIANT(fill_round_robin_bytes, SCHED_ROUND_ROBIN, true)
+MLV_FILL_VARIANT(fill_credit_bits, SCHED_CREDIT, false)
+MLV_FILL_VARIANT(fill_credit_bytes, SCHED_CREDIT, true)
+MLV_FILL_VARIANT(fill_heap_bits, SCHED_HEAP, false)
+MLV_FILL_VARIANT(fill_heap_bytes, SCHED_HEAP, true)
+#undef MLV_FILL_VARIANT
 
 void mlv_fill_run(struct mlv_fill *f)
 {
@@ -392,17 +449,26 @@ void mlv_fill_run(struct mlv_fill *f)
 	memset(f->taken, 0, mlv_fill_taken_words(f->m) * sizeof(*f->taken));
 	f->left = f->m;
 	f->endgame_at = mlv_fill_empty_size(f->m);
-	f->barrett = UINT64_MAX / f->m;
+	f->barrett = mlv_barrett(f->m);
 	sched_init(f);
 	switch (f->sched) {
 	case SCHED_ROUND_ROBIN:
-		fill_with(f, SCHED_ROUND_ROBIN);
+		if (use_bytemap(f->m))
+			fill_round_robin_bytes(f);
+		else
+			fill_round_robin_bits(f);
 		break;
 	case SCHED_CREDIT:
-		fill_with(f, SCHED_CREDIT);
+		if (use_bytemap(f->m))
+			fill_credit_bytes(f);
+		else
+			fill_credit_bits(f);
 		break;
 	default:
-		fill_with(f, SCHED_HEAP);
+		if (use_bytemap(f->m))
+			fill_heap_bytes(f);
+		else
+			fill_heap_bits(f);
 		break;
 	}
 }

@@ -46,7 +46,8 @@ struct mlv_fill {
 	uint64_t barrett;
 };
 
-/* Words of scratch for mlv_fill.taken. */
+/* 64-bit words of scratch for mlv_fill.taken (a byte map or a bitmap,
+ * depending on m; see maglev_fill.c). */
 size_t mlv_fill_taken_words(uint32_t m);
 
 /* Entries of scratch for mlv_fill.empty. */

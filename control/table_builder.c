@@ -91,17 +91,22 @@ enum mlv_err mlv_table_fingerprint(const struct mlv_table_backend *backends,
 	struct mlv_siphash_state st;
 	uint32_t *rank = calloc(n ? n : 1, sizeof(*rank));
 	uint32_t owners = 0;
+	bool stray = false, rank_is_index;
 	uint8_t buf[1024];
 
 	if (!rank)
 		return MLV_E_NOMEM;
-	for (uint32_t j = 0; j < m; j++)
+	for (uint32_t j = 0; j < m; j++) {
 		if (slots[j] < n)
 			rank[slots[j]] = 1;
+		stray |= slots[j] >= n && slots[j] != MLV_MAGLEV_NO_BACKEND;
+	}
 	/* "owns a slot" flags -> ranks among the owners, in name order */
+	rank_is_index = !stray;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t *r = &rank[by_name_order[k]];
 
+		rank_is_index &= by_name_order[k] == k && *r != 0;
 		*r = *r ? owners++ : MLV_MAGLEV_NO_BACKEND;
 	}
 	mlv_siphash24_init(&st, &key_fingerprint);
@@ -118,7 +123,17 @@ enum mlv_err mlv_table_fingerprint(const struct mlv_table_backend *backends,
 		mlv_siphash24_update(&st, buf, 4);
 		mlv_siphash24_update(&st, name, len);
 	}
-	for (uint32_t j = 0; j < m;) {
+	/* The usual case (the generation builder passes backends in name
+	 * order, all owning slots): every slot's rank is its value, so on a
+	 * little-endian host the array already is the stream's u16le ranks.
+	 * Translating it slot by slot cost more than the hash itself
+	 * (perf of 1000 table builds at M = 65537: 7 % against 4.5 %). */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	rank_is_index = false;
+#endif
+	if (rank_is_index)
+		mlv_siphash24_update(&st, slots, (size_t)m * sizeof(*slots));
+	for (uint32_t j = rank_is_index ? m : 0; j < m;) {
 		uint32_t end = m - j > sizeof(buf) / 2 ? j + sizeof(buf) / 2 : m;
 		size_t used = 0;
 
@@ -152,6 +167,39 @@ static bool valid_input(const struct mlv_table_spec *spec,
 		    backends[i].weight > MLV_MAGLEV_MAX_WEIGHT)
 			return false;
 	return true;
+}
+
+bool mlv_table_second_separable(enum mlv_table_kind kind)
+{
+	const struct mlv_table_ops *ops = mlv_table_ops_of(kind);
+
+	return ops && ops->second;
+}
+
+enum mlv_err mlv_table_build_second(const struct mlv_table_spec *spec,
+				    const struct mlv_table_backend *backends,
+				    uint32_t n, const uint16_t *first,
+				    uint16_t *second)
+{
+	struct mlv_table_input in = {
+		.backends = backends, .n = n, .spec = spec,
+	};
+	uint32_t *order;
+	enum mlv_err err;
+
+	if (!valid_input(spec, backends, n, first) || !second ||
+	    !mlv_table_second_separable(spec->kind))
+		return MLV_E_INVAL;
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order)
+		return MLV_E_NOMEM;
+	err = name_order(backends, n, order);
+	if (!err) {
+		in.by_name = order;
+		err = mlv_table_ops_of(spec->kind)->second(&in, first, second);
+	}
+	free(order);
+	return err;
 }
 
 enum mlv_err mlv_table_build(const struct mlv_table_spec *spec,

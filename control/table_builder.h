@@ -67,12 +67,18 @@ struct mlv_table_input {
  * NULL, second[0..M-1] with the slot's second choice: a backend with
  * weight > 0 and !no_second, different from first[j], or
  * MLV_MAGLEV_NO_BACKEND when there is none. Returns MLV_OK,
- * MLV_E_NOMEM, or MLV_E_RANGE (ring: too many points). */
+ * MLV_E_NOMEM, or MLV_E_RANGE (ring: too many points).
+ * second(), where not NULL, computes second[] alone from the first[]
+ * build() made for the same input, exactly as build() would have: for
+ * builders whose second choices cost as much as the first, so they can be
+ * computed later (docs/generations.md, "Deferred second choices"). */
 struct mlv_table_ops {
 	enum mlv_table_kind kind;
 	const char *name;          /* the config word */
 	enum mlv_err (*build)(const struct mlv_table_input *in,
 			      uint16_t *first, uint16_t *second);
+	enum mlv_err (*second)(const struct mlv_table_input *in,
+			       const uint16_t *first, uint16_t *second);
 };
 
 /* The builder for kind, or NULL for a value outside the enum. */
@@ -95,6 +101,20 @@ enum mlv_err mlv_table_build(const struct mlv_table_spec *spec,
 			     const struct mlv_table_backend *backends,
 			     uint32_t n, uint16_t *first, uint16_t *second,
 			     uint64_t *fingerprint);
+
+/* Whether kind's second choices can be computed after its first ones
+ * (mlv_table_build_second); false for a value outside the enum. */
+bool mlv_table_second_separable(enum mlv_table_kind kind);
+
+/* second[0..M-1] for first[], which mlv_table_build made from the same
+ * spec and backends (in any order of the same set): byte-identical to the
+ * second[] mlv_table_build would have filled. Returns MLV_OK,
+ * MLV_E_INVAL (the input errors of mlv_table_build, a NULL second, or a
+ * kind that is not separable), or MLV_E_NOMEM. Any thread. */
+enum mlv_err mlv_table_build_second(const struct mlv_table_spec *spec,
+				    const struct mlv_table_backend *backends,
+				    uint32_t n, const uint16_t *first,
+				    uint16_t *second);
 
 /* The fingerprint of slots (an m-slot table over backends[0..n-1]) in the
  * docs/maglev.md format: independent of the input order, unaffected by

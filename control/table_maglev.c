@@ -13,10 +13,28 @@
  * slot has met a non-owner: about M ln M steps whatever N is, instead of
  * M x N. docs/table-builders.md has the rule and how often it agrees with
  * the rebuilt table.
+ *
+ * Where the walk's time goes, and what is done about it (hash-compare and
+ * reload-bench --distinct, docs/benchmarks.md "Control plane"; 2.5 ->
+ * about 0.9 ms at M = 65537, 100 equal weights):
+ *  - coupon collecting: the last slots to meet a non-owner take most of
+ *    the M ln M visits. Once few are left (left x lanes <= M), each is
+ *    settled directly: for every lane, the step r at which it reaches the
+ *    slot is (slot - offset) / skip mod M, one multiplication (end_game);
+ *  - equal weights (the usual case): every lane makes exactly one visit
+ *    per window, in name order, so the first non-owner to reach a slot
+ *    wins and the window needs no best-so-far state: second[] itself,
+ *    preset to "none", marks the settled slots, updated without a branch
+ *    (whether a visit settles a slot is a coin toss) (walk_equal);
+ *  - unequal weights: a separate "settled" byte map is not needed either,
+ *    second[] marks them; best[] keeps the window's candidates.
  */
 #include "table_builder.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "mod_arith.h"
 
 /* One eligible backend's walk along its permutation. */
 struct lane {
@@ -26,6 +44,8 @@ struct lane {
 	uint32_t weight;
 	uint32_t rank;       /* name order, for ties */
 	uint16_t index;      /* caller index */
+	uint32_t offset;     /* permutation[0] */
+	uint32_t inv_skip;   /* skip^-1 mod M, for end_game */
 };
 
 /* The best non-owner visit of a slot seen so far. */
@@ -46,33 +66,94 @@ static inline bool before(const struct lane *lanes, uint32_t turn1,
 	return ta != tb ? ta < tb : lanes[a].rank < lanes[best.lane].rank;
 }
 
-/* second[] for n_lanes >= 2 eligible lanes. Time advances in windows of
- * one turn of the lightest lane: within a window every lane makes all the
- * visits that fall in it (in any order, keeping each slot's earliest),
- * and a slot that met a non-owner in a window is final, since every later
- * visit is later in time. Same result as visiting in strict time order,
- * without a priority queue. */
-static enum mlv_err walk(struct lane *lanes, uint32_t n_lanes, uint32_t m,
-			 const uint16_t *first, uint16_t *second)
+/* Few slots are left: the walk would spend about M / left visits on each,
+ * settling one directly costs one step computation per lane. */
+static inline bool end_game_due(uint32_t left, uint32_t n_lanes, uint32_t m)
+{
+	return (uint64_t)left * n_lanes <= m;
+}
+
+/* Settle every slot still NONE in second[] by the rule itself: the lane
+ * other than the owner with the earliest (r + 1) / weight, r its step to
+ * the slot, ties by name. Exact whatever the walk settled before: a slot
+ * is only settled by a walk window once no earlier visit can exist. */
+static void end_game(struct lane *lanes, uint32_t n_lanes, uint32_t m,
+		     const uint16_t *first, uint16_t *second)
+{
+	uint64_t barrett = mlv_barrett(m);
+
+	for (uint32_t a = 0; a < n_lanes; a++)
+		lanes[a].inv_skip = mlv_inverse_mod(lanes[a].skip, m);
+	for (uint32_t p = 0; p < m; p++) {
+		struct visit best = { 0, 0 };
+
+		if (second[p] != MLV_MAGLEV_NO_BACKEND)
+			continue;
+		for (uint32_t a = 0; a < n_lanes; a++) {
+			const struct lane *l = &lanes[a];
+			uint32_t r;
+
+			if (first[p] == l->index)
+				continue;
+			r = mlv_mul_mod(mlv_add_mod(p, m - l->offset, m),
+					l->inv_skip, m, barrett);
+			if (best.turn1 == 0 || before(lanes, r + 1, a, best))
+				best = (struct visit){ r + 1, a };
+		}
+		second[p] = lanes[best.lane].index;
+	}
+}
+
+/* Equal weights: one visit per lane per window, lanes in name order, so a
+ * slot's first non-owner visitor is its second choice. Stops for the end
+ * game at a window boundary. */
+static void walk_equal(struct lane *lanes, uint32_t n_lanes, uint32_t m,
+		       const uint16_t *first, uint16_t *second)
+{
+	uint32_t left = m;
+
+	while (!end_game_due(left, n_lanes, m)) {
+		for (uint32_t a = 0; a < n_lanes; a++) {
+			struct lane *l = &lanes[a];
+			uint32_t p = l->pos;
+			uint16_t had = second[p];
+			/* half the visits settle a slot, at random: a branch
+			 * here mispredicts on most of them */
+			bool settle = (had == MLV_MAGLEV_NO_BACKEND) &
+				      (first[p] != l->index);
+
+			second[p] = settle ? l->index : had;
+			left -= settle;
+			l->pos = mlv_add_mod(p, l->skip, m);
+		}
+	}
+}
+
+/* Unequal weights. Time advances in windows of one turn of the lightest
+ * lane: within a window every lane makes all the visits that fall in it
+ * (in any order, keeping each slot's earliest), and a slot that met a
+ * non-owner in a window is final, since every later visit is later in
+ * time. Same result as visiting in strict time order, without a priority
+ * queue. */
+static enum mlv_err walk_weighted(struct lane *lanes, uint32_t n_lanes,
+				  uint32_t m, const uint16_t *first,
+				  uint16_t *second)
 {
 	struct visit *best = calloc(m, sizeof(*best));
 	uint32_t *touched = malloc(m * sizeof(*touched));
-	uint8_t *done = calloc(m, 1);
 	uint32_t wmin = UINT32_MAX, left = m;
 
-	if (!best || !touched || !done) {
+	if (!best || !touched) {
 		free(best);
 		free(touched);
-		free(done);
 		return MLV_E_NOMEM;
 	}
 	for (uint32_t i = 0; i < n_lanes; i++)
 		if (lanes[i].weight < wmin)
 			wmin = lanes[i].weight;
-	/* Ends within M windows: every lane, the lightest included, passes
-	 * every slot within M turns, and some lane other than a slot's owner
-	 * exists (n_lanes >= 2). A window costs O(lanes + its visits). */
-	for (uint64_t win = 1; left > 0; win++) {
+	/* A window costs O(lanes + its visits); the end game comes before
+	 * the M windows in which every lane passes every slot. */
+	for (uint64_t win = 1; !end_game_due(left, n_lanes, m); win++) {
 		uint32_t n_touched = 0;
 
 		for (uint32_t a = 0; a < n_lanes; a++) {
@@ -83,7 +164,8 @@ static enum mlv_err walk(struct lane *lanes, uint32_t n_lanes, uint32_t m,
 			       win * l->weight && l->turn < m) {
 				uint32_t p = l->pos;
 
-				if (!done[p] && first[p] != l->index) {
+				if (second[p] == MLV_MAGLEV_NO_BACKEND &&
+				    first[p] != l->index) {
 					if (best[p].turn1 == 0)
 						touched[n_touched++] = p;
 					if (best[p].turn1 == 0 ||
@@ -92,22 +174,38 @@ static enum mlv_err walk(struct lane *lanes, uint32_t n_lanes, uint32_t m,
 							l->turn + 1, a };
 				}
 				l->turn++;
-				l->pos = p + l->skip >= m ? p + l->skip - m
-							  : p + l->skip;
+				l->pos = mlv_add_mod(p, l->skip, m);
 			}
 		}
 		for (uint32_t t = 0; t < n_touched; t++) {
 			uint32_t p = touched[t];
 
 			second[p] = lanes[best[p].lane].index;
-			done[p] = 1;
 		}
 		left -= n_touched;
 	}
 	free(best);
 	free(touched);
-	free(done);
 	return MLV_OK;
+}
+
+/* second[] for n_lanes >= 2 eligible lanes. */
+static enum mlv_err walk(struct lane *lanes, uint32_t n_lanes, uint32_t m,
+			 const uint16_t *first, uint16_t *second)
+{
+	bool equal = true;
+	enum mlv_err err = MLV_OK;
+
+	for (uint32_t a = 1; a < n_lanes; a++)
+		equal &= lanes[a].weight == lanes[0].weight;
+	memset(second, 0xff, (size_t)m * sizeof(*second));
+	if (equal)
+		walk_equal(lanes, n_lanes, m, first, second);
+	else
+		err = walk_weighted(lanes, n_lanes, m, first, second);
+	if (!err)
+		end_game(lanes, n_lanes, m, first, second);
+	return err;
 }
 
 static enum mlv_err maglev_second(const struct mlv_table_input *in,
@@ -131,7 +229,7 @@ static enum mlv_err maglev_second(const struct mlv_table_input *in,
 			goto out;
 		lanes[n_lanes++] = (struct lane){
 			.pos = offset, .skip = skip, .weight = b->weight,
-			.rank = r, .index = (uint16_t)i,
+			.rank = r, .index = (uint16_t)i, .offset = offset,
 		};
 	}
 	if (n_lanes >= 2) {
@@ -169,4 +267,5 @@ const struct mlv_table_ops mlv_table_maglev_ops = {
 	.kind = MLV_TABLE_MAGLEV,
 	.name = "maglev",
 	.build = maglev_build,
+	.second = maglev_second,
 };

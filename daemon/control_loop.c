@@ -4,8 +4,10 @@
  * notifications for next_hop: auto, and timers (stats file, reclaim,
  * next-hop retries, systemd watchdog, rate samples for `stats`). Every source is level-triggered
  * and non-blocking: the loop never blocks on anything but epoll_wait.
- * After each wake-up, generations replaced by whatever ran are reclaimed
- * once their grace period ended. */
+ * While deferred second choices are pending (daemon/second_choices.c) it
+ * does not block at all: each pass serves what is ready, then computes a
+ * few tables' worth. After each wake-up, generations replaced by
+ * whatever ran are reclaimed once their grace period ended. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -318,7 +320,9 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 
 	while (!err && !l.stop) {
 		struct epoll_event ev[16];
-		int n = epoll_wait(l.ep, ev, 16, -1);
+		/* deferred second choices: look at the sockets, then the
+		 * next step, instead of sleeping */
+		int n = epoll_wait(l.ep, ev, 16, d->second_pending ? 0 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -329,6 +333,7 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 		}
 		for (int i = 0; i < n && !l.stop; i++)
 			dispatch(&l, ev[i].data.u32, sigfd);
+		mlv_daemon_second_step(d);
 		/* a command, a health batch or a reload may have published */
 		reclaim(&l);
 	}

@@ -45,7 +45,8 @@
 	X(FAILOVER, "failover")           \
 	X(HEALTH,   "health")             \
 	X(OVERRIDE, "override")           \
-	X(NEXT_HOP, "next_hop")
+	X(NEXT_HOP, "next_hop")          \
+	X(SECOND,   "second_choices")
 
 enum mlv_publish_reason {
 #define MLV_PUBLISH_REASON_ENUM(id, name) MLV_PUBLISH_##id,
@@ -124,6 +125,14 @@ struct mlv_daemon {
 	/* the config mlv_daemon_publish is building from, for the state
 	 * callback; NULL otherwise (then d->cfg) */
 	const struct mlv_config *building;
+
+	/* Deferred second choices (daemon/second_choices.c): the current
+	 * generation has tables without them; second_since is the last
+	 * generation published with some and second_since_us when
+	 * (CLOCK_MONOTONIC). */
+	bool second_pending;
+	uint32_t second_since;
+	uint64_t second_since_us;
 };
 
 /* Start everything up to and including launching the workers with
@@ -176,6 +185,25 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd);
 
 /* Log each line of diags at warning or error level. */
 void mlv_daemon_log_diags(const struct mlv_diags *diags);
+
+/* ---- deferred second choices (daemon/second_choices.c) ---- */
+
+/* Build options of every publish: second choices deferred beyond the
+ * first few tables of a build (docs/generations.md). */
+extern const struct mlv_gen_build_opts mlv_daemon_build_opts;
+
+/* Note that generation gen, just published, holds tables without second
+ * choices (or none any more). Control thread, from mlv_daemon_publish. */
+void mlv_daemon_second_note(struct mlv_daemon *d,
+			    const struct mlv_generation *gen);
+
+/* If second choices are pending: compute them for tables of the current
+ * generation for about MLV_SECOND_STEP_US, then return, so the control
+ * loop keeps serving its sockets between steps; once none is left,
+ * publish the follow-up generation that carries them (same first choices
+ * and fingerprints). Returns whether more steps are needed (the loop then
+ * polls instead of blocking). Control thread. */
+bool mlv_daemon_second_step(struct mlv_daemon *d);
 
 /* ---- control socket (daemon/ctl_glue.c) ---- */
 

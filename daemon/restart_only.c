@@ -84,6 +84,12 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	    ca->tcp_closing_timeout_ms != cb->tcp_closing_timeout_ms ||
 	    ca->udp_timeout_ms != cb->udp_timeout_ms)
 		say(report, ctx, &n, "dataplane.conntrack changed");
+	if (running->mbufs != next->mbufs)
+		say(report, ctx, &n, "dataplane.mbufs: %u -> %u",
+		    running->mbufs, next->mbufs);
+	if (running->mbuf_size != next->mbuf_size)
+		say(report, ctx, &n, "dataplane.mbuf_size: %u -> %u",
+		    running->mbuf_size, next->mbuf_size);
 	/* the control socket and the metrics listener are bound at start */
 	if (strcmp(running->control_socket, next->control_socket) != 0)
 		say(report, ctx, &n, "control.socket: %s -> %s",
@@ -117,6 +123,8 @@ void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 	SWAP(running->n_ports, next->n_ports);
 	SWAP(running->ports, next->ports);
 	SWAP(running->conntrack, next->conntrack);
+	SWAP(running->mbufs, next->mbufs);
+	SWAP(running->mbuf_size, next->mbuf_size);
 	SWAP_ARRAY(running->control_socket, next->control_socket);
 	SWAP(running->control_socket_mode, next->control_socket_mode);
 	SWAP_ARRAY(running->metrics_listen, next->metrics_listen);

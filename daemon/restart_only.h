@@ -1,8 +1,9 @@
 /* Settings that a reload cannot change (the `dataplane` section: EAL
- * arguments, workers, idle policy, ports, conntrack; and the `control`
- * section: the control socket and the metrics listener): they shape
- * threads, queues, memory and sockets fixed at start. A reload that changes them warns that
- * a restart is needed and keeps running with the values in force.
+ * arguments, workers, idle policy, ports, conntrack, mbuf pools; and
+ * the `control` section: the control socket and the metrics listener):
+ * they shape threads, queues, memory and sockets fixed at start. A
+ * reload that changes them warns that a restart is needed and keeps
+ * running with the values in force.
  * Plain C. Control thread.
  */
 #ifndef MLV_RESTART_ONLY_H

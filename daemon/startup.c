@@ -11,6 +11,7 @@
 
 #include <rte_ethdev.h>
 
+#include "control/gen_tables.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/notify.h"
@@ -284,12 +285,17 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 	/* Frees every generation through the stats fold hook. */
 	mlv_publish_destroy(d->pub);
 	d->pub = NULL;
+	mlv_gen_tables_pool_drain();
 	mlv_stats_destroy(d->stats);
 	d->stats = NULL;
 	for (uint32_t i = 0; i < MLV_MAX_WORKERS; i++) {
 		mlv_worker_destroy(d->workers[i]);
 		d->workers[i] = NULL;
 	}
+	/* rte_eal_cleanup closes every device, also one the ports left
+	 * open because closing it would crash (mlv_ports_close) */
+	if (d->eal_ready && d->ports.device_left_open)
+		d->eal_ready = false;
 	if (d->eal_ready) {
 		ret = rte_eal_cleanup();
 		if (ret != 0)

@@ -13,7 +13,8 @@
  *
  * Two implementations with identical output: SSE4.2 CRC32 instructions,
  * and a slicing-by-8 table for CPUs without them. The choice is made once;
- * per packet the cost is one indirect call.
+ * per call the cost is one indirect call. The data plane avoids even that
+ * with mlv_flow_hash_inline (flow_hash.h).
  */
 #include "flow_hash.h"
 
@@ -29,18 +30,6 @@
 #define KEY_WORDS (sizeof(struct mlv_flow_key) / 8)
 
 _Static_assert(sizeof(struct mlv_flow_key) % 8 == 0, "key is whole 64-bit words");
-
-/* murmur3's 32-bit finalizer: every input bit affects every output bit,
- * which a CRC alone does not give the low bits Maglev's modulo uses. */
-static inline uint32_t fmix32(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85EBCA6Bu;
-	h ^= h >> 13;
-	h *= 0xC2B2AE35u;
-	h ^= h >> 16;
-	return h;
-}
 
 /* ---- portable: slicing-by-8 ------------------------------------------ */
 
@@ -75,7 +64,7 @@ static uint32_t hash_table(const struct mlv_flow_key *key)
 		    crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^
 		    crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
 	}
-	return fmix32(c);
+	return mlv_flow_hash__fmix32(c);
 }
 
 static const struct mlv_flow_hash_ops table_ops = { "table", hash_table };
@@ -94,7 +83,7 @@ static uint32_t hash_sse42(const struct mlv_flow_key *key)
 		memcpy(&w, p + 8 * i, 8);   /* x86 is little-endian */
 		c = _mm_crc32_u64(c, w);
 	}
-	return fmix32((uint32_t)c);
+	return mlv_flow_hash__fmix32((uint32_t)c);
 #else
 	uint32_t c = MLV_FLOW_HASH_SEED;
 	for (size_t i = 0; i < 2 * KEY_WORDS; i++) {
@@ -102,7 +91,7 @@ static uint32_t hash_sse42(const struct mlv_flow_key *key)
 		memcpy(&w, p + 4 * i, 4);
 		c = _mm_crc32_u32(c, w);
 	}
-	return fmix32(c);
+	return mlv_flow_hash__fmix32(c);
 #endif
 }
 

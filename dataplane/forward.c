@@ -388,8 +388,8 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		/* Only the first segment: ports are set up so that a frame
 		 * fits one mbuf (dataplane/port.c); a chained frame's headers
 		 * beyond its first segment count as truncated. */
-		verdict[i] = (uint8_t)mlv_parse(rte_pktmbuf_mtod(m, const uint8_t *),
-						m->data_len, &pkt[i]);
+		verdict[i] = (uint8_t)mlv_parse_fast(
+			rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &pkt[i]);
 	}
 	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
 	 * bucket. A separate pass so the keys the parser just wrote piece by
@@ -408,7 +408,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		else
 			vip[i] = echo_vip(gen, &p->key);
 		if (likely(vip[i] != NULL)) {
-			hash[i] = mlv_flow_hash(&p->key);
+			hash[i] = mlv_flow_hash_inline(&p->key);
 			mlv_ct_prefetch(w->ct, hash[i]);
 		}
 	}

@@ -12,7 +12,10 @@
  *
  * The fast path (untagged IPv4, IHL 5, not a fragment, TCP or UDP) runs
  * straight through mlv_parse -> parse_ipv4 -> parse_l4 with every error
- * test marked unlikely.
+ * test marked unlikely. The data plane parses that case inline with
+ * mlv_parse_fast (packet_parse.h), which repeats its checks: a change to
+ * them here must be made there too (the parser tests compare the two on
+ * every frame they build).
  */
 #include "packet_parse.h"
 

@@ -8,6 +8,7 @@
 #define MLV_PACKET_PARSE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "flow_key.h"
 
@@ -58,7 +59,70 @@ struct mlv_pkt {
 enum mlv_parse_verdict mlv_parse(const uint8_t *frame, uint32_t len,
 				 struct mlv_pkt *out);
 
+/* mlv_parse for the per-packet path: the same verdict and the same *out
+ * for every input, with the common frame (untagged IPv4 without options,
+ * not a fragment, TCP or UDP) parsed inline and everything else passed
+ * to mlv_parse. Inline because a call, with its register saves and the
+ * zeroing of *out before it is filled, cost as much as the parsing
+ * (docs/benchmarks.md, "What the profile says"). Pure; any thread. */
+static inline enum mlv_parse_verdict
+mlv_parse_fast(const uint8_t *frame, uint32_t len, struct mlv_pkt *out);
+
 /* Name of a verdict as used in counters ("ok", "not_ip", "truncated", ...). */
 const char *mlv_parse_verdict_name(enum mlv_parse_verdict v);
+
+/* ---- Implementation of the inline fast path. Internal. ---- */
+
+static inline enum mlv_parse_verdict
+mlv_parse_fast(const uint8_t *frame, uint32_t len, struct mlv_pkt *out)
+{
+	enum { ETH = 14, IP4 = 20, TCP = 20, UDP = 8 };
+	const uint8_t *ip = frame + ETH;
+	const uint8_t *l4 = ip + IP4;
+
+	/* Ethernet type IPv4, version 4 with IHL 5, room for a TCP header
+	 * (the shortest UDP frame is padded to 60 bytes anyway). Anything
+	 * else, and every error, is mlv_parse's. */
+	if (__builtin_expect(len < ETH + IP4 + TCP || frame[12] != 0x08 ||
+			     frame[13] != 0x00 || ip[0] != 0x45, 0))
+		return mlv_parse(frame, len, out);
+
+	uint32_t tot = (uint32_t)ip[2] << 8 | ip[3];
+	uint32_t room = tot - IP4;   /* wraps when tot < 20: caught below */
+	uint8_t proto = ip[9];
+	uint32_t need;
+
+	if (proto == 6)
+		need = (uint32_t)(l4[12] >> 4) * 4;        /* TCP data offset */
+	else if (proto == 17)
+		need = (uint32_t)l4[4] << 8 | l4[5];        /* UDP length */
+	else
+		return mlv_parse(frame, len, out);
+	/* mlv_parse's checks: the IP total length within the frame, not a
+	 * fragment (MF clear, offset 0), the L4 header within the IP
+	 * packet. */
+	if (__builtin_expect(tot < IP4 || tot > len - ETH ||
+			     ((ip[6] & 0x3f) | ip[7]) != 0 ||
+			     need < (proto == 6 ? TCP : UDP) || need > room, 0))
+		return mlv_parse(frame, len, out);
+
+	memset(&out->key, 0, sizeof(out->key));
+	memcpy(out->key.src, ip + 12, 4);
+	memcpy(out->key.dst, ip + 16, 4);
+	memcpy(&out->key.sport, l4, 4);
+	out->key.proto = proto;
+	out->key.family = 4;
+	out->l3_off = ETH;
+	out->l4_off = ETH + IP4;
+	out->l3_len = (uint16_t)tot;
+	_Static_assert(MLV_PKT_F_DF == 0x40 >> 3, "DF bit shift");
+	out->flags = (uint8_t)((ip[6] & 0x40) >> 3);   /* DF */
+	out->tcp_flags = proto == 6 ? l4[13] : 0;
+	out->ttl = ip[8];
+	out->tos = ip[1];
+	out->l4_proto = proto;
+	out->pad = 0;
+	return MLV_PARSE_OK;
+}
 
 #endif

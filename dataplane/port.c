@@ -8,11 +8,22 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "control/mbuf_size.h"
 #include "daemon/log.h"
+#include "dataplane/encap.h"
 #include "dataplane/worker.h"
 
-/* Ethernet header, two VLAN tags and the FCS around an MTU-sized packet. */
-#define FRAME_OVERHEAD (RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN)
+/* control/mbuf_size.h computes data rooms without DPDK's headers */
+_Static_assert(MLV_MBUF_HEADROOM == RTE_PKTMBUF_HEADROOM,
+	       "MLV_MBUF_HEADROOM differs from DPDK's headroom");
+_Static_assert(MLV_MBUF_DEFAULT_SIZE == RTE_MBUF_DEFAULT_BUF_SIZE,
+	       "MLV_MBUF_DEFAULT_SIZE differs from DPDK's default");
+_Static_assert(MLV_FRAME_OVERHEAD ==
+	       RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN,
+	       "MLV_FRAME_OVERHEAD differs from DPDK's header sizes");
+/* outer headers are written into the headroom of the received frame */
+_Static_assert(RTE_PKTMBUF_HEADROOM >= MLV_ENCAP_MAX_HDR,
+	       "the mbuf headroom cannot hold the encapsulation headers");
 
 unsigned mlv_lcore_socket(unsigned lcore)
 {
@@ -39,22 +50,6 @@ static void list_ports(char *buf, size_t len)
 	}
 	if (!used)
 		snprintf(buf, len, "none");
-}
-
-/* Mbuf data room: a full frame at the largest MTU must fit one segment
- * (scatter is not enabled, so the parser always sees whole headers), and
- * never less than DPDK's default. */
-static uint16_t data_room_for(const struct mlv_config *cfg)
-{
-	uint32_t max_mtu = 0, room;
-
-	for (uint32_t i = 0; i < cfg->n_ports; i++)
-		if (cfg->ports[i].mtu > max_mtu)
-			max_mtu = cfg->ports[i].mtu;
-	room = RTE_ALIGN_CEIL(max_mtu + FRAME_OVERHEAD, 64) + RTE_PKTMBUF_HEADROOM;
-	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
-		room = RTE_MBUF_DEFAULT_BUF_SIZE;
-	return room > UINT16_MAX ? UINT16_MAX : (uint16_t)room;
 }
 
 static enum mlv_err find_devices(struct mlv_ports *ps,
@@ -92,13 +87,13 @@ static enum mlv_err create_pools(struct mlv_ports *ps,
 				 const unsigned *lcores, uint32_t n_workers)
 {
 	uint32_t workers_on[RTE_MAX_NUMA_NODES] = {0};
-	uint16_t room = data_room_for(cfg);
+	uint16_t room = (uint16_t)mlv_mbuf_size(cfg);
 
 	for (uint32_t w = 0; w < n_workers; w++)
 		workers_on[mlv_lcore_socket(lcores[w])]++;
 
 	for (unsigned s = 0; s < RTE_MAX_NUMA_NODES; s++) {
-		uint32_t rxd = 0, txd = 0, n;
+		uint32_t rxd = 0, txd = 0, need, n;
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		if (!workers_on[s])
@@ -109,21 +104,36 @@ static enum mlv_err create_pools(struct mlv_ports *ps,
 			rxd += workers_on[s] * MLV_RX_DESC;
 			txd += workers_on[s] * MLV_TX_DESC;
 		}
-		n = mlv_port_plan_mbufs(rxd, txd, workers_on[s], ps->n,
-					MLV_BURST, MLV_MBUF_CACHE,
-					rte_lcore_count());
+		need = mlv_port_plan_mbufs(rxd, txd, workers_on[s], ps->n,
+					   MLV_BURST, MLV_MBUF_CACHE,
+					   rte_lcore_count());
+		if (need == 0) {
+			mlv_err_log("socket %u: the queues need more than 2^32 "
+				    "mbufs", s);
+			return MLV_E_NOMEM;
+		}
+		/* the operator's size, exactly: rounding it up to 2^k - 1
+		 * like the automatic one could double a large pool */
+		n = RTE_MAX(need, cfg->mbufs);
+		if (cfg->mbufs && cfg->mbufs < need)
+			mlv_warn("dataplane.mbufs: %u is less than the %u mbufs "
+				 "the queues of socket %u need; using %u",
+				 cfg->mbufs, need, s, need);
 		snprintf(name, sizeof(name), "mlv_mbufs_%u", s);
 		ps->pool[s] = rte_pktmbuf_pool_create(name, n, MLV_MBUF_CACHE,
 						      0, room, (int)s);
 		if (!ps->pool[s]) {
 			mlv_err_log("cannot create a pool of %u mbufs of %u bytes "
-				    "on socket %u: %s (are hugepages reserved?)",
-				    n, room, s, rte_strerror(rte_errno));
+				    "on socket %u: %s (are enough hugepages "
+				    "free? see also dataplane.mbufs and "
+				    "dataplane.mbuf_size)", n, room, s,
+				    rte_strerror(rte_errno));
 			return MLV_E_NOMEM;
 		}
-		mlv_debug("mbuf pool %s: %u mbufs of %u bytes", name, n, room);
+		mlv_info("mbuf pool on socket %u: %u mbufs of %u bytes (%s)", s,
+			 n, room, n == cfg->mbufs ? "dataplane.mbufs" :
+			 "sized for the queues");
 	}
-	(void)cfg;
 	return MLV_OK;
 }
 
@@ -218,8 +228,15 @@ static enum mlv_err configure_port(struct mlv_ports *ps, uint32_t i,
 		ret = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd, s, &rxconf,
 					     ps->pool[s]);
 		if (ret != 0) {
-			mlv_err_log("port %s: RX queue %u: %s", pc->name, q,
-				    rte_strerror(-ret));
+			p->rxq_failed = true;
+			mlv_err_log("port %s: RX queue %u: %s (the pool on socket "
+				    "%u holds %u mbufs of %u bytes; a device "
+				    "that keeps frames in it, such as net_pcap "
+				    "with infinite_rx, may need more: see "
+				    "dataplane.mbufs)", pc->name, q,
+				    rte_strerror(-ret), s,
+				    ps->pool[s]->size,
+				    rte_pktmbuf_data_room_size(ps->pool[s]));
 			return MLV_E_DPDK;
 		}
 	}
@@ -319,6 +336,17 @@ void mlv_ports_close(struct mlv_ports *ps)
 				mlv_warn("DPDK port %u: stop failed: %s",
 					 p->port_id, rte_strerror(-ret));
 			p->started = false;
+		}
+		/* DPDK 22.11's net_pcap with infinite_rx frees a queue's
+		 * ring when its setup fails but keeps the pointer, and its
+		 * close frees the ring again (a crash). A failed queue setup
+		 * ends the daemon, so leaving that device unclosed costs
+		 * nothing. */
+		if (p->configured && p->rxq_failed) {
+			mlv_debug("DPDK port %u: not closed after a failed RX "
+				  "queue setup", p->port_id);
+			p->configured = false;
+			ps->device_left_open = true;
 		}
 		if (p->configured) {
 			ret = rte_eth_dev_close(p->port_id);

@@ -5,7 +5,10 @@
  * when there are several, limited to what the device can hash) and its
  * own TX queue on each port, so workers never share a queue and never
  * lock. Mbufs come from one pool per NUMA socket that has workers, sized
- * for every descriptor, burst and cache that can hold one.
+ * for every descriptor, burst and cache that can hold one, or larger if
+ * dataplane.mbufs says so (a device may keep frames of its own in the
+ * pool: net_pcap with infinite_rx holds its whole file there); their
+ * data room is control/mbuf_size.h's.
  *
  * Threads: control thread only, after rte_eal_init and before the workers
  * start (open) or after they stopped (close).
@@ -32,6 +35,7 @@ struct mlv_port {
 	uint16_t n_rxq;          /* queues 0..n_rxq-1: worker i reads queue i */
 	uint16_t n_txq;          /* one per worker: worker i writes queue i */
 	bool configured;         /* rte_eth_dev_configure succeeded: close it */
+	bool rxq_failed;         /* an RX queue setup failed: never close it */
 	bool started;            /* rte_eth_dev_start succeeded: stop it */
 };
 
@@ -42,6 +46,11 @@ struct mlv_ports {
 	/* MACs, next hops, MTUs, outer addresses for the generation builder */
 	struct mlv_gen_port_info info[MLV_MAX_PORTS];
 	struct rte_mempool *pool[RTE_MAX_NUMA_NODES];
+	/* mlv_ports_close left a device open because closing it would
+	 * crash (see there). rte_eal_cleanup closes every device, so the
+	 * caller must skip it; the process is about to exit anyway. Kept
+	 * across close; reset by open. */
+	bool device_left_open;
 };
 
 /* The NUMA socket a worker lcore's memory should come from (0 when the
@@ -59,7 +68,9 @@ enum mlv_err mlv_ports_open(struct mlv_ports *ps, const struct mlv_config *cfg,
 
 /* Stop and close every port that was opened (a net_pcap tx file is
  * complete afterwards), then free the pools. Workers must have stopped.
- * Safe on a partly opened or zeroed set. Control thread. */
+ * Safe on a partly opened or zeroed set. A device whose RX queue setup
+ * failed is not closed; ps->device_left_open then says so. Control
+ * thread. */
 void mlv_ports_close(struct mlv_ports *ps);
 
 #endif

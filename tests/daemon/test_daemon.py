@@ -24,6 +24,7 @@ import tempfile
 sys.dont_write_bytecode = True
 import cases_control  # noqa: E402
 import cases_live  # noqa: E402
+import cases_pool  # noqa: E402
 import cases_system  # noqa: E402
 from daemon_util import (CONTROL, NEXT_HOP, Daemon, Failure,  # noqa: E402
                          Skip, accounted, check, config_text, null_config,
@@ -316,6 +317,7 @@ CASES = {
 }
 CASES.update(cases_control.CASES)
 CASES.update(cases_live.CASES)
+CASES.update(cases_pool.CASES)
 CASES.update(cases_system.CASES)
 
 

@@ -1402,6 +1402,276 @@ static void test_bad_input(void **state)
 	mlv_config_free(bad);
 }
 
+/* ------------------------------------------- a busy control thread */
+
+/* The control thread busy elsewhere (a large table build) until
+ * mono_ms() reaches until_ms: the engine is not called meanwhile. This
+ * blocking delay is the condition under test; callers bound it. */
+static void busy_until(uint64_t until_ms)
+{
+	uint64_t now;
+
+	while ((now = mono_ms()) < until_ms)
+		usleep((useconds_t)((until_ms - now) * 1000));
+}
+
+/* Poll cond while not calling the engine (its answers pile up unread). */
+static bool wait_without_engine(cond_fn cond, void *arg)
+{
+	uint64_t end = mono_ms() + DEADLINE_MS;
+
+	while (!cond(NULL, arg)) {
+		if (mono_ms() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* More probes than one epoll_wait batch of the engine reads (64). */
+#define BUSY_PROBES 100
+#define BUSY_TIMEOUT_MS 200
+
+/* BUSY_PROBES VIPs "v<i>", each with backend "b" on 127.0.0.1:port. The
+ * intervals differ, so each pair is its own probe; 60 s long, so each
+ * probe runs exactly one check during a test. */
+static void cfg_busy(struct mlv_config *cfg, enum mlv_health_type type,
+		     uint16_t port)
+{
+	for (int i = 0; i < BUSY_PROBES; i++) {
+		char name[16];
+		struct mlv_health_config hc =
+			hc_tcp(60000 + (uint32_t)i, BUSY_TIMEOUT_MS, 1, 1);
+
+		hc.type = type;
+		snprintf(name, sizeof(name), "v%d", i);
+		cfg_backend(cfg_vip(cfg, name, port, &hc), "b", "127.0.0.1");
+	}
+}
+
+/* Let every first check of a fresh sync fall due, then start them all in
+ * one process() call, so that all are in flight together. Returns a time
+ * no earlier than their starts: each deadline is at most the timeout
+ * after it. */
+static uint64_t start_all_together(struct mlv_health *h, uint32_t n)
+{
+	struct mlv_health_stats stats;
+
+	busy_until(mono_ms() + HEALTH_FIRST_CHECK_SPREAD_MS + 1);
+	assert_int_equal(mlv_health_process(h), MLV_OK);
+	mlv_health_stats(h, &stats);
+	assert_int_equal(stats.in_flight, n);
+	return mono_ms() + 1;
+}
+
+static bool busy_all_done(struct mlv_health *h, void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < BUSY_PROBES; i++) {
+		char name[16];
+		struct mlv_health_status st;
+
+		snprintf(name, sizeof(name), "v%d", i);
+		if (mlv_health_get(h, name, "b", &st) || st.checks < 1)
+			return false;
+	}
+	return true;
+}
+
+/* Every probe ran one check, and it succeeded with `result`. */
+static void assert_busy_all_ok(struct mlv_health *h, const char *result)
+{
+	struct mlv_health_stats stats;
+
+	for (int i = 0; i < BUSY_PROBES; i++) {
+		char name[16];
+		struct mlv_health_status st;
+
+		snprintf(name, sizeof(name), "v%d", i);
+		st = status_of(h, name, "b");
+		assert_int_equal(st.checks, 1);
+		assert_string_equal(st.last_result, result);
+		assert_true(st.last_ok);
+		assert_true(st.up);
+	}
+	mlv_health_stats(h, &stats);
+	assert_int_equal(stats.counters[MLV_HEALTH_CTR_CHECKS_OK], BUSY_PROBES);
+	assert_int_equal(stats.counters[MLV_HEALTH_CTR_CHECKS_FAILED], 0);
+}
+
+static void test_busy_thread_tcp_connects_count(void **state)
+{
+	struct server *s = srv_new();
+	struct listener *l = srv_add(s, SRV_ACCEPT_CLOSE, 0);
+	struct count_at_least handshakes = { &l->accepted, BUSY_PROBES };
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN,
+				      2 * BUSY_PROBES);
+	uint64_t started;
+
+	(void)state;
+	srv_start(s);
+	cfg_busy(cfg, MLV_HEALTH_TCP, l->port);
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	started = start_all_together(h, BUSY_PROBES);
+	/* Every handshake completes while the control thread is busy, and
+	 * stays busy past every deadline. */
+	assert_true(wait_without_engine(counter_reached, &handshakes));
+	busy_until(started + BUSY_TIMEOUT_MS + 10);
+
+	/* One call: each connect that finished counts as finished, however
+	 * many are waiting to be read. */
+	assert_int_equal(mlv_health_process(h), MLV_OK);
+	assert_busy_all_ok(h, "connected");
+	assert_int_equal(r.calls, 0);
+
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+	srv_stop(s);
+}
+
+static void test_busy_thread_http_connects_then_answers(void **state)
+{
+	struct server *s = srv_new();
+	struct listener *l = srv_add(s, SRV_HTTP, 200);
+	struct count_at_least handshakes = { &l->accepted, BUSY_PROBES };
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN,
+				      2 * BUSY_PROBES);
+	uint64_t started;
+
+	(void)state;
+	srv_start(s);
+	cfg_busy(cfg, MLV_HEALTH_HTTP, l->port);
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	started = start_all_together(h, BUSY_PROBES);
+	assert_true(wait_without_engine(counter_reached, &handshakes));
+	busy_until(started + BUSY_TIMEOUT_MS + 10);
+
+	/* The connects were in time; the requests leave only now, past the
+	 * deadlines. The delay was the engine's, so the backends still get
+	 * to answer, and do. */
+	assert_true(run_until(h, &r, busy_all_done, NULL));
+	assert_busy_all_ok(h, "HTTP 200");
+	assert_int_equal(r.calls, 0);
+	assert_int_equal(atomic_load(&l->requests), BUSY_PROBES);
+
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+	srv_stop(s);
+}
+
+static void test_busy_thread_http_answers_waiting(void **state)
+{
+	struct server *s = srv_new();
+	struct listener *g = srv_add(s, SRV_GATED, 200);
+	struct count_at_least held = { &g->requests, BUSY_PROBES };
+	struct count_at_least answered = { &s->gated_answered, BUSY_PROBES };
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN,
+				      2 * BUSY_PROBES);
+	uint64_t sent;
+
+	(void)state;
+	srv_start(s);
+	cfg_busy(cfg, MLV_HEALTH_HTTP, g->port);
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	start_all_together(h, BUSY_PROBES);
+	assert_true(run_until(h, &r, counter_reached, &held));
+	assert_int_equal(r.calls, 0);
+	/* Every request is out: each deadline is at most a timeout away. */
+	sent = mono_ms() + 1;
+
+	/* Every answer arrives while the control thread is busy past every
+	 * deadline. */
+	atomic_store(&s->gate_open, true);
+	srv_poke(s);
+	assert_true(wait_without_engine(counter_reached, &answered));
+	busy_until(sent + BUSY_TIMEOUT_MS + 10);
+
+	assert_int_equal(mlv_health_process(h), MLV_OK);
+	assert_busy_all_ok(h, "HTTP 200");
+	assert_int_equal(r.calls, 0);
+
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+	srv_stop(s);
+}
+
+#define LATE_PROBES 20
+
+static bool late_all_checked(struct mlv_health *h, void *arg)
+{
+	const uint64_t *at_least = arg;
+
+	for (int i = 0; i < LATE_PROBES; i++) {
+		char name[16];
+		struct mlv_health_status st;
+
+		snprintf(name, sizeof(name), "v%d", i);
+		if (mlv_health_get(h, name, "b", &st) ||
+		    st.checks < at_least[i])
+			return false;
+	}
+	return true;
+}
+
+static void test_busy_thread_missed_intervals(void **state)
+{
+	struct server *s = srv_new();
+	struct listener *l = srv_add(s, SRV_ACCEPT_CLOSE, 0);
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN, 0);
+	struct mlv_health_stats before, after;
+	uint64_t want[LATE_PROBES];
+
+	(void)state;
+	srv_start(s);
+	for (int i = 0; i < LATE_PROBES; i++) {
+		char name[16];
+		struct mlv_health_config hc = hc_tcp(40 + (uint32_t)i, 20, 1, 1);
+
+		snprintf(name, sizeof(name), "v%d", i);
+		cfg_backend(cfg_vip(cfg, name, l->port, &hc), "b", "127.0.0.1");
+		want[i] = 2;
+	}
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	assert_true(run_until(h, &r, late_all_checked, want));
+
+	/* Busy for ten intervals of the slowest probe: every probe misses
+	 * several checks. */
+	mlv_health_stats(h, &before);
+	busy_until(mono_ms() + 10 * (40 + LATE_PROBES));
+	assert_int_equal(mlv_health_process(h), MLV_OK);
+	mlv_health_stats(h, &after);
+	/* The probes that all fell due during the stall do not all start in
+	 * the same instant. */
+	assert_true(after.counters[MLV_HEALTH_CTR_CHECKS_STARTED] -
+		    before.counters[MLV_HEALTH_CTR_CHECKS_STARTED] <
+		    LATE_PROBES);
+
+	/* Each runs again, and nothing missed counted as a failure. */
+	for (int i = 0; i < LATE_PROBES; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "v%d", i);
+		want[i] = status_of(h, name, "b").checks + 1;
+	}
+	assert_true(run_until(h, &r, late_all_checked, want));
+	mlv_health_stats(h, &after);
+	assert_int_equal(after.counters[MLV_HEALTH_CTR_CHECKS_FAILED], 0);
+	assert_int_equal(after.counters[MLV_HEALTH_CTR_TRANSITIONS], 0);
+	assert_int_equal(r.calls, 0);
+
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+	srv_stop(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1419,6 +1689,10 @@ int main(void)
 		cmocka_unit_test(test_max_in_flight),
 		cmocka_unit_test(test_none_sends_nothing),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_busy_thread_tcp_connects_count),
+		cmocka_unit_test(test_busy_thread_http_connects_then_answers),
+		cmocka_unit_test(test_busy_thread_http_answers_waiting),
+		cmocka_unit_test(test_busy_thread_missed_intervals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,6 +139,30 @@ static void test_control_section(void **state)
 	mlv_config_free(next);
 }
 
+/* The pools are created at start: a reload that resizes them warns and
+ * keeps the running sizes. */
+static void test_pool_settings(void **state)
+{
+	/* load_control's text follows the conntrack line: these stay in the
+	 * dataplane mapping */
+	struct mlv_config *running = load_control(1, "net_null0", 4096, 80, "");
+	struct mlv_config *next = load_control(1, "net_null0", 4096, 80,
+		"  mbufs: 100000\n  mbuf_size: 4096\n");
+	struct seen s = { 0 };
+
+	(void)state;
+	assert_int_equal(next->mbufs, 100000);
+	assert_int_equal(mlv_restart_only_changes(running, next, collect, &s), 2);
+	assert_non_null(strstr(s.last, "dataplane.mbuf_size: 0 -> 4096"));
+	mlv_restart_only_keep(running, next);
+	assert_int_equal(next->mbufs, 0);
+	assert_int_equal(next->mbuf_size, 0);
+	assert_int_equal(running->mbufs, 100000);
+	assert_int_equal(mlv_restart_only_changes(next, next, NULL, NULL), 0);
+	mlv_config_free(running);
+	mlv_config_free(next);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_each_change_reported),
 		cmocka_unit_test(test_keep_running_values),
 		cmocka_unit_test(test_control_section),
+		cmocka_unit_test(test_pool_settings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -344,6 +344,76 @@ static void test_maglev_first_and_second(void **state)
 	fleet_free(&f);
 }
 
+/* The walk behind Maglev's second choices takes short cuts (an equal-
+ * weights path, windows, an end game that settles the last slots
+ * directly): on random sets, sizes, weights (equal or not, some 0) and
+ * no_second flags it must give the brute-force rule's answer, and
+ * mlv_table_build_second (the deferred path) the same bytes. */
+static void test_maglev_second_random(void **state)
+{
+	static const uint32_t sizes[] = { 251, 1009, 4099 };
+	uint32_t seed = 12345;
+
+	(void)state;
+	for (uint32_t round = 0; round < 60; round++) {
+		uint32_t m = sizes[round % 3];
+		struct mlv_table_spec spec = { MLV_TABLE_MAGLEV, m, 0 };
+		uint32_t n, w;
+		struct fleet f;
+		struct table t;
+		uint16_t *rs = malloc(m * 2), *late = malloc(m * 2);
+		char prefix[16];
+
+		assert_non_null(rs);
+		assert_non_null(late);
+		seed = seed * 1103515245u + 12345u;
+		n = 2 + (seed >> 16) % 40;
+		snprintf(prefix, sizeof(prefix), "r%u-", round);
+		f = fleet_new(n, prefix);
+		w = 1 + (seed >> 8) % 7;
+		for (uint32_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			/* even rounds: equal weights; odd: 0..5 */
+			f.be[i].weight = round % 2 ? (seed >> 16) % 6 : w;
+			f.be[i].no_second = (seed >> 8) % 8 == 0;
+		}
+		t = build(MLV_TABLE_MAGLEV, m, 0, f.be, n);
+		maglev_second_reference(f.be, n, m, t.first, rs);
+		assert_memory_equal(t.second, rs, m * 2);
+		assert_int_equal(mlv_table_build_second(&spec, f.be, n, t.first,
+							late), MLV_OK);
+		assert_memory_equal(late, t.second, m * 2);
+		table_free(&t);
+		fleet_free(&f);
+		free(rs);
+		free(late);
+	}
+}
+
+/* Only builders that can add second choices later offer it. */
+static void test_second_separable(void **state)
+{
+	struct fleet f = fleet_new(3, "sep-");
+	struct mlv_table_spec spec = { MLV_TABLE_RENDEZVOUS, 251, 10 };
+	uint16_t first[251], second[251];
+
+	(void)state;
+	assert_true(mlv_table_second_separable(MLV_TABLE_MAGLEV));
+	assert_false(mlv_table_second_separable(MLV_TABLE_RENDEZVOUS));
+	assert_false(mlv_table_second_separable(MLV_TABLE_RING));
+	assert_false(mlv_table_second_separable(MLV_TABLE__COUNT));
+	assert_int_equal(mlv_table_build(&spec, f.be, 3, first, NULL, NULL),
+			 MLV_OK);
+	assert_int_equal(mlv_table_build_second(&spec, f.be, 3, first, second),
+			 MLV_E_INVAL);
+	spec.kind = MLV_TABLE_MAGLEV;
+	assert_int_equal(mlv_table_build_second(&spec, f.be, 3, first, NULL),
+			 MLV_E_INVAL);
+	assert_int_equal(mlv_table_build_second(NULL, f.be, 3, first, second),
+			 MLV_E_INVAL);
+	fleet_free(&f);
+}
+
 /* ---- minimal disruption ---- */
 
 /* Backends [0, n) without `gone`, same names and weights. */
@@ -778,6 +848,8 @@ int main(void)
 		cmocka_unit_test(test_rendezvous_matches_reference),
 		cmocka_unit_test(test_ring_matches_reference),
 		cmocka_unit_test(test_maglev_first_and_second),
+		cmocka_unit_test(test_maglev_second_random),
+		cmocka_unit_test(test_second_separable),
 		cmocka_unit_test(test_rendezvous_minimal_disruption),
 		cmocka_unit_test(test_ring_minimal_disruption),
 		cmocka_unit_test(test_maglev_disruption_bound),

@@ -22,8 +22,16 @@
 #
 # --quick is the CI smoke: tiny pcaps, about a second per run; it fails
 # (exit 1) if any run forwarded nothing, and asserts no speed. A full run
-# reports a run that cannot be made (e.g. a pcap larger than a mbuf pool)
-# as n/a with the reason, and still exits 0.
+# reports a run that cannot be made as n/a with the reason, and still
+# exits 0.
+#
+# Hugepages: each forwarder's mbuf pool holds the whole replayed file
+# (net_pcap's infinite_rx keeps it there), so est1m needs about 1 GB of
+# them for testpmd and 1.3 GB for maglevd (its conntrack table too).
+# When fewer are free and dp-bench runs as root, it raises
+# /proc/sys/vm/nr_hugepages (default-size pages) by what is missing for
+# the run and restores the old value when it exits; when it cannot, the
+# run is n/a with the reason.
 #
 # meson configures this file into the build directory with the paths of
 # the programs it drives; run that copy (build-*/tools/dp-bench/dp-bench).
@@ -93,10 +101,17 @@ RESULTS=$WORK/results.jsonl
 : > "$RESULTS"
 CHILD=''
 
+# vm.nr_hugepages before dp-bench raised it (see ensure_hugepages)
+HUGE_ORIG=''
+
 cleanup() {
 	if [ -n "$CHILD" ]; then
 		kill -KILL "$CHILD" 2>/dev/null
 		wait "$CHILD" 2>/dev/null
+	fi
+	if [ -n "$HUGE_ORIG" ]; then
+		echo "$HUGE_ORIG" > /proc/sys/vm/nr_hugepages ||
+			echo "dp-bench: cannot restore vm.nr_hugepages to $HUGE_ORIG" >&2
 	fi
 	if [ $KEEP = 0 ]; then
 		rm -f "$WORK"/*.pcap "$WORK"/*.json "$WORK"/*.json.tmp.*
@@ -110,9 +125,13 @@ say() { echo "dp-bench: $*" >&2; }
 
 # ---- scenarios ---------------------------------------------------------
 # name | description | goal (maglevd/5tswap; 0 none) | flows | frames |
-# family | ip_len (0 smallest) | tcp flags | conntrack entries | forwarding
+# family | ip_len (0 smallest) | tcp flags | conntrack entries | forwarding |
+# port MTU (maglevd) | mbuf data room (both forwarders)
 #
-# Flows are capped at 64000 by maglevd's mbuf pool, see run_maglevd.
+# Both forwarders get a pool of FRAMES+16384 mbufs of the scenario's data
+# room (2176 = DPDK's default). est1m's million frames take 768-byte mbufs
+# (128 of headroom + maglevd's smallest MTU, 576, + 26 for Ethernet, VLAN
+# and FCS), about 1 GB of hugepages instead of 2.4 GB.
 # Established scenarios size the table at 16x their flows or more: 4-way
 # buckets at higher loads overflow, and a flow in an overflowing bucket
 # misses on every pass of the replayed file (new/pkt shows it). New-flow
@@ -125,16 +144,16 @@ else
 fi
 EST="established TCP (ACK), $K flows tracked in $BIG entries"
 SCENARIOS=(
-"est-64B-ipip|$EST, 64-byte IPv4 frames, ipip|0.8|$K|$K|4|0|ack|$BIG|ipip"
-"est-64B-gue|$EST, 64-byte IPv4 frames, gue|0.8|$K|$K|4|0|ack|$BIG|gue"
-"est-64B-l2dsr|$EST, 64-byte IPv4 frames, l2dsr|0.8|$K|$K|4|0|ack|$BIG|l2dsr"
-"est-1500B-ipip|$EST, 1500-byte IPv4 packets (1514-byte frames), ipip|0.8|$K|$K|4|1500|ack|$BIG|ipip"
-"est-mixed-ipip|$EST, IPv4 and IPv6 alternating (60/74-byte frames), ipip|0.8|$K|$K|mixed|0|ack|$BIG|ipip"
-"new-64B-ipip|new flows: every frame a new 5-tuple (SYN), $K tuples through $SMALL entries (miss + insert + eviction), 64-byte IPv4 frames, ipip|0.5|$K|$K|4|0|syn|$SMALL|ipip"
-"ctfull-64B-ipip|conntrack full: $K established flows cycling through $SMALL entries, each frame evicts a live established entry, 64-byte IPv4 frames, ipip|0|$K|$K|4|0|ack|$SMALL|ipip"
+"est-64B-ipip|$EST, 64-byte IPv4 frames, ipip|0.8|$K|$K|4|0|ack|$BIG|ipip|1600|2176"
+"est-64B-gue|$EST, 64-byte IPv4 frames, gue|0.8|$K|$K|4|0|ack|$BIG|gue|1600|2176"
+"est-64B-l2dsr|$EST, 64-byte IPv4 frames, l2dsr|0.8|$K|$K|4|0|ack|$BIG|l2dsr|1600|2176"
+"est-1500B-ipip|$EST, 1500-byte IPv4 packets (1514-byte frames), ipip|0.8|$K|$K|4|1500|ack|$BIG|ipip|1600|2176"
+"est-mixed-ipip|$EST, IPv4 and IPv6 alternating (60/74-byte frames), ipip|0.8|$K|$K|mixed|0|ack|$BIG|ipip|1600|2176"
+"new-64B-ipip|new flows: every frame a new 5-tuple (SYN), $K tuples through $SMALL entries (miss + insert + eviction), 64-byte IPv4 frames, ipip|0.5|$K|$K|4|0|syn|$SMALL|ipip|1600|2176"
+"ctfull-64B-ipip|conntrack full: $K established flows cycling through $SMALL entries, each frame evicts a live established entry, 64-byte IPv4 frames, ipip|0|$K|$K|4|0|ack|$SMALL|ipip|1600|2176"
 )
 if [ $QUICK = 0 ]; then
-	SCENARIOS+=("est1m-64B-ipip|established TCP (ACK), 1M flows tracked in 4194304 entries, 64-byte IPv4 frames, ipip|0.8|1000000|1000000|4|0|ack|4194304|ipip")
+	SCENARIOS+=("est1m-64B-ipip|established TCP (ACK), 1M flows tracked in 4194304 entries, 64-byte IPv4 frames in 768-byte mbufs, ipip|0.8|1000000|1000000|4|0|ack|4194304|ipip|576|768")
 fi
 
 # ---- helpers -----------------------------------------------------------
@@ -175,6 +194,50 @@ free_huge_mib() {
 	     END {print int(f * s / 1024)}' /proc/meminfo
 }
 
+# pool_mib MBUFS DATA_ROOM: hugepage MiB of an mbuf pool. An object is
+# the mempool's 64-byte header, the 128-byte struct rte_mbuf and the data
+# room, in whole cache lines.
+pool_mib() {
+	echo $(( $1 * ((($2 + 128 + 63) / 64) * 64 + 64) / 1048576 ))
+}
+
+# ensure_hugepages MIB: make MIB MiB of hugepages free, raising
+# vm.nr_hugepages (root only) if fewer are, by what is missing and only
+# while 4 GiB of the machine's available memory stay outside hugepages;
+# the old value is restored on exit. On failure sets HUGE_WHY and returns
+# 1. Pools that cannot fit are refused here rather than by DPDK after it
+# has taken every free hugepage for a moment, which would starve other
+# DPDK processes. Not in a subshell: it records HUGE_ORIG for cleanup.
+HUGE_WHY=''
+ensure_hugepages() {
+	local need=$1 free page_kb total avail_mib want
+	HUGE_WHY=''
+	free=$(free_huge_mib)
+	[ "$need" -le "$free" ] && return 0
+	page_kb=$(awk '/^Hugepagesize:/ {print $2}' /proc/meminfo)
+	avail_mib=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+	total=$(cat /proc/sys/vm/nr_hugepages 2>/dev/null)
+	if [ "$(id -u)" != 0 ] || [ ! -w /proc/sys/vm/nr_hugepages ] ||
+	   [ -z "$page_kb" ] || [ -z "$total" ] || [ -z "$avail_mib" ]; then
+		HUGE_WHY="needs about $need MiB of hugepages; $free MiB are free (run as root to let dp-bench raise vm.nr_hugepages)"
+		return 1
+	fi
+	if [ $((need - free + 4096)) -gt "$avail_mib" ]; then
+		HUGE_WHY="needs about $need MiB of hugepages; $free MiB are free, and $((need - free)) MiB more would leave less than 4 GiB of the $avail_mib MiB of available memory"
+		return 1
+	fi
+	want=$((total + ((need - free) * 1024 + page_kb - 1) / page_kb))
+	[ -n "$HUGE_ORIG" ] || HUGE_ORIG=$total
+	say "raising vm.nr_hugepages from $total to $want for about $need MiB (restored on exit)"
+	echo "$want" > /proc/sys/vm/nr_hugepages 2>/dev/null
+	free=$(free_huge_mib)
+	if [ "$need" -gt "$free" ]; then
+		HUGE_WHY="needs about $need MiB of hugepages; only $free MiB are free after asking for $want pages (the kernel found $(cat /proc/sys/vm/nr_hugepages))"
+		echo "$total" > /proc/sys/vm/nr_hugepages
+		return 1
+	fi
+}
+
 # The forwarding thread of testpmd and maglevd alike: EAL names the
 # thread of lcore N "rte-worker-N", and both run theirs on lcore 1.
 FWD_THREAD=rte-worker-1
@@ -191,34 +254,28 @@ snap() {
 # then the second snapshot waits for the next block.
 testpmd_sleep() { awk -v d="$DURATION" 'BEGIN {print (d > 0.5) ? d - 0.5 : 0}'; }
 
-# run_testpmd SCENARIO MODE PCAP FRAMES
+# run_testpmd SCENARIO MODE PCAP FRAMES MBUF_SIZE
 run_testpmd() {
-	local sc=$1 mode=$2 pcap=$3 frames=$4 log=$WORK/$1.testpmd-$2.log
-	local pre=$WORK/$1.testpmd-$2 need free i
+	local sc=$1 mode=$2 pcap=$3 frames=$4 room=$5 log=$WORK/$1.testpmd-$2.log
+	local pre=$WORK/$1.testpmd-$2 mbufs=$(($4 + 16384)) i
 	rm -f "$pre".*.json
-	# An mbuf takes about 2.4 KB: the 2176-byte buffer, the 128-byte
-	# struct rte_mbuf and the mempool's object header. A pool that
-	# cannot fit is refused here rather than by DPDK after it has taken
-	# every free hugepage for a moment, which would starve other DPDK
-	# processes on the machine.
-	need=$(((frames + 16384) * 2432 / 1048576 + 64))
-	free=$(free_huge_mib)
-	if [ "$need" -gt "$free" ]; then
-		na "$sc" "testpmd-$mode" "a pool for $frames frames needs about $need MiB of hugepages; $free MiB are free"
+	if ! ensure_hugepages $(($(pool_mib $mbufs "$room") + 64)); then
+		na "$sc" "testpmd-$mode" "a pool of $mbufs mbufs of $room bytes $HUGE_WHY"
 		FAILED=1 BROKEN[testpmd-$mode]=1
 		return
 	fi
 	# io/5tswap forward port 0 -> port 1 with the chained topology; port
 	# 1 (net_null, no-rx) receives nothing. The pool holds the whole
-	# replayed file plus working room, in mbufs of maglevd's size
-	# (DPDK's default 2176-byte data room). Line-buffered, so every
-	# statistics block reaches the log when it is printed.
+	# replayed file plus working room, in mbufs of maglevd's size.
+	# Line-buffered, so every statistics block reaches the log when it
+	# is printed.
 	stdbuf -oL "$TESTPMD" --in-memory --no-pci --no-telemetry \
 		--lcores="0@$MAIN_CPU,1@$FWD_CPU" \
 		--vdev="net_pcap0,rx_pcap=$pcap,infinite_rx=1" \
 		--vdev=net_null0,no-rx=1 -- \
 		--forward-mode="$mode" --port-topology=chained --nb-cores=1 \
-		--rxq=1 --txq=1 --burst=32 --total-num-mbufs=$((frames + 16384)) \
+		--rxq=1 --txq=1 --burst=32 --total-num-mbufs=$mbufs \
+		--mbuf-size="$room" \
 		--no-flush-rx --no-lsc-interrupt --no-rmv-interrupt \
 		--stats-period=1 < /dev/null > "$log" 2>&1 &
 	CHILD=$!
@@ -247,28 +304,28 @@ run_testpmd() {
 
 # The maglevd configuration of a scenario: two arms, one worker, busy
 # polling, the VIPs of dp-bench-gen (tools/dp-bench/flows.h) with 8
-# backends each. --lcores maps lcore 0 (control) and 1 (the worker) to
-# the chosen CPUs, and parks lcores 2..127 on the control CPU: they never
-# run anything, but maglevd sizes its mbuf pool per EAL lcore (a mempool
-# cache each, dataplane/port.c) and net_pcap's infinite_rx holds every
-# frame of the file in that pool. This lifts the pool from 8191 to 65535
-# mbufs, so files of up to ~64000 frames replay. maglevd has no setting
-# for its pool size (see docs/benchmarks.md).
+# backends each, and the same pool as testpmd's (dataplane.mbufs,
+# dataplane.mbuf_size): net_pcap's infinite_rx holds every frame of the
+# file in it. --lcores maps lcore 0 (control) and 1 (the worker) to the
+# chosen CPUs.
+# write_config CFG PCAP CT_ENTRIES FORWARDING MTU MBUFS MBUF_SIZE
 write_config() {
-	local cfg=$1 pcap=$2 ct=$3 fwd=$4 i
+	local cfg=$1 pcap=$2 ct=$3 fwd=$4 mtu=$5 mbufs=$6 room=$7 i
 	cat > "$cfg" <<EOF
 dataplane:
   eal_args: [--in-memory, --no-pci, --no-telemetry,
-             "--lcores=0@$MAIN_CPU,1@$FWD_CPU,(2-127)@$MAIN_CPU",
+             "--lcores=0@$MAIN_CPU,1@$FWD_CPU",
              "--vdev=net_pcap0,rx_pcap=$pcap,infinite_rx=1",
              "--vdev=net_null0,no-rx=1"]
   workers: 1
   idle: poll
+  mbufs: $mbufs
+  mbuf_size: $room
   ports:
     - {name: ext, device: net_pcap0, address: 10.99.0.1, address6: "fd00:99::1",
-       next_hop: "02:00:00:00:00:03", tx_port: int, mtu: 1600}
+       next_hop: "02:00:00:00:00:03", tx_port: int, mtu: $mtu}
     - {name: int, device: net_null0, address: 10.99.0.2, address6: "fd00:99::2",
-       next_hop: "02:00:00:00:00:03", mtu: 1600}
+       next_hop: "02:00:00:00:00:03", mtu: $mtu}
   conntrack: {entries_per_worker: $ct}
 control:
   socket: $WORK/maglevd.sock
@@ -299,11 +356,18 @@ EOF
 	done >> "$cfg"
 }
 
-# run_maglevd SCENARIO PCAP CT_ENTRIES FORWARDING
+# run_maglevd SCENARIO PCAP CT_ENTRIES FORWARDING MTU FRAMES MBUF_SIZE
 run_maglevd() {
 	local sc=$1 cfg=$WORK/$1.yaml log=$WORK/$1.maglevd.log
-	local stats=$WORK/$1.stats.json deadline fwd
-	write_config "$cfg" "$2" "$3" "$4"
+	local stats=$WORK/$1.stats.json mbufs=$(($6 + 16384)) deadline fwd
+	# the pool, the conntrack table (64-byte entries) and room for the
+	# rest
+	if ! ensure_hugepages $(($(pool_mib $mbufs "$7") + $3 * 64 / 1048576 + 64)); then
+		na "$sc" maglevd "a pool of $mbufs mbufs of $7 bytes and $3 conntrack entries $HUGE_WHY"
+		FAILED=1 BROKEN[maglevd]=1
+		return
+	fi
+	write_config "$cfg" "$2" "$3" "$4" "$5" "$mbufs" "$7"
 	rm -f "$stats" "$WORK/$sc.before.json" "$WORK/$sc.after.json"
 	"$MAGLEVD" -c "$cfg" --stats-file "$stats" --stats-interval 100 \
 		< /dev/null > "$log" 2>&1 &
@@ -351,7 +415,7 @@ say "work dir $WORK; forwarding CPU $FWD_CPU, main CPU $MAIN_CPU;" \
 	"window ${DURATION}s after ${WARMUP}s warm-up; TSC $TSC_HZ Hz"
 ran=0
 for s in "${SCENARIOS[@]}"; do
-	IFS='|' read -r name desc goal flows frames family iplen flags ct fwd <<< "$s"
+	IFS='|' read -r name desc goal flows frames family iplen flags ct fwd mtu room <<< "$s"
 	[ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]] && continue
 	ran=$((ran + 1))
 	pcap=$WORK/$name.pcap
@@ -367,8 +431,8 @@ for s in "${SCENARIOS[@]}"; do
 			[ -n "${BROKEN[$run]:-}" ] && continue
 			say "$name: $run ($r/$REPEAT)"
 			case $run in
-			testpmd-*) run_testpmd "$name" "${run#testpmd-}" "$pcap" "$frames" ;;
-			maglevd) run_maglevd "$name" "$pcap" "$ct" "$fwd" ;;
+			testpmd-*) run_testpmd "$name" "${run#testpmd-}" "$pcap" "$frames" "$room" ;;
+			maglevd) run_maglevd "$name" "$pcap" "$ct" "$fwd" "$mtu" "$frames" "$room" ;;
 			esac
 		done
 	done
