@@ -75,13 +75,8 @@ enum mlv_err mlv_maglev_name_perm(const char *name, uint32_t m,
 
 /* ---- scratch ------------------------------------------------------------- */
 
-struct mlv_named {
-	const char *name;
-	uint32_t index;     /* position in the caller's array */
-};
-
 struct mlv_maglev_builder {
-	struct mlv_named *named;  size_t named_cap;
+	struct mlv_maglev_named *named;  size_t named_cap;
 	uint32_t *owned;          size_t owned_cap;
 	struct mlv_lane *lane;    size_t lane_cap;
 	uint16_t *lane_id;        size_t lane_id_cap;
@@ -186,26 +181,28 @@ static void put_le32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-/* docs/maglev.md, "Fingerprint". named[] is in name order; owned[] is
- * scratch of n entries, used to map caller index -> owner rank. */
-static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
-			    uint32_t m, const uint16_t *slots, uint32_t *owned)
+uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
+				uint32_t n, uint32_t m, const uint16_t *slots,
+				uint32_t *rank)
 {
 	struct mlv_siphash_state st;
 	uint8_t buf[1024];
 	uint32_t owners = 0;
-	bool rank_is_index = true;
+	bool stray = false, rank_is_index;
 
-	memset(owned, 0, (size_t)n * sizeof(*owned));
-	for (uint32_t j = 0; j < m; j++)
-		if (slots[j] != MLV_MAGLEV_NO_BACKEND)
-			owned[slots[j]] = 1;
+	memset(rank, 0, (size_t)n * sizeof(*rank));
+	for (uint32_t j = 0; j < m; j++) {
+		if (slots[j] < n)
+			rank[slots[j]] = 1;
+		stray |= slots[j] >= n && slots[j] != MLV_MAGLEV_NO_BACKEND;
+	}
 	/* Turn "owns a slot" flags into ranks among owners, in name order. */
+	rank_is_index = !stray;
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t *o = &owned[named[k].index];
+		uint32_t *r = &rank[named[k].index];
 
-		rank_is_index &= named[k].index == k && *o != 0;
-		*o = *o ? owners++ : MLV_MAGLEV_NO_BACKEND;
+		rank_is_index &= named[k].index == k && *r != 0;
+		*r = *r ? owners++ : MLV_MAGLEV_NO_BACKEND;
 	}
 
 	mlv_siphash24_init(&st, &key_fingerprint);
@@ -215,17 +212,18 @@ static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
 	for (uint32_t k = 0; k < n; k++) {
 		size_t len;
 
-		if (owned[named[k].index] == MLV_MAGLEV_NO_BACKEND)
+		if (rank[named[k].index] == MLV_MAGLEV_NO_BACKEND)
 			continue;
 		len = strlen(named[k].name);
 		put_le32(buf, (uint32_t)len);
 		mlv_siphash24_update(&st, buf, 4);
 		mlv_siphash24_update(&st, named[k].name, len);
 	}
-	/* Input in name order, every backend owning a slot: each slot's rank
-	 * is its value, so on a little-endian host the array already is the
-	 * stream's u16le ranks (the per-slot translation cost more than the
-	 * hash). */
+	/* The usual case (input in name order, every backend owning a slot:
+	 * the generation builder's): each slot's rank is its value, so on a
+	 * little-endian host the array already is the stream's u16le ranks.
+	 * Translating it slot by slot cost more than the hash itself (perf
+	 * of 1000 table builds at M = 65537: 7 % against 4.5 %). */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 	rank_is_index = false;
 #endif
@@ -237,9 +235,8 @@ static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
 		size_t used = 0;
 
 		for (; j < end; j++) {
-			uint32_t r = slots[j] == MLV_MAGLEV_NO_BACKEND
-					     ? MLV_MAGLEV_NO_BACKEND
-					     : owned[slots[j]];
+			uint32_t r = slots[j] < n ? rank[slots[j]]
+						  : MLV_MAGLEV_NO_BACKEND;
 
 			buf[used++] = (uint8_t)r;
 			buf[used++] = (uint8_t)(r >> 8);
@@ -253,7 +250,7 @@ static uint64_t fingerprint(const struct mlv_named *named, uint32_t n,
 
 static int by_name(const void *a, const void *b)
 {
-	const struct mlv_named *x = a, *y = b;
+	const struct mlv_maglev_named *x = a, *y = b;
 
 	return strcmp(x->name, y->name);
 }
@@ -304,7 +301,8 @@ enum mlv_err mlv_maglev_builder_build(struct mlv_maglev_builder *b,
 	f.slots = slots;
 	mlv_fill_run(&f);
 	if (fingerprint_out != NULL)
-		*fingerprint_out = fingerprint(b->named, n, m, slots, b->owned);
+		*fingerprint_out = mlv_maglev_fingerprint(b->named, n, m, slots,
+							   b->owned);
 	return MLV_OK;
 }
 

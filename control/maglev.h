@@ -77,6 +77,22 @@ enum mlv_err mlv_maglev_build_perm(const uint32_t *offset,
 enum mlv_err mlv_maglev_name_perm(const char *name, uint32_t m,
 				  uint32_t *offset, uint32_t *skip);
 
+/* One backend's name and its index in the caller's array. */
+struct mlv_maglev_named {
+	const char *name;
+	uint32_t index;
+};
+
+/* The fingerprint (docs/maglev.md, "Fingerprint") of an m-slot table filled
+ * by any builder: slots hold caller indices < n, anything else counts as no
+ * backend. named[0..n-1] lists every backend in strcmp order of name; rank
+ * is scratch of n entries. Returns the 64-bit digest; it does not depend on
+ * the input order, and backends that own no slot do not affect it. Pure:
+ * any thread, on tables no thread is writing. */
+uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
+				uint32_t n, uint32_t m, const uint16_t *slots,
+				uint32_t *rank);
+
 /* A reusable builder: keeps its scratch memory between builds, so a thread
  * that rebuilds many tables (the control thread on reload) does not pay for
  * allocating and faulting in fresh scratch each time. Output is identical
