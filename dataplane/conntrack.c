@@ -141,23 +141,52 @@ void mlv_ct_destroy(struct mlv_ct *ct)
  * established TCP, UDP and fragment flows (proven: class 1), so a flood
  * of SYNs recycles its own entries instead of flushing established ones;
  * and an unproven newcomer never displaces a proven flow at all (see
- * mlv_ct__update_spare). */
+ * mlv_ct__update_spare). A bit mask of the proven states rather than
+ * three compares: claim evaluates it for every way of a full bucket. */
+#define MLV_CT_PROVEN_STATES                                      \
+	((1u << MLV_CT_TCP_ESTABLISHED) | (1u << MLV_CT_UDP) |    \
+	 (1u << MLV_CT_OTHER))
+
 static inline uint32_t evict_class(uint8_t state)
 {
-	return state == MLV_CT_TCP_ESTABLISHED || state == MLV_CT_UDP ||
-	       state == MLV_CT_OTHER;
+	return (MLV_CT_PROVEN_STATES >> (state & 31u)) & 1u;
 }
 
-/* a is a better victim than b: lower class, or same class and earlier
- * expiry (modular: all expiries in a bucket lie within 2^31 ms of now). */
-static inline bool better_victim(const struct mlv_ct_entry *a,
-				 const struct mlv_ct_entry *b)
+/* How good a slot is to claim, lower first: 0 for a free or expired
+ * slot, else the live flow's eviction class above its time left. Time
+ * left (expires - now, in 1 .. 2^31 - 1 for a live entry) orders the
+ * bucket's expiries as the modular comparison does, since all of them
+ * lie within 2^31 ms of now. One rank per way lets claim find the first
+ * free slot and the stalest victim in one pass, without pairwise victim
+ * comparisons. (A branch-free select here measured 10 instructions per
+ * claim more than the branches, which a full bucket predicts well.) */
+static inline uint64_t claim_rank(const struct mlv_ct_entry *e,
+				  uint32_t now_ms)
 {
-	uint32_t ca = evict_class(a->state), cb = evict_class(b->state);
+	uint32_t left = e->expires_ms - now_ms;
+	bool live = e->used && (int32_t)left > 0;
+	uint64_t rank = ((uint64_t)evict_class(e->state) << 32) | left;
 
-	if (ca != cb)
-		return ca < cb;
-	return (int32_t)(a->expires_ms - b->expires_ms) < 0;
+	return live ? rank : 0;
+}
+
+/* The rare claim (a bucket full of proven flows), kept out of line so
+ * the common one stays short. */
+static __attribute__((noinline)) struct mlv_ct_entry *
+claim_spare(struct mlv_ct *ct, struct mlv_ct_entry *victim,
+	    const struct mlv_flow_key *key, uint32_t hash, uint32_t now_ms)
+{
+	/* Only proven flows left: whether the newcomer may evict one
+	 * depends on the packet, which mlv_ct_update sees. */
+	ct->pending_victim = victim;
+	ct->spare = (struct mlv_ct_entry){
+		.key = *key,
+		.hash = hash,
+		.expires_ms = now_ms,
+		.state = MLV_CT_FREE,
+		.used = 1,
+	};
+	return &ct->spare;
 }
 
 struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
@@ -166,41 +195,33 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 {
 	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
 	uint32_t w = mlv_ct__first_way(hash);
-	struct mlv_ct_entry *slot = NULL, *victim = NULL;
+	struct mlv_ct_entry *slot = &b[w];
+	uint64_t best = claim_rank(slot, now_ms);
 
-	/* The first free or expired slot from the flow's preferred way on;
-	 * the bucket is already in cache from the failed look-up. */
-	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+	/* The first free or expired slot from the flow's preferred way on,
+	 * else the first of the stalest lowest-class flows: the lowest rank,
+	 * ties to the earlier way. The bucket is already in cache from the
+	 * failed look-up. A free preferred way (the usual case below full
+	 * load) ends the search at once. */
+	for (uint32_t i = 1; i < MLV_CT_WAYS && best != 0; i++) {
 		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
+		uint64_t r = claim_rank(e, now_ms);
 
-		if (!e->used || !mlv_ct__live(e->expires_ms, now_ms)) {
+		if (r < best) {
+			best = r;
 			slot = e;
-			break;
 		}
-		if (victim == NULL || better_victim(e, victim))
-			victim = e;
 	}
 
-	if (slot == NULL && evict_class(victim->state) != 0) {
-		/* Only proven flows left: whether the newcomer may evict one
-		 * depends on the packet, which mlv_ct_update sees. */
-		ct->pending_victim = victim;
-		ct->spare = (struct mlv_ct_entry){
-			.key = *key,
-			.hash = hash,
-			.expires_ms = now_ms,
-			.state = MLV_CT_FREE,
-			.used = 1,
-		};
-		return &ct->spare;
-	}
-	if (slot == NULL) {
-		slot = victim;
-		ct->stats.evictions++;
-	} else if (slot->used) {
-		ct->stats.expired_reused++;
+	if (best == 0) {
+		if (slot->used)
+			ct->stats.expired_reused++;
+		else
+			ct->occupancy++;
+	} else if (__builtin_expect(best >> 32, 0)) {
+		return claim_spare(ct, slot, key, hash, now_ms);
 	} else {
-		ct->occupancy++;
+		ct->stats.evictions++;
 	}
 	ct->stats.inserts++;
 	released(ct, slot);

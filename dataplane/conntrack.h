@@ -62,7 +62,10 @@ struct mlv_ct_entry {
 				      reclaimed); a slot just claimed by
 				      mlv_ct_lookup_or_insert is used with
 				      state FREE. Callers never write it. */
-	uint32_t reserved;
+	uint32_t backend_all_idx;  /* the backend's index in that generation's
+				      all_backends: lets a release hook find
+				      what the flow counts against without a
+				      uid look-up (set by the caller) */
 };
 
 _Static_assert(sizeof(struct mlv_ct_entry) == 64, "one cache line per entry");

@@ -194,12 +194,13 @@ choose(struct mlv_worker *w, const struct mlv_generation *gen,
 	return alt;
 }
 
-/* A tracked flow now counts in gen as one of b's active flows. */
+/* A tracked flow now counts in gen as one of b's active flows; bi is b's
+ * index in gen->all_backends. */
 static inline void count_active(struct mlv_worker *w,
 				const struct mlv_generation *gen,
-				const struct mlv_gen_backend *b)
+				const struct mlv_gen_backend *b, uint32_t bi)
 {
-	gen->backend_active[w->id][mlv_gen_backend_index(gen, b)]++;
+	gen->backend_active[w->id][bi]++;
 	gen->vip_active[w->id][b->vip_index]++;
 }
 
@@ -207,17 +208,18 @@ void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
 {
 	struct mlv_worker *w = ctx;
 	const struct mlv_generation *gen = w->ct_gen;
-	const struct mlv_gen_backend *b;
 	uint32_t *be, *vip;
+	uint32_t bi;
 
-	/* Only flows counted in this generation (see tracked_backend). */
+	/* Only flows counted in this generation (see tracked_backend), whose
+	 * entry then holds the backend's index in it: no uid look-up. */
 	if (!gen || e->cached_gen != gen->number)
 		return;
-	b = mlv_gen_find_backend_uid(gen, e->backend_uid);
-	if (!b)
+	bi = e->backend_all_idx;
+	if (unlikely(bi >= gen->n_all_backends))
 		return;
-	be = &gen->backend_active[w->id][mlv_gen_backend_index(gen, b)];
-	vip = &gen->vip_active[w->id][b->vip_index];
+	be = &gen->backend_active[w->id][bi];
+	vip = &gen->vip_active[w->id][gen->all_backends[bi].vip_index];
 	*be -= *be > 0;
 	*vip -= *vip > 0;
 }
@@ -261,6 +263,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	struct mlv_ct_entry *e;
 	const struct mlv_gen_backend *b = NULL;
 	bool counted;
+	uint32_t bi;
 
 	e = mlv_ct_lookup_or_insert(w->ct, &p->key, hash, now_ms, is_new);
 	if (likely(!*is_new)) {
@@ -282,8 +285,15 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	counted = !*is_new && e->cached_gen == gen->number;
 	e->backend_idx = b->index;
 	e->cached_gen = gen->number;
-	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms) && unlikely(!counted))
-		count_active(w, gen, b);
+	if (likely(counted)) {
+		/* already counted in gen, and the entry holds b's index */
+		mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
+		return b;
+	}
+	bi = mlv_gen_backend_index(gen, b);
+	e->backend_all_idx = bi;
+	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms))
+		count_active(w, gen, b, bi);
 	return b;
 }
 

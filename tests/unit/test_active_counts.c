@@ -100,11 +100,13 @@ static int teardown(void **state)
 
 /* An entry as tracked_backend leaves it for backend b in generation
  * number gen_no. */
-static struct mlv_ct_entry entry(const struct mlv_gen_backend *b,
+static struct mlv_ct_entry entry(const struct mlv_generation *g,
+				 const struct mlv_gen_backend *b,
 				 uint32_t gen_no)
 {
 	return (struct mlv_ct_entry){
 		.backend_uid = b->uid, .backend_idx = b->index,
+		.backend_all_idx = mlv_gen_backend_index(g, b),
 		.cached_gen = gen_no, .state = MLV_CT_UDP, .used = 1,
 	};
 }
@@ -123,14 +125,14 @@ static void test_release_hook(void **state)
 	g->vip_active[1][0] = 5;
 	g->backend_active[0][ia2] = 9;   /* another worker's: untouched */
 
-	e = entry(a2, g->number);
+	e = entry(g, a2, g->number);
 	mlv_forward_ct_released(f->w, &e);
 	assert_int_equal(g->backend_active[1][ia2], 2);
 	assert_int_equal(g->vip_active[1][0], 4);
 	assert_int_equal(g->backend_active[0][ia2], 9);
 
 	/* counted in another generation: not in this one's counts */
-	e = entry(a2, g->number - 1);
+	e = entry(g, a2, g->number - 1);
 	mlv_forward_ct_released(f->w, &e);
 	assert_int_equal(g->backend_active[1][ia2], 2);
 	assert_int_equal(g->vip_active[1][0], 4);
@@ -138,19 +140,19 @@ static void test_release_hook(void **state)
 	/* the other VIP's backend: its own VIP total */
 	g->backend_active[1][ib1] = 1;
 	g->vip_active[1][1] = 1;
-	e = entry(b1, g->number);
+	e = entry(g, b1, g->number);
 	mlv_forward_ct_released(f->w, &e);
 	mlv_forward_ct_released(f->w, &e);   /* never below zero */
 	assert_int_equal(g->backend_active[1][ib1], 0);
 	assert_int_equal(g->vip_active[1][1], 0);
 	assert_int_equal(g->vip_active[1][0], 4);
 
-	/* a uid the generation does not know, or no generation held */
-	e = entry(a2, g->number);
-	e.backend_uid = 0xfffffff0u;
+	/* an index the generation does not have, or no generation held */
+	e = entry(g, a2, g->number);
+	e.backend_all_idx = g->n_all_backends;
 	mlv_forward_ct_released(f->w, &e);
 	f->w->ct_gen = NULL;
-	e = entry(a2, g->number);
+	e = entry(g, a2, g->number);
 	mlv_forward_ct_released(f->w, &e);
 	assert_int_equal(g->backend_active[1][ia2], 2);
 }
@@ -173,6 +175,7 @@ static void test_sweep_releases(void **state)
 		assert_true(fresh);
 		e->backend_uid = a1->uid;
 		e->backend_idx = a1->index;
+		e->backend_all_idx = ia1;
 		e->cached_gen = g->number;
 		assert_true(mlv_ct_update(f->w->ct, e, 0, 0));
 		g->backend_active[1][ia1]++;

@@ -1,8 +1,9 @@
 /* Connection tracking: look-up and insert, the TCP state machine and every
  * timeout (the clock is driven explicitly, never slept on), wraparound of
  * the millisecond clock, eviction policy (expired first, unproven flows
- * first, the stalest goes, SYN floods cannot push out established flows),
- * the sweep, capacity rounding and an 8M-entry table. Hashes are passed explicitly so tests
+ * first, the stalest goes, SYN floods cannot push out established flows,
+ * and the claim against the policy written out plainly on random
+ * buckets), the sweep, capacity rounding and an 8M-entry table. Hashes are passed explicitly so tests
  * can aim flows at one bucket. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -772,6 +773,121 @@ static void test_syn_flood_spares_established(void **state)
 	mlv_ct_destroy(ct);
 }
 
+/* The claim policy, written out plainly, against the table on random
+ * buckets: from the new flow's preferred way (the hash's low bits) on,
+ * the first free or expired slot; else the stalest of the lowest eviction
+ * class (unproven before proven), ties to the earlier way in that order;
+ * a SYN never evicts a proven flow (it stays untracked). Few distinct
+ * times, so expiry ties are common. */
+static bool proven(uint8_t state)
+{
+	return state == MLV_CT_TCP_ESTABLISHED || state == MLV_CT_UDP ||
+	       state == MLV_CT_OTHER;
+}
+
+static void test_claim_matches_policy(void **state)
+{
+	(void)state;
+	static const uint8_t tcp_flags[] = { MLV_TCP_SYN, MLV_TCP_ACK,
+					     MLV_TCP_FIN };
+	uint64_t seed = 77;
+	uint32_t seen_free = 0, seen_unproven = 0, seen_proven = 0,
+		 seen_untracked = 0;
+
+	for (uint32_t trial = 0; trial < 3000; trial++) {
+		struct test_mem m;
+		struct mlv_ct *ct = make_ct(&default_params, &m);
+		struct mlv_flow_key k[MLV_CT_WAYS];
+		uint32_t h[MLV_CT_WAYS];
+		struct mlv_ct_entry *slot_of[MLV_CT_WAYS], *base = NULL;
+		bool present[MLV_CT_WAYS];
+		uint32_t bucket = (uint32_t)(splitmix64(&seed) % 256);
+
+		for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+			bool udp = splitmix64(&seed) % 4 == 0;
+			uint8_t f = tcp_flags[splitmix64(&seed) % 3];
+
+			k[i] = flow(trial * 8 + i, udp ? 17 : 6);
+			h[i] = hash_in_bucket(ct, bucket, &seed);
+			slot_of[i] = packet(ct, &k[i], h[i], f,
+					    (uint32_t)(splitmix64(&seed) % 2), NULL);
+			if (base == NULL || slot_of[i] < base)
+				base = slot_of[i];
+		}
+		/* free some ways once all four are taken, so base is the
+		 * bucket's first */
+		for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+			present[i] = splitmix64(&seed) % 5 != 0;
+			if (!present[i])
+				mlv_ct_remove(ct, slot_of[i]);
+		}
+		/* at 6000 the handshakes (5000 ms) have expired */
+		uint32_t now = splitmix64(&seed) % 2 ? 3000 : 6000;
+		uint8_t nf = splitmix64(&seed) % 2 ? MLV_TCP_SYN : MLV_TCP_ACK;
+		struct mlv_flow_key nk = flow(trial * 8 + 7, 6);
+		uint32_t nh = hash_in_bucket(ct, bucket, &seed);
+		struct mlv_ct_stats before = *mlv_ct_get_stats(ct);
+
+		/* the reference */
+		struct mlv_ct_entry *want = NULL, *victim = NULL;
+
+		for (uint32_t i = 0; i < MLV_CT_WAYS && !want; i++) {
+			struct mlv_ct_entry *e =
+				&base[(nh + i) & (MLV_CT_WAYS - 1)];
+			bool live = e->used &&
+				    (int32_t)(e->expires_ms - now) > 0;
+
+			if (!live)
+				want = e;
+			else if (!victim ||
+				 proven(e->state) < proven(victim->state) ||
+				 (proven(e->state) == proven(victim->state) &&
+				  e->expires_ms < victim->expires_ms))
+				victim = e;
+		}
+		bool untracked = !want && proven(victim->state) &&
+				 nf == MLV_TCP_SYN;
+		bool evicts = !want && !untracked;
+
+		if (want)
+			seen_free++;
+		else if (untracked)
+			seen_untracked++;
+		else if (proven(victim->state))
+			seen_proven++;
+		else
+			seen_unproven++;
+		if (!want)
+			want = victim;
+
+		packet(ct, &nk, nh, nf, now, NULL);
+		struct mlv_ct_entry *got = mlv_ct_lookup(ct, &nk, nh, now);
+		const struct mlv_ct_stats *after = mlv_ct_get_stats(ct);
+
+		if (untracked) {
+			assert_null(got);
+			assert_int_equal(after->untracked, before.untracked + 1);
+		} else {
+			assert_ptr_equal(got, want);
+		}
+		assert_int_equal(after->evictions, before.evictions + evicts);
+		for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+			bool kept = present[i] &&
+				    (int32_t)(slot_of[i]->expires_ms - now) > 0;
+
+			if (!untracked && slot_of[i] == want)
+				assert_null(mlv_ct_lookup(ct, &k[i], h[i], now));
+			else if (kept)
+				assert_ptr_equal(mlv_ct_lookup(ct, &k[i], h[i], now),
+						 slot_of[i]);
+		}
+		mlv_ct_destroy(ct);
+	}
+	/* every branch of the policy was exercised */
+	assert_true(seen_free > 0 && seen_unproven > 0 && seen_proven > 0 &&
+		    seen_untracked > 0);
+}
+
 static void test_sweep_restores_occupancy(void **state)
 {
 	(void)state;
@@ -889,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_unproven_newcomer_left_out),
 		cmocka_unit_test(test_expired_reused_before_evicting),
 		cmocka_unit_test(test_syn_flood_spares_established),
+		cmocka_unit_test(test_claim_matches_policy),
 		cmocka_unit_test(test_sweep_restores_occupancy),
 		cmocka_unit_test(test_8m_entries),
 	};

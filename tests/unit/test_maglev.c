@@ -228,6 +228,58 @@ static void test_worked_example_fingerprint(void **state)
 	assert_int_equal(fp, 0xb68186fe25eefe1fULL);
 }
 
+/* Backends without slots (weight 0) in a name-ordered input: the
+ * fingerprint's fast path for it (control/maglev.c, ranks_past_gaps) must
+ * agree with the table-driven translation of a reversed input and with
+ * the input that leaves those backends out, for a gap at the start, a few
+ * spread out, and more than that path takes. */
+static void test_fingerprint_gaps_name_order(void **state)
+{
+	enum { N = 40, M = 4099 };
+	static const uint32_t gap_counts[] = { 1, 3, 16, 17, 39 };
+	struct mlv_maglev_backend in_order[N], reversed[N], owners_only[N];
+	char names[N][8];
+	uint16_t *slots = table_new(M);
+
+	(void)state;
+	for (uint32_t i = 0; i < N; i++)
+		snprintf(names[i], sizeof(names[i]), "g-%02u", i);
+	for (size_t c = 0; c < sizeof(gap_counts) / sizeof(gap_counts[0]); c++) {
+		uint32_t n_owners = 0;
+		uint64_t fp_order, fp_reversed, fp_owners;
+
+		for (uint32_t i = 0; i < N; i++) {
+			/* gaps taken in the order 0, the odd indices, the
+			 * even ones: the first at the start, then spread */
+			uint32_t pos = i == 0 ? 0 : i % 2 ? (i + 1) / 2 : N / 2 + i / 2;
+			bool gap = pos < gap_counts[c];
+
+			in_order[i] = (struct mlv_maglev_backend){ names[i], gap ? 0 : 1 + i % 3 };
+			reversed[N - 1 - i] = in_order[i];
+			if (!gap)
+				owners_only[n_owners++] = in_order[i];
+		}
+		assert_true(n_owners > 0 && n_owners < N);
+		assert_int_equal(mlv_maglev_build(in_order, N, M, slots, &fp_order), MLV_OK);
+		assert_int_equal(mlv_maglev_build(reversed, N, M, slots, &fp_reversed), MLV_OK);
+		assert_int_equal(mlv_maglev_build(owners_only, n_owners, M, slots, &fp_owners),
+				 MLV_OK);
+		assert_int_equal(fp_order, fp_reversed);
+		assert_int_equal(fp_order, fp_owners);
+	}
+	/* every backend a gap: every slot NO_BACKEND, as with none at all */
+	{
+		uint64_t fp_none, fp_empty;
+
+		for (uint32_t i = 0; i < 4; i++)
+			in_order[i] = (struct mlv_maglev_backend){ names[i], 0 };
+		assert_int_equal(mlv_maglev_build(in_order, 4, M, slots, &fp_none), MLV_OK);
+		assert_int_equal(mlv_maglev_build(NULL, 0, M, slots, &fp_empty), MLV_OK);
+		assert_int_equal(fp_none, fp_empty);
+	}
+	free(slots);
+}
+
 /* ---- balance ------------------------------------------------------------- */
 
 static void test_equal_weights_floor_ceil(void **state)
@@ -801,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_weighted_turn_order),
 		cmocka_unit_test(test_worked_example_perm),
 		cmocka_unit_test(test_worked_example_fingerprint),
+		cmocka_unit_test(test_fingerprint_gaps_name_order),
 		cmocka_unit_test(test_equal_weights_floor_ceil),
 		cmocka_unit_test(test_weights_1234),
 		cmocka_unit_test(test_weights_1234_classes),
