@@ -1499,22 +1499,44 @@ static void assert_busy_all_ok(struct mlv_health *h, const char *result)
 	assert_int_equal(stats.counters[MLV_HEALTH_CTR_CHECKS_FAILED], 0);
 }
 
+/* The engine, config and server of one busy-thread test: BUSY_PROBES
+ * checks of one type against one listener of s. */
+struct busy_case {
+	struct server *s;
+	struct mlv_config *cfg;
+	struct recorder r;
+	struct mlv_health *h;
+};
+
+static void busy_case_start(struct busy_case *c, struct server *s,
+			    enum mlv_health_type type, uint16_t port)
+{
+	c->s = s;
+	c->cfg = cfg_new();
+	c->h = engine(&c->r, MLV_HEALTH_FAIL_OPEN, 2 * BUSY_PROBES);
+	srv_start(s);
+	cfg_busy(c->cfg, type, port);
+	assert_int_equal(mlv_health_sync(c->h, c->cfg, NULL), MLV_OK);
+}
+
+static void busy_case_end(struct busy_case *c)
+{
+	mlv_health_destroy(c->h);
+	mlv_config_free(c->cfg);
+	srv_stop(c->s);
+}
+
 static void test_busy_thread_tcp_connects_count(void **state)
 {
 	struct server *s = srv_new();
 	struct listener *l = srv_add(s, SRV_ACCEPT_CLOSE, 0);
 	struct count_at_least handshakes = { &l->accepted, BUSY_PROBES };
-	struct mlv_config *cfg = cfg_new();
-	struct recorder r;
-	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN,
-				      2 * BUSY_PROBES);
+	struct busy_case c;
 	uint64_t started;
 
 	(void)state;
-	srv_start(s);
-	cfg_busy(cfg, MLV_HEALTH_TCP, l->port);
-	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
-	started = start_all_together(h, BUSY_PROBES);
+	busy_case_start(&c, s, MLV_HEALTH_TCP, l->port);
+	started = start_all_together(c.h, BUSY_PROBES);
 	/* Every handshake completes while the control thread is busy, and
 	 * stays busy past every deadline. */
 	assert_true(wait_without_engine(counter_reached, &handshakes));
@@ -1522,13 +1544,11 @@ static void test_busy_thread_tcp_connects_count(void **state)
 
 	/* One call: each connect that finished counts as finished, however
 	 * many are waiting to be read. */
-	assert_int_equal(mlv_health_process(h), MLV_OK);
-	assert_busy_all_ok(h, "connected");
-	assert_int_equal(r.calls, 0);
+	assert_int_equal(mlv_health_process(c.h), MLV_OK);
+	assert_busy_all_ok(c.h, "connected");
+	assert_int_equal(c.r.calls, 0);
 
-	mlv_health_destroy(h);
-	mlv_config_free(cfg);
-	srv_stop(s);
+	busy_case_end(&c);
 }
 
 static void test_busy_thread_http_connects_then_answers(void **state)
@@ -1536,31 +1556,24 @@ static void test_busy_thread_http_connects_then_answers(void **state)
 	struct server *s = srv_new();
 	struct listener *l = srv_add(s, SRV_HTTP, 200);
 	struct count_at_least handshakes = { &l->accepted, BUSY_PROBES };
-	struct mlv_config *cfg = cfg_new();
-	struct recorder r;
-	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN,
-				      2 * BUSY_PROBES);
+	struct busy_case c;
 	uint64_t started;
 
 	(void)state;
-	srv_start(s);
-	cfg_busy(cfg, MLV_HEALTH_HTTP, l->port);
-	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
-	started = start_all_together(h, BUSY_PROBES);
+	busy_case_start(&c, s, MLV_HEALTH_HTTP, l->port);
+	started = start_all_together(c.h, BUSY_PROBES);
 	assert_true(wait_without_engine(counter_reached, &handshakes));
 	busy_until(started + BUSY_TIMEOUT_MS + 10);
 
 	/* The connects were in time; the requests leave only now, past the
 	 * deadlines. The delay was the engine's, so the backends still get
 	 * to answer, and do. */
-	assert_true(run_until(h, &r, busy_all_done, NULL));
-	assert_busy_all_ok(h, "HTTP 200");
-	assert_int_equal(r.calls, 0);
+	assert_true(run_until(c.h, &c.r, busy_all_done, NULL));
+	assert_busy_all_ok(c.h, "HTTP 200");
+	assert_int_equal(c.r.calls, 0);
 	assert_int_equal(atomic_load(&l->requests), BUSY_PROBES);
 
-	mlv_health_destroy(h);
-	mlv_config_free(cfg);
-	srv_stop(s);
+	busy_case_end(&c);
 }
 
 static void test_busy_thread_http_answers_waiting(void **state)
@@ -1569,19 +1582,14 @@ static void test_busy_thread_http_answers_waiting(void **state)
 	struct listener *g = srv_add(s, SRV_GATED, 200);
 	struct count_at_least held = { &g->requests, BUSY_PROBES };
 	struct count_at_least answered = { &s->gated_answered, BUSY_PROBES };
-	struct mlv_config *cfg = cfg_new();
-	struct recorder r;
-	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN,
-				      2 * BUSY_PROBES);
+	struct busy_case c;
 	uint64_t sent;
 
 	(void)state;
-	srv_start(s);
-	cfg_busy(cfg, MLV_HEALTH_HTTP, g->port);
-	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
-	start_all_together(h, BUSY_PROBES);
-	assert_true(run_until(h, &r, counter_reached, &held));
-	assert_int_equal(r.calls, 0);
+	busy_case_start(&c, s, MLV_HEALTH_HTTP, g->port);
+	start_all_together(c.h, BUSY_PROBES);
+	assert_true(run_until(c.h, &c.r, counter_reached, &held));
+	assert_int_equal(c.r.calls, 0);
 	/* Every request is out: each deadline is at most a timeout away. */
 	sent = mono_ms() + 1;
 
@@ -1592,13 +1600,11 @@ static void test_busy_thread_http_answers_waiting(void **state)
 	assert_true(wait_without_engine(counter_reached, &answered));
 	busy_until(sent + BUSY_TIMEOUT_MS + 10);
 
-	assert_int_equal(mlv_health_process(h), MLV_OK);
-	assert_busy_all_ok(h, "HTTP 200");
-	assert_int_equal(r.calls, 0);
+	assert_int_equal(mlv_health_process(c.h), MLV_OK);
+	assert_busy_all_ok(c.h, "HTTP 200");
+	assert_int_equal(c.r.calls, 0);
 
-	mlv_health_destroy(h);
-	mlv_config_free(cfg);
-	srv_stop(s);
+	busy_case_end(&c);
 }
 
 #define LATE_PROBES 20
