@@ -18,29 +18,12 @@
 #include "control/config.h"
 #include "control/mbuf_size.h"
 
+#include "config_fixture.h"
+
 /* documented: headroom and frame overhead around a port's MTU */
 #define DOC_HEADROOM 128
 #define DOC_OVERHEAD 26
 #define DOC_DPDK_DEFAULT 2176
-
-struct load {
-	enum mlv_err err;
-	struct mlv_config *cfg;
-	struct mlv_diags d;
-};
-
-static void load(struct load *l, const char *text)
-{
-	mlv_diags_init(&l->d);
-	l->err = mlv_config_load_buffer("t.yaml", text, strlen(text), &l->cfg,
-					&l->d);
-}
-
-static void unload(struct load *l)
-{
-	mlv_config_free(l->cfg);
-	mlv_diags_free(&l->d);
-}
 
 /* A config whose dataplane section carries `extra` (indented keys) and
  * two ports of the given MTUs. */
@@ -56,53 +39,13 @@ static void config(char *buf, size_t len, const char *extra, unsigned mtu_a,
 		 "vips: []\n", extra, mtu_a, mtu_b);
 }
 
-static void expect_ok(struct load *l)
-{
-	if (l->err != MLV_OK || l->d.n_errors != 0) {
-		mlv_diags_print(&l->d, stderr);
-		fail_msg("expected the config to load, got %s",
-			 mlv_strerror(l->err));
-	}
-	assert_non_null(l->cfg);
-}
-
-/* line:col of the first occurrence of needle in text */
-static struct mlv_src_pos pos_of(const char *text, const char *needle)
-{
-	struct mlv_src_pos p = { 1, 1 };
-	const char *hit = strstr(text, needle);
-
-	if (hit == NULL)
-		fail_msg("fixture has no '%s'", needle);
-	for (const char *c = text; c < hit; c++) {
-		if (*c == '\n') {
-			p.line++;
-			p.col = 1;
-		} else {
-			p.col++;
-		}
-	}
-	return p;
-}
-
-/* The config is rejected with one error at needle containing msg. */
-static void expect_error_at(struct load *l, const char *text,
+/* The config is rejected with an error at needle containing msg. */
+static void expect_error_at(const struct load *l, const char *text,
 			    const char *needle, const char *msg)
 {
-	struct mlv_src_pos p = pos_of(text, needle);
-
 	assert_int_equal(l->err, MLV_E_CONFIG);
 	assert_null(l->cfg);
-	for (uint32_t i = 0; i < l->d.n; i++) {
-		const struct mlv_diag *it = &l->d.items[i];
-
-		if (it->level == MLV_DIAG_ERROR && it->pos.line == p.line &&
-		    it->pos.col == p.col && strstr(it->message, msg) != NULL)
-			return;
-	}
-	mlv_diags_print(&l->d, stderr);
-	fail_msg("no error at %u:%u ('%s') containing \"%s\"", p.line, p.col,
-		 needle, msg);
+	expect_error(l, text, needle, msg);
 }
 
 static uint32_t round64(uint32_t n)
