@@ -132,6 +132,11 @@ struct mlv_config {
 	uint32_t control_socket_mode;  /* e.g. 0660 */
 	char metrics_listen[MLV_PATH_MAX]; /* "IP:PORT" or "[IP6]:PORT";
 					      "" = no metrics listener */
+	uint32_t build_threads;    /* table build threads, control thread
+				      included (control/build_pool.h) */
+	char build_cpus[MLV_PATH_MAX]; /* CPU list for the build helpers
+					  ("0-1,4"); "" = the control
+					  thread's CPUs */
 
 	/* defaults, already applied to every VIP */
 	uint32_t default_table_size;

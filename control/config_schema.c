@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 
+#include "build_pool.h"
 #include "config_validate.h"
 #include "maglev.h"
 #include "mbuf_size.h"
@@ -176,10 +177,17 @@ static const struct mlv_cfg_key control_keys[] = {
 	  FIELD(CF, control_socket_mode), .def = "0660" },
 	{ .name = "metrics_listen", .type = MLV_CT_HOST_PORT,
 	  FIELD(CF, metrics_listen), .def = "127.0.0.1:9478" },
+	{ .name = "build_threads", .type = MLV_CT_UINT,
+	  FIELD(CF, build_threads), .min = 1, .max = MLV_BUILD_MAX_THREADS,
+	  .def = "1" },
+	/* the finish hook parses the list */
+	{ .name = "build_cpus", .type = MLV_CT_STRING, FIELD(CF, build_cpus),
+	  .min = 1, .doc_default = "the control thread's CPUs" },
 };
 
 static const struct mlv_cfg_map control_map = {
 	.what = "control", .keys = control_keys, .n_keys = N_KEYS(control_keys),
+	.finish = mlv_cfg_finish_control,
 };
 
 static const struct mlv_cfg_key defaults_keys[] = {

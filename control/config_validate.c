@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_list.h"
 #include "maglev.h"
 #include "mbuf_size.h"
 #include "table_builder.h"
@@ -407,6 +408,21 @@ static void check_table_choice(struct mlv_cfg_ctx *ctx,
 			      "ring of VIP '%s' would have %llu points (sum of weight x vnodes %u); at most %u: lower vnodes or the weights",
 			      vip->name, (unsigned long long)points, vip->vnodes,
 			      MLV_RING_MAX_POINTS);
+}
+
+void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
+			    const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_config *cfg = obj;
+	cpu_set_t set;
+	char why[96];
+
+	if (!mlv_cfg_given(seen, "build_cpus") || cfg->build_cpus[0] == '\0')
+		return;
+	if (mlv_cpu_list_parse(cfg->build_cpus, &set, why, sizeof(why)) != MLV_OK)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "build_cpus"),
+			      "control.build_cpus \"%s\": %s", cfg->build_cpus,
+			      why);
 }
 
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,

@@ -14,6 +14,9 @@ void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
  * frame of the largest port MTU behind the headroom. */
 void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			      const struct mlv_cfg_seen *seen);
+/* control: build_cpus is a CPU list (control/cpu_list.h). */
+void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
+			    const struct mlv_cfg_seen *seen);
 /* One VIP: gue_port only with gue, address families the forwarding can
  * carry, l2dsr MACs, unique backend names, balance warnings; then sorts
  * the backends by name (the Maglev builder relies on it). */

@@ -126,8 +126,17 @@ void mlv_ctl_backend_state(const struct mlv_ctl_state *st, const char *vip,
 {
 	memset(out, 0, sizeof(*out));
 	out->healthy = true;      /* as mlv_gen_build assumes without a callback */
-	if (st->backend_state)
-		st->backend_state(vip, backend, out, st->backend_state_ctx);
+	if (st->backend_state) {
+		/* asked about a generation's pair, whose place in the config
+		 * the socket does not know: the callback goes by name */
+		const struct mlv_gen_pair pair = {
+			.vip = vip, .backend = backend,
+			.vip_index = MLV_GEN_PAIR_NO_INDEX,
+			.backend_index = MLV_GEN_PAIR_NO_INDEX,
+		};
+
+		st->backend_state(&pair, out, st->backend_state_ctx);
+	}
 }
 
 const char *mlv_ctl_backend_state_name(const struct mlv_gen_backend *b)

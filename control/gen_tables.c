@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/build_pool.h"
 #include "control/siphash.h"
 
 #define TABLE_ALIGN 64 /* cache line, as the generation's own arrays */
@@ -17,6 +18,9 @@ struct gen_tables_slot {
 	struct mlv_gen_table *table; /* NULL: empty */
 	bool taken;                  /* already in held[] */
 	bool from_prev;              /* held by the previous generation */
+	/* 1 + its index in jobs[] if this build queued table (0: not
+	 * queued); still unfilled while > n_run */
+	uint32_t job;
 };
 
 /* Only this process compares these hashes, and every hit is confirmed by
@@ -307,7 +311,13 @@ static struct mlv_gen_table *alloc_table(uint32_t size, const uint8_t *key,
 	return tb;
 }
 
-static enum mlv_err build_table(const struct mlv_gen_table_input *in,
+/* Allocate the table for in, with its key, has_second and (deferred)
+ * second choices final, and queue it for mlv_gen_tables_run, which fills
+ * first[], second[] and the fingerprint. Everything shared between
+ * tables (the freed-table pool, the "none" arrays) is touched here, on
+ * the control thread, so the jobs only write their own table. */
+static enum mlv_err queue_table(struct mlv_gen_tables *t,
+				const struct mlv_gen_table_input *in,
 				const uint8_t *key, size_t key_len,
 				uint64_t hash, struct mlv_gen_table **out)
 {
@@ -315,17 +325,20 @@ static enum mlv_err build_table(const struct mlv_gen_table_input *in,
 		     mlv_table_second_separable(in->spec.kind);
 	struct mlv_gen_table *tb;
 	uint16_t *first, *second;
-	enum mlv_err err;
 
+	if (t->n_jobs == t->jobs_cap) {
+		uint32_t cap = t->jobs_cap ? 2 * t->jobs_cap : 64;
+		struct mlv_gen_table **jobs = realloc(t->jobs,
+						      cap * sizeof(*jobs));
+
+		if (!jobs)
+			return MLV_E_NOMEM;
+		t->jobs = jobs;
+		t->jobs_cap = cap;
+	}
 	tb = alloc_table(in->spec.size, key, key_len, hash, &first, &second);
 	if (!tb)
 		return MLV_E_NOMEM;
-	err = mlv_table_build(&in->spec, in->backends, in->n, first,
-			      defer ? NULL : second, &tb->fingerprint);
-	if (err) {
-		pool_put(tb, tb->bytes);
-		return err;
-	}
 	/* the data path reads second[] whenever a slot's owner is unusable:
 	 * "none" until the completed copy replaces this table */
 	if (defer) {
@@ -338,8 +351,46 @@ static enum mlv_err build_table(const struct mlv_gen_table_input *in,
 			       (size_t)in->spec.size * sizeof(*second));
 	}
 	tb->has_second = !defer;
+	t->jobs[t->n_jobs++] = tb;
 	*out = tb;
 	return MLV_OK;
+}
+
+/* One job of mlv_gen_tables_run: build queued table index of the batch
+ * from its own key. Any thread; writes only that table (its arrays, which
+ * no one reads before the run returns, and its fingerprint). */
+static enum mlv_err fill_job(void *ctx, uint32_t index)
+{
+	const struct mlv_gen_tables *t = ctx;
+	struct mlv_gen_table *tb = t->jobs[t->n_run + index];
+	struct mlv_table_backend *backends = NULL;
+	struct mlv_gen_table_input in;
+	uint64_t fingerprint = 0;
+	enum mlv_err err;
+
+	err = decode_key(tb->key, &in, &backends);
+	if (err)
+		return err;
+	/* the arrays are this table's own (alloc_table): const only to
+	 * everyone who gets the table after this */
+	err = mlv_table_build(&in.spec, in.backends, in.n, (uint16_t *)tb->first,
+			      tb->has_second ? (uint16_t *)tb->second : NULL,
+			      &fingerprint);
+	free(backends);
+	tb->fingerprint = fingerprint;
+	return err;
+}
+
+enum mlv_err mlv_gen_tables_run(struct mlv_gen_tables *t)
+{
+	uint32_t n = t->n_jobs - t->n_run;
+	enum mlv_err err;
+
+	if (n == 0)
+		return MLV_OK;
+	err = mlv_build_pool_run(t->pool, n, fill_job, t);
+	t->n_run = t->n_jobs;
+	return err;
 }
 
 enum mlv_err mlv_gen_table_complete(struct mlv_gen_table *tb)
@@ -396,12 +447,21 @@ enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
 		 * copy replaces it here, and in the next build (with_second) */
 		if (t->n_held == t->max_held)
 			return MLV_E_RANGE;
+		/* completing copies first[]: a table this build queued must be
+		 * filled first (rare: an earlier VIP with the same input did
+		 * not read second choices at once) */
+		if (s->job > t->n_run) {
+			err = mlv_gen_tables_run(t);
+			if (err)
+				return err;
+		}
 		err = mlv_gen_table_complete(s->table);
 		if (err)
 			return err;
 		s->table = s->table->with_second;
 		s->taken = false;
 		s->from_prev = false;
+		s->job = 0;
 		*source = MLV_GEN_TABLE_BUILT;
 		goto take;
 	}
@@ -416,9 +476,10 @@ enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
 	if (s->table) {
 		*source = MLV_GEN_TABLE_REUSED;
 	} else {
-		err = build_table(in, t->key_buf, len, hash, &s->table);
+		err = queue_table(t, in, t->key_buf, len, hash, &s->table);
 		if (err)
 			return err;
+		s->job = t->n_jobs;
 		*source = MLV_GEN_TABLE_BUILT;
 	}
 take:
@@ -448,8 +509,10 @@ void mlv_gen_tables_end(struct mlv_gen_tables *t)
 {
 	free(t->slots);
 	free(t->key_buf);
+	free(t->jobs);
 	t->slots = NULL;
 	t->key_buf = NULL;
+	t->jobs = NULL;
 }
 
 void mlv_gen_tables_release(struct mlv_gen_table *const *held, uint32_t n)

@@ -16,6 +16,14 @@
  * (with_second); the next build that would take the old table takes the
  * completed one instead. A published table is never changed in place.
  *
+ * Building is split in two (docs/generations.md, "Parallel build"):
+ * mlv_gen_tables_acquire decides, on the control thread and in VIP order,
+ * which tables are reused, shared or new, allocates the new ones and
+ * queues them; mlv_gen_tables_run then fills the queued tables, on the
+ * threads of a build pool (control/build_pool.h), each job writing only
+ * its own table. The decisions do not depend on the number of threads,
+ * so neither does the generation.
+ *
  * Reference counts are plain integers: only the control thread touches
  * them (mlv_gen_build takes references, mlv_gen_free drops them, and
  * generations are freed on the control thread after their RCU grace
@@ -32,9 +40,10 @@
 #include "control/error.h"
 #include "control/table_builder.h"
 
-/* One built table: immutable after mlv_gen_tables_acquire returns it,
- * except refs and with_second (control thread only, never read by
- * workers). */
+struct mlv_build_pool;
+
+/* One built table: immutable once mlv_gen_tables_run filled it, except
+ * refs and with_second (control thread only, never read by workers). */
 struct mlv_gen_table {
 	uint32_t refs;           /* generations holding it (plus the table
 				    it completes, see with_second) */
@@ -44,7 +53,7 @@ struct mlv_gen_table {
 				    table holds one reference), or NULL */
 	uint32_t size;           /* slots */
 	uint64_t key_hash;       /* SipHash of key[] */
-	uint64_t fingerprint;
+	uint64_t fingerprint;    /* set by mlv_gen_tables_run */
 	const uint16_t *first;   /* [size] */
 	const uint16_t *second;  /* [size] */
 	size_t key_len;
@@ -87,6 +96,13 @@ struct mlv_gen_tables {
 	uint32_t mask;
 	uint8_t *key_buf;              /* scratch for one encoding */
 	size_t key_cap;
+	/* Tables queued for mlv_gen_tables_run; jobs[0..n_run-1] are
+	 * filled already. */
+	struct mlv_gen_table **jobs;
+	uint32_t n_jobs, jobs_cap, n_run;
+	/* Threads for mlv_gen_tables_run: set after begin; NULL (begin's
+	 * value) runs the jobs on the calling thread. */
+	struct mlv_build_pool *pool;
 };
 
 /* Start a build that will hold at most max_held tables in held[],
@@ -99,15 +115,29 @@ enum mlv_err mlv_gen_tables_begin(struct mlv_gen_tables *t,
 				  uint32_t n_prev);
 
 /* The table for in: one of the previous generation's (reused; the new
- * generation takes one reference however many VIPs use it), one built
- * earlier in this build (shared), or a new one built with
- * mlv_table_build (built). Sets *out and *source. Errors: those of
- * mlv_table_build, MLV_E_RANGE when held[] is full, MLV_E_NOMEM.
- * Control thread, between begin and end. */
+ * generation takes one reference however many VIPs use it), one taken
+ * earlier in this build (shared), or a new one (built), allocated and
+ * queued for mlv_gen_tables_run: its size, key, has_second and the
+ * first/second pointers are final at once, its first[] (and second[],
+ * unless deferred) and fingerprint only after the run. Sets *out and
+ * *source. Errors: MLV_E_RANGE when held[] is full, MLV_E_NOMEM, and
+ * those of mlv_gen_tables_run (a VIP that must complete a table queued
+ * earlier in this build runs the queue first). Control thread, between
+ * begin and end. */
 enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
 				    const struct mlv_gen_table_input *in,
 				    const struct mlv_gen_table **out,
 				    enum mlv_gen_table_source *source);
+
+/* Fill every table acquire queued since the last run (mlv_table_build
+ * from the table's own key), on t->pool's threads. Returns MLV_OK or the
+ * error of the first failing table in queue order (those of
+ * mlv_table_build: MLV_E_RANGE for a ring with too many points,
+ * MLV_E_INVAL, MLV_E_NOMEM); the tables stay held either way, so a
+ * failed build frees them with the generation. On return the tables'
+ * bytes are visible to the caller (build_pool.h). Control thread, between
+ * begin and end. */
+enum mlv_err mlv_gen_tables_run(struct mlv_gen_tables *t);
 
 /* The table this build would give in without building one: taken
  * earlier in this build or held by the previous generation (a completed

@@ -274,7 +274,7 @@ static const struct mlv_gen_vip *prev_vip(const struct mlv_generation *prev,
 
 /* Effective weight, usable, draining and no_second from config plus
  * runtime state (docs/generations.md, "Backend state"). */
-static void apply_state(const struct mlv_vip_config *vc,
+static void apply_state(const struct mlv_vip_config *vc, uint32_t vip_index,
 			const struct mlv_backend_config *bc,
 			mlv_gen_state_fn state, void *ctx,
 			struct mlv_gen_backend *b, uint8_t mac[6], bool *kept)
@@ -283,8 +283,16 @@ static void apply_state(const struct mlv_vip_config *vc,
 	uint32_t weight;
 	bool has_mac, drained;
 
-	if (state)
-		state(vc->name, bc->name, &st, ctx);
+	if (state) {
+		/* bc is one of vc->backends (fill_vips walks them sorted) */
+		const struct mlv_gen_pair pair = {
+			.vip = vc->name, .backend = bc->name,
+			.vip_index = vip_index,
+			.backend_index = (uint32_t)(bc - vc->backends),
+		};
+
+		state(&pair, &st, ctx);
+	}
 	weight = st.has_weight_override ? st.weight_override : bc->weight;
 	has_mac = st.has_mac || bc->has_mac;
 	memcpy(mac, st.has_mac ? st.mac : bc->mac.bytes, 6);
@@ -368,7 +376,8 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			b->index = (uint16_t)i;
 			b->vip_index = v;
 			b->address = bc->address;
-			apply_state(vc, bc, state, ctx, b, macs[k], &kept[k]);
+			apply_state(vc, v, bc, state, ctx, b, macs[k],
+				    &kept[k]);
 			if (b->weight > 0 && b->usable)
 				vip->n_usable++;
 
@@ -467,7 +476,10 @@ static enum mlv_err settle_kept(struct mlv_gen_tables *t,
  * input (control/gen_tables.h), shared by every VIP with that input, and
  * taken as they are from previous when it holds one for the same input
  * (they are a pure function of it). Second choices are deferred as opts
- * allow. */
+ * allow. Three passes (docs/generations.md, "Parallel build"): in VIP
+ * order on this thread, every decision (reuse, share, build, defer) and
+ * the allocations; then the new tables filled on opts->pool's threads;
+ * then the fingerprints, which only the fill computes. */
 static enum mlv_err build_tables(struct mlv_generation *gen,
 				 struct mlv_table_backend *scratch,
 				 const bool *kept,
@@ -478,13 +490,20 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 	struct gen_priv *p = gen->priv;
 	const struct gen_priv *pp = previous ? previous->priv : NULL;
 	uint64_t second_slots = 0;   /* second choices computed so far */
+	const struct mlv_gen_table **tb_of;  /* each VIP's, for pass 3 */
 	struct mlv_gen_tables t;
 	enum mlv_err err;
 
+	tb_of = malloc((gen->n_vips ? gen->n_vips : 1) * sizeof(*tb_of));
+	if (!tb_of)
+		return MLV_E_NOMEM;
 	err = mlv_gen_tables_begin(&t, p->tables, gen->n_vips,
 				   pp ? pp->tables : NULL, pp ? pp->n_tables : 0);
-	if (err)
+	if (err) {
+		free(tb_of);
 		return err;
+	}
+	t.pool = opts->pool;
 	for (uint32_t v = 0; v < gen->n_vips; v++) {
 		struct mlv_gen_vip *vip = &vips[v];
 		uint32_t first_backend = mlv_gen_backend_index(gen, vip->backends);
@@ -505,9 +524,10 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 		p->n_tables = t.n_held;
 		if (err)
 			break;
+		/* the arrays' addresses are final; their bytes come in pass 2 */
 		vip->table = tb->first;
 		vip->second = tb->second;
-		vip->fingerprint = tb->fingerprint;
+		tb_of[v] = tb;
 		if (src == MLV_GEN_TABLE_REUSED)
 			gen->n_tables_reused++;
 		else if (src == MLV_GEN_TABLE_SHARED)
@@ -517,9 +537,14 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 		if (src == MLV_GEN_TABLE_BUILT && tb->has_second)
 			second_slots += tb->size;
 	}
+	if (!err)
+		err = mlv_gen_tables_run(&t);
 	mlv_gen_tables_end(&t);
+	for (uint32_t v = 0; !err && v < gen->n_vips; v++)
+		vips[v].fingerprint = tb_of[v]->fingerprint;
 	for (uint32_t i = 0; !err && i < p->n_tables; i++)
 		gen->n_tables_no_second += !p->tables[i]->has_second;
+	free(tb_of);
 	return err;
 }
 

@@ -95,9 +95,24 @@ struct mlv_gen_backend_state {
 	bool keep_slots;
 };
 
+/* The (VIP, backend) pair a state callback is asked about: its names, and
+ * its position in the config being built (cfg->vips[vip_index].backends
+ * [backend_index]), so that a callback can keep per-pair state in arrays
+ * indexed like the config instead of looking names up 10^5 times a build.
+ * The names are authoritative: callers outside a build (the control
+ * socket) pass MLV_GEN_PAIR_NO_INDEX for a position they do not know. */
+#define MLV_GEN_PAIR_NO_INDEX UINT32_MAX
+struct mlv_gen_pair {
+	const char *vip;
+	const char *backend;
+	uint32_t vip_index;
+	uint32_t backend_index;
+};
+
 /* Called by the builder for each (vip, backend) to get runtime state;
- * NULL callback = all healthy, no overrides. */
-typedef void (*mlv_gen_state_fn)(const char *vip, const char *backend,
+ * NULL callback = all healthy, no overrides. Called on the building
+ * thread, in config order of VIPs. */
+typedef void (*mlv_gen_state_fn)(const struct mlv_gen_pair *pair,
 				 struct mlv_gen_backend_state *out, void *ctx);
 
 struct mlv_generation {
@@ -189,6 +204,8 @@ enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
 			   const struct mlv_generation *previous,
 			   struct mlv_generation **out);
 
+struct mlv_build_pool;
+
 /* Build options (mlv_gen_build_opt); all zero is mlv_gen_build. */
 struct mlv_gen_build_opts {
 	/* Defer second choices (docs/generations.md, "Deferred second
@@ -199,6 +216,9 @@ struct mlv_gen_build_opts {
 	 * (Maglev). Their first choices and fingerprints are exact. */
 	bool defer_second;
 	uint64_t second_slots_now;
+	/* Threads that build the new tables (control/build_pool.h); NULL:
+	 * the calling thread alone. The generation is the same either way. */
+	struct mlv_build_pool *pool;
 };
 
 /* mlv_gen_build with options (NULL: none). Same contract, plus: with

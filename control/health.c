@@ -121,6 +121,7 @@ void mlv_health_destroy(struct mlv_health *h)
 	if (!h)
 		return;
 	health_model_free(h);
+	health_index_clear(h);
 	health_conns_free(h);
 	health_htable_free(&h->pairs);
 	health_htable_free(&h->probes);

@@ -229,6 +229,17 @@ enum mlv_err mlv_health_get(const struct mlv_health *h, const char *vip,
 bool mlv_health_is_up(const struct mlv_health *h, const char *vip,
 		      const char *backend);
 
+/* The same answer as mlv_health_is_up(h, vip, backend), found by position
+ * when (vip_index, backend_index) is the pair's place in the config of
+ * the last successful mlv_health_sync (cfg->vips[vip_index].backends
+ * [backend_index]): no hashing, for the generation builder's per-pair
+ * callback. The position is checked against the names, so any position
+ * (another config's, out of range) still gives the right answer, by the
+ * slower look-up by name. */
+bool mlv_health_is_up_at(const struct mlv_health *h, uint32_t vip_index,
+			 uint32_t backend_index, const char *vip,
+			 const char *backend);
+
 struct mlv_health_vip_status {
 	uint32_t n_backends;         /* pairs of this VIP the engine checks */
 	uint32_t n_down;             /* of which the checks say down */

@@ -141,6 +141,16 @@ struct health_conn {
 	char req[HEALTH_REQUEST_MAX];
 };
 
+/* The pairs of the config of the last successful sync, in its order:
+ * cfg->vips[v].backends[i]'s pair is pairs[first[v] + i]. Rebuilt by
+ * every sync and emptied by a failed one; pairs are freed only by a sync
+ * or destroy, so the pointers are always live (health_index.c). */
+struct health_index {
+	uint32_t n_vips;                /* 0: no index */
+	uint32_t *first;                /* n_vips + 1 offsets */
+	struct health_pair **pairs;
+};
+
 struct mlv_health {
 	struct mlv_health_options opts;
 	int ep;                         /* the epoll fd the daemon watches */
@@ -150,6 +160,7 @@ struct mlv_health {
 	uint32_t sync_count;
 
 	struct health_htable pairs, probes, vips;
+	struct health_index index;
 
 	struct health_probe **heap;     /* min-heap on due_ns */
 	uint32_t heap_n, heap_cap;
@@ -227,6 +238,16 @@ struct health_vip *health_vip_find(const struct mlv_health *h,
 				   const char *vip);
 /* Free every pair, probe and VIP (at destroy). */
 void health_model_free(struct mlv_health *h);
+
+/* ---- the config-order index (health_index.c) ---- */
+/* Size the index for cfg, every entry NULL. Without memory the index is
+ * left empty (look-ups then go by name): no error, only slower. */
+void health_index_begin(struct mlv_health *h, const struct mlv_config *cfg);
+/* cfg->vips[v].backends[i]'s pair, found or made by this sync. */
+void health_index_set(struct mlv_health *h, uint32_t v, uint32_t i,
+		      struct health_pair *pair);
+/* Forget the index (after a failed sync; at destroy). */
+void health_index_clear(struct mlv_health *h);
 
 /* ---- checks on the wire (health_probe.c) ---- */
 /* Start a check of p now: open a socket and connect. Takes a conn from

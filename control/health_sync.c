@@ -365,7 +365,8 @@ static void compare_pair(struct health_hnode *n, void *ctx)
 /* Put (v, b) on the probe for its spec. */
 static enum mlv_err sync_pair(struct mlv_health *h, struct health_vip *v,
 			      const struct mlv_vip_config *vc,
-			      const struct mlv_backend_config *bc, uint64_t now)
+			      const struct mlv_backend_config *bc, uint64_t now,
+			      struct health_pair **out)
 {
 	struct health_pair *pair = health_pair_find(h, v->name, bc->name);
 	struct health_spec spec;
@@ -379,6 +380,7 @@ static enum mlv_err sync_pair(struct mlv_health *h, struct health_vip *v,
 			return MLV_E_NOMEM;
 	}
 	pair->seen_sync = h->sync_count;
+	*out = pair;
 	spec_of(vc, bc, &spec);
 	if (pair->probe && spec_equal(&pair->probe->spec, &spec))
 		return MLV_OK;
@@ -425,6 +427,7 @@ enum mlv_err mlv_health_sync(struct mlv_health *h,
 		return err;
 	h->sync_count++;
 	health_htable_each(&h->pairs, snapshot_pair, &w);
+	health_index_begin(h, cfg);
 	now = health_now_ns();
 	for (uint32_t vi = 0; !err && vi < cfg->n_vips; vi++) {
 		const struct mlv_vip_config *vc = &cfg->vips[vi];
@@ -435,8 +438,13 @@ enum mlv_err mlv_health_sync(struct mlv_health *h,
 			break;
 		}
 		v->seen_sync = h->sync_count;
-		for (uint32_t bi = 0; !err && bi < vc->n_backends; bi++)
-			err = sync_pair(h, v, vc, &vc->backends[bi], now);
+		for (uint32_t bi = 0; !err && bi < vc->n_backends; bi++) {
+			struct health_pair *pair = NULL;
+
+			err = sync_pair(h, v, vc, &vc->backends[bi], now,
+					&pair);
+			health_index_set(h, vi, bi, err ? NULL : pair);
+		}
 	}
 	/* After a failure the pairs not reached yet are unseen but still
 	 * wanted by the old config: keep them. */
@@ -450,8 +458,11 @@ enum mlv_err mlv_health_sync(struct mlv_health *h,
 	health_rearm(h, now);
 	if (changed)
 		*changed = w.changed;
-	if (err)
+	if (err) {
+		/* the engine holds a mix of both configs: by name only */
+		health_index_clear(h);
 		snprintf(h->error, sizeof(h->error), "%s", mlv_strerror(err));
+	}
 	return err;
 }
 

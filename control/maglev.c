@@ -7,16 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The fingerprint hashes a stream built in pieces; the state lives on the
+ * stack (XXH3_state_t is only declared with static linking enabled), so a
+ * fingerprint allocates nothing. */
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
 #include "maglev_fill.h"
 #include "siphash.h"
 
-/* docs/maglev.md, "Keys": the ASCII strings "maglevd-h1-key-0",
- * "maglevd-h2-key-0", "maglevd-h3-key-0" as SipHash keys k0..k15. */
+/* docs/maglev.md, "Keys": the ASCII strings "maglevd-h1-key-0" and
+ * "maglevd-h2-key-0" as SipHash keys k0..k15. */
 #define MLV_KEY(digit) { { 'm', 'a', 'g', 'l', 'e', 'v', 'd', '-', 'h', \
 			   (digit), '-', 'k', 'e', 'y', '-', '0' } }
 static const struct mlv_siphash_key key_offset = MLV_KEY('1');
 static const struct mlv_siphash_key key_skip = MLV_KEY('2');
-static const struct mlv_siphash_key key_fingerprint = MLV_KEY('3');
 
 /* ---- sizes and primes ---------------------------------------------------- */
 
@@ -190,9 +195,9 @@ static void put_le32(uint8_t *p, uint32_t v)
  * ranks grow with the index (input in name order, no stray value): a
  * slot's rank is its value less the number of non-owners gap[] below it;
  * NO_BACKEND stays itself. Whole-array passes of compares and subtracts
- * the compiler vectorises: the table-driven translation costs about as
- * much as the hash (100 backends, one without slots, M = 65537: 135 us
- * against 80 us with every backend owning slots). */
+ * the compiler vectorises: the table-driven translation cost about as
+ * much as the SipHash fingerprint did (100 backends, one without slots,
+ * M = 65537: 135 us against 80 us with every backend owning slots). */
 static void ranks_past_gaps(const uint16_t *slots, uint32_t len,
 			    const uint16_t *gap, uint32_t n_gaps, uint16_t n,
 			    uint16_t *out)
@@ -210,7 +215,7 @@ uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
 				uint32_t n, uint32_t m, const uint16_t *slots,
 				uint32_t *rank)
 {
-	struct mlv_siphash_state st;
+	XXH3_state_t st;
 	uint8_t buf[1024];
 	uint16_t gap[FP_MAX_GAPS];  /* index order: the non-owners' indices */
 	uint32_t owners = 0, n_gaps = 0;
@@ -233,10 +238,14 @@ uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
 		*r = *r ? owners++ : MLV_MAGLEV_NO_BACKEND;
 	}
 
-	mlv_siphash24_init(&st, &key_fingerprint);
+	/* docs/maglev.md, "Fingerprint": XXH3-64, seed 0. Reset and update
+	 * fail only on a NULL state or a NULL input with a length, which
+	 * cannot happen here. */
+	XXH3_INITSTATE(&st);
+	(void)XXH3_64bits_reset(&st);
 	put_le32(buf, m);
 	put_le32(buf + 4, owners);
-	mlv_siphash24_update(&st, buf, 8);
+	(void)XXH3_64bits_update(&st, buf, 8);
 	for (uint32_t k = 0; k < n; k++) {
 		size_t len;
 
@@ -244,22 +253,23 @@ uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
 			continue;
 		len = strlen(named[k].name);
 		put_le32(buf, (uint32_t)len);
-		mlv_siphash24_update(&st, buf, 4);
-		mlv_siphash24_update(&st, named[k].name, len);
+		(void)XXH3_64bits_update(&st, buf, 4);
+		(void)XXH3_64bits_update(&st, named[k].name, len);
 	}
 	/* The usual cases (input in name order: the generation builder's)
 	 * need no table look-up per slot, and on a little-endian host the
 	 * u16 values already are the stream's u16le ranks. Every backend
 	 * owning a slot: each slot's rank is its value, hash the array as it
 	 * is. A few without (after a failure): ranks_past_gaps. Translating
-	 * slot by slot cost more than the hash itself (perf of 1000 table
-	 * builds at M = 65537: 7 % against 4.5 %). */
+	 * slot by slot cost more than the hash itself, SipHash then (perf
+	 * of 1000 table builds at M = 65537: 7 % against 4.5 %). */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 	index_order = false;
 #endif
 	if (index_order && n_gaps == 0) {
-		mlv_siphash24_update(&st, slots, (size_t)m * sizeof(*slots));
-		return mlv_siphash24_final(&st);
+		(void)XXH3_64bits_update(&st, slots,
+					 (size_t)m * sizeof(*slots));
+		return XXH3_64bits_digest(&st);
 	}
 	if (index_order && n_gaps <= FP_MAX_GAPS) {
 		uint16_t out[sizeof(buf) / sizeof(uint16_t)];
@@ -270,10 +280,10 @@ uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
 
 			ranks_past_gaps(slots + j, len, gap, n_gaps,
 					(uint16_t)n, out);
-			mlv_siphash24_update(&st, out,
-					     (size_t)len * sizeof(*out));
+			(void)XXH3_64bits_update(&st, out,
+						 (size_t)len * sizeof(*out));
 		}
-		return mlv_siphash24_final(&st);
+		return XXH3_64bits_digest(&st);
 	}
 	for (uint32_t j = 0; j < m;) {
 		uint32_t end = m - j > sizeof(buf) / 2 ? j + sizeof(buf) / 2
@@ -287,9 +297,9 @@ uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
 			buf[used++] = (uint8_t)r;
 			buf[used++] = (uint8_t)(r >> 8);
 		}
-		mlv_siphash24_update(&st, buf, used);
+		(void)XXH3_64bits_update(&st, buf, used);
 	}
-	return mlv_siphash24_final(&st);
+	return XXH3_64bits_digest(&st);
 }
 
 /* ---- entry points -------------------------------------------------------- */

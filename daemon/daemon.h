@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "control/build_pool.h"
 #include "control/config.h"
 #include "control/ctl_commands.h"
 #include "control/ctl_server.h"
@@ -133,6 +134,9 @@ struct mlv_daemon {
 	bool second_pending;
 	uint32_t second_since;
 	uint64_t second_since_us;
+
+	/* Threads that build a generation's tables (daemon/build_threads.c) */
+	struct mlv_build_pool *build_pool;
 };
 
 /* Start everything up to and including launching the workers with
@@ -163,7 +167,7 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 
 /* The mlv_gen_state_fn of every build and of the control socket
  * (ctx = the daemon): health, then runtime overrides. */
-void mlv_daemon_backend_state(const char *vip, const char *backend,
+void mlv_daemon_backend_state(const struct mlv_gen_pair *pair,
 			      struct mlv_gen_backend_state *out, void *ctx);
 
 /* Load, validate, build, publish; an invalid config changes nothing
@@ -204,6 +208,18 @@ void mlv_daemon_second_note(struct mlv_daemon *d,
  * and fingerprints). Returns whether more steps are needed (the loop then
  * polls instead of blocking). Control thread. */
 bool mlv_daemon_second_step(struct mlv_daemon *d);
+
+/* ---- table build threads (daemon/build_threads.c) ---- */
+
+/* Start control.build_threads - 1 helper threads on control.build_cpus
+ * (unset: the CPUs the calling thread may use, so call it after the EAL
+ * pinned the control thread) and log how many run where. Logs and
+ * returns the error on failure (MLV_E_INVAL: a CPU list the kernel
+ * refuses). Control thread. */
+enum mlv_err mlv_daemon_build_pool_start(struct mlv_daemon *d);
+
+/* Join the helpers; no build may run after this. Control thread. */
+void mlv_daemon_build_pool_stop(struct mlv_daemon *d);
 
 /* ---- control socket (daemon/ctl_glue.c) ---- */
 

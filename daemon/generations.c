@@ -19,46 +19,71 @@ const char *mlv_publish_reason_name(enum mlv_publish_reason r)
 	return (unsigned)r < MLV_PUBLISH__COUNT ? reason_names[r] : "unknown";
 }
 
+/* pair's backend in cfg: at its position when that holds it (a build of
+ * cfg), else by name (the control socket); NULL if cfg has no such pair. */
+static const struct mlv_backend_config *
+config_backend(const struct mlv_config *cfg, const struct mlv_gen_pair *pair,
+	       const struct mlv_vip_config **vc_out)
+{
+	const struct mlv_vip_config *vc = NULL;
+
+	if (pair->vip_index < cfg->n_vips &&
+	    strcmp(cfg->vips[pair->vip_index].name, pair->vip) == 0)
+		vc = &cfg->vips[pair->vip_index];
+	else
+		vc = mlv_config_vip(cfg, pair->vip);
+	*vc_out = vc;
+	if (!vc)
+		return NULL;
+	if (pair->backend_index < vc->n_backends &&
+	    strcmp(vc->backends[pair->backend_index].name, pair->backend) == 0)
+		return &vc->backends[pair->backend_index];
+	for (uint32_t b = 0; b < vc->n_backends; b++)
+		if (strcmp(vc->backends[b].name, pair->backend) == 0)
+			return &vc->backends[b];
+	return NULL;
+}
+
 /* An l2dsr backend without a configured MAC: the one the kernel's
  * neighbour table gave (daemon/next_hop.h); none yet leaves has_mac false
  * and the builder keeps the backend out of the table. The config is the
- * one being built (a reload builds before it becomes d->cfg). The name
+ * one being built (a reload builds before it becomes d->cfg). The
  * look-ups only run while such backends exist. */
-static void l2dsr_mac(const struct mlv_daemon *d, const char *vip,
-		      const char *backend, struct mlv_gen_backend_state *out)
+static void l2dsr_mac(const struct mlv_daemon *d,
+		      const struct mlv_gen_pair *pair,
+		      struct mlv_gen_backend_state *out)
 {
 	const struct mlv_config *cfg = d->building ? d->building : d->cfg;
 	const struct mlv_vip_config *vc;
+	const struct mlv_backend_config *bc;
 
 	if (!d->next_hops.n_backends || !cfg)
 		return;
-	vc = mlv_config_vip(cfg, vip);
-	if (!vc || vc->forwarding != MLV_FWD_L2DSR)
+	bc = config_backend(cfg, pair, &vc);
+	if (!bc || vc->forwarding != MLV_FWD_L2DSR || bc->has_mac)
 		return;
-	for (uint32_t b = 0; b < vc->n_backends; b++) {
-		const struct mlv_backend_config *bc = &vc->backends[b];
-
-		if (strcmp(bc->name, backend) != 0)
-			continue;
-		if (!bc->has_mac)
-			out->has_mac = mlv_next_hops_backend_mac(
-				&d->next_hops, &bc->address, out->mac);
-		return;
-	}
+	out->has_mac = mlv_next_hops_backend_mac(&d->next_hops, &bc->address,
+						 out->mac);
 }
 
-void mlv_daemon_backend_state(const char *vip, const char *backend,
+/* Called for each of a build's 10^5 pairs: the health answer comes by
+ * position (control/health.h, mlv_health_is_up_at); the name look-ups
+ * below run only while their sets are non-empty. */
+void mlv_daemon_backend_state(const struct mlv_gen_pair *pair,
 			      struct mlv_gen_backend_state *out, void *ctx)
 {
 	const struct mlv_daemon *d = ctx;
 
-	out->healthy = mlv_health_is_up(d->health, vip, backend);
+	out->healthy = mlv_health_is_up_at(d->health, pair->vip_index,
+					   pair->backend_index, pair->vip,
+					   pair->backend);
 	/* the failover generation of a health batch: the backends it took
 	 * down keep their slots for one generation */
 	if (!out->healthy && d->just_down.n)
-		out->keep_slots = mlv_daemon_just_down(d, vip, backend);
-	mlv_overrides_apply(&d->overrides, vip, backend, out);
-	l2dsr_mac(d, vip, backend, out);
+		out->keep_slots = mlv_daemon_just_down(d, pair->vip,
+						       pair->backend);
+	mlv_overrides_apply(&d->overrides, pair->vip, pair->backend, out);
+	l2dsr_mac(d, pair, out);
 }
 
 static uint64_t clock_us(clockid_t id)
@@ -86,16 +111,18 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 	uint64_t cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
 	struct mlv_publish_record *rec = &d->last_publish;
 	char deferred[64] = "";
+	struct mlv_gen_build_opts opts = mlv_daemon_build_opts;
 	enum mlv_err err;
 
 	/* The current generation carries uids forward and lends unchanged
 	 * tables (control/generation.h); the control thread may read it:
 	 * only it frees generations. */
 	d->building = cfg;
+	opts.pool = d->build_pool;
 	err = mlv_gen_build_opt(cfg, d->ports.info, d->n_workers, number,
 				mlv_daemon_backend_state, d,
 				mlv_publish_current(d->pub),
-				&mlv_daemon_build_opts, &gen);
+				&opts, &gen);
 	d->building = NULL;
 	if (err) {
 		mlv_err_log("cannot build generation %u (%s): %s", number,

@@ -100,6 +100,13 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	if (strcmp(running->metrics_listen, next->metrics_listen) != 0)
 		say(report, ctx, &n, "control.metrics_listen: \"%s\" -> \"%s\"",
 		    running->metrics_listen, next->metrics_listen);
+	/* the table build threads are started once, with their CPUs */
+	if (running->build_threads != next->build_threads)
+		say(report, ctx, &n, "control.build_threads: %u -> %u",
+		    running->build_threads, next->build_threads);
+	if (strcmp(running->build_cpus, next->build_cpus) != 0)
+		say(report, ctx, &n, "control.build_cpus: \"%s\" -> \"%s\"",
+		    running->build_cpus, next->build_cpus);
 	return n;
 }
 
@@ -128,4 +135,6 @@ void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 	SWAP_ARRAY(running->control_socket, next->control_socket);
 	SWAP(running->control_socket_mode, next->control_socket_mode);
 	SWAP_ARRAY(running->metrics_listen, next->metrics_listen);
+	SWAP(running->build_threads, next->build_threads);
+	SWAP_ARRAY(running->build_cpus, next->build_cpus);
 }

@@ -210,6 +210,8 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 		return err;
 	if ((err = init_eal(d)) || (err = pick_lcores(d)))
 		return err;
+	if ((err = mlv_daemon_build_pool_start(d)))
+		return err;
 	if ((err = mlv_ports_open(&d->ports, d->cfg, d->worker_lcores,
 				  d->n_workers)))
 		return err;
@@ -285,6 +287,7 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 	/* Frees every generation through the stats fold hook. */
 	mlv_publish_destroy(d->pub);
 	d->pub = NULL;
+	mlv_daemon_build_pool_stop(d);
 	mlv_gen_tables_pool_drain();
 	mlv_stats_destroy(d->stats);
 	d->stats = NULL;

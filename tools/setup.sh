@@ -9,6 +9,7 @@ PACKAGES=(
   build-essential pkg-config meson ninja-build clang llvm lld
   dpdk dpdk-dev libbpf-dev libxdp-dev libyaml-dev libjansson-dev
   libcmocka-dev libpcap-dev libsystemd-dev libmnl-dev libclang-rt-14-dev
+  libxxhash-dev
   bpftool ethtool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
   systemd
   libmicrohttpd-dev prometheus

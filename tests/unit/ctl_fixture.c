@@ -88,10 +88,11 @@ static struct fx_override *find_ov(struct ctl_fx *fx, const char *vip,
 	return o;
 }
 
-static void backend_state(const char *vip, const char *backend,
+static void backend_state(const struct mlv_gen_pair *pair,
 			  struct mlv_gen_backend_state *out, void *ctx)
 {
 	struct ctl_fx *fx = ctx;
+	const char *vip = pair->vip, *backend = pair->backend;
 	struct fx_override *o = find_ov(fx, vip, backend, false);
 
 	if (o) {

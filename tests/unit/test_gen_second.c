@@ -222,12 +222,11 @@ static void test_defer_budget(void **state)
 }
 
 /* s-1 (in every VIP) failed; keep_slots asks for a failover build. */
-static void s1_down_keep(const char *vip, const char *backend,
+static void s1_down_keep(const struct mlv_gen_pair *pair,
 			 struct mlv_gen_backend_state *out, void *ctx)
 {
-	(void)vip;
 	(void)ctx;
-	if (strcmp(backend, "s-1") == 0) {
+	if (strcmp(pair->backend, "s-1") == 0) {
 		out->healthy = false;
 		out->keep_slots = true;
 	}
@@ -316,6 +315,7 @@ static void test_tables_complete_on_acquire(void **state)
 	assert_int_equal(mlv_gen_tables_begin(&t, held1, 1, NULL, 0), MLV_OK);
 	assert_int_equal(mlv_gen_tables_acquire(&t, &in, &t1, &src), MLV_OK);
 	assert_int_equal(src, MLV_GEN_TABLE_BUILT);
+	assert_int_equal(mlv_gen_tables_run(&t), MLV_OK);
 	assert_false(t1->has_second);
 	assert_true(all_none(t1->second));
 	mlv_gen_tables_end(&t);

@@ -369,14 +369,13 @@ struct state_table {
 	struct mlv_gen_backend_state st;
 };
 
-static void state_cb(const char *vip, const char *backend,
+static void state_cb(const struct mlv_gen_pair *pair,
 		     struct mlv_gen_backend_state *out, void *ctx)
 {
 	const struct state_table *t = ctx;
 
-	(void)vip;
 	for (; t->backend; t++)
-		if (strcmp(t->backend, backend) == 0)
+		if (strcmp(t->backend, pair->backend) == 0)
 			*out = t->st;
 }
 
@@ -436,6 +435,45 @@ static void test_drain_and_health(void **state)
 	}
 	assert_int_equal(slots_of(gv, 0) + slots_of(gv, 1), gv->table_size);
 
+	mlv_gen_free(g);
+	fx_free(f);
+}
+
+/* The state callback learns each pair's place in the config, not in the
+ * name-sorted generation, and is asked about every pair exactly once. */
+struct position_log {
+	const struct mlv_config *cfg;
+	uint32_t asked[FX_MAX_VIPS][FX_MAX_BE];
+};
+
+static void position_cb(const struct mlv_gen_pair *pair,
+			struct mlv_gen_backend_state *out, void *ctx)
+{
+	struct position_log *log = ctx;
+	const struct mlv_vip_config *vc;
+
+	(void)out;
+	assert_true(pair->vip_index < log->cfg->n_vips);
+	vc = &log->cfg->vips[pair->vip_index];
+	assert_true(pair->backend_index < vc->n_backends);
+	assert_string_equal(vc->name, pair->vip);
+	assert_string_equal(vc->backends[pair->backend_index].name,
+			    pair->backend);
+	log->asked[pair->vip_index][pair->backend_index]++;
+}
+
+static void test_state_positions(void **state)
+{
+	struct fx *f = fx_basic();   /* web lists web-2 before web-1 */
+	struct position_log log = { .cfg = &f->cfg };
+	struct mlv_generation *g;
+
+	(void)state;
+	g = build(f, NULL, position_cb, &log);
+	for (uint32_t v = 0; v < f->cfg.n_vips; v++)
+		for (uint32_t i = 0; i < f->cfg.vips[v].n_backends; i++)
+			assert_int_equal(log.asked[v][i], 1);
+	assert_string_equal(vip_named(g, "web")->backends[0].name, "web-1");
 	mlv_gen_free(g);
 	fx_free(f);
 }
@@ -1010,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_find_vip_many),
 		cmocka_unit_test(test_uid_stability),
 		cmocka_unit_test(test_drain_and_health),
+		cmocka_unit_test(test_state_positions),
 		cmocka_unit_test(test_all_down),
 		cmocka_unit_test(test_weight_override_and_direct_table),
 		cmocka_unit_test(test_table_reuse),

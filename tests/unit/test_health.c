@@ -1678,6 +1678,129 @@ static void test_busy_thread_missed_intervals(void **state)
 	srv_stop(s);
 }
 
+/* ------------------------------------------- look-ups by config position */
+
+/* cfg's (v, i) answers as the look-up by name does. */
+static void assert_positions_agree(const struct mlv_health *h,
+				   const struct mlv_config *cfg)
+{
+	for (uint32_t v = 0; v < cfg->n_vips; v++) {
+		const struct mlv_vip_config *vc = &cfg->vips[v];
+
+		for (uint32_t i = 0; i < vc->n_backends; i++)
+			assert_int_equal(
+				mlv_health_is_up_at(h, v, i, vc->name,
+						    vc->backends[i].name),
+				mlv_health_is_up(h, vc->name,
+						 vc->backends[i].name));
+	}
+}
+
+/* The index holds cfg's pairs in cfg's order: the fast path is taken. */
+static void assert_index_mirrors(const struct mlv_health *h,
+				 const struct mlv_config *cfg)
+{
+	assert_int_equal(h->index.n_vips, cfg->n_vips);
+	for (uint32_t v = 0; v < cfg->n_vips; v++) {
+		const struct mlv_vip_config *vc = &cfg->vips[v];
+
+		assert_int_equal(h->index.first[v + 1] - h->index.first[v],
+				 vc->n_backends);
+		for (uint32_t i = 0; i < vc->n_backends; i++) {
+			const struct health_pair *p =
+				h->index.pairs[h->index.first[v] + i];
+
+			assert_non_null(p);
+			assert_string_equal(p->vip->name, vc->name);
+			assert_string_equal(p->backend, vc->backends[i].name);
+		}
+	}
+}
+
+/* mlv_health_is_up_at: right by position after a sync, rebuilt by the
+ * next sync (reordered VIPs and backends), kept by a rejected one,
+ * emptied by an empty config; and right whatever the position given
+ * (another config's, out of range, or UINT32_MAX for unknown). */
+static void test_is_up_at_positions(void **state)
+{
+	struct mlv_health_config none = { .type = MLV_HEALTH_NONE };
+	struct mlv_health_config hc = hc_tcp(20, 500, 1, 1);
+	struct mlv_config *a = cfg_new(), *b = cfg_new(), *bad = cfg_new();
+	struct mlv_config *empty = cfg_new();
+	uint16_t port = closed_port();
+	struct mlv_vip_config *v;
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_CLOSED, 0);
+
+	(void)state;
+	/* a: live (no checks: up) then dead (refused: down) */
+	v = cfg_vip(a, "live", 80, &none);
+	cfg_backend(v, "b1", "127.0.0.1");
+	cfg_backend(v, "b2", "127.0.0.2");
+	v = cfg_vip(a, "dead", port, &hc);
+	cfg_backend(v, "b1", "127.0.0.1");
+	cfg_backend(v, "b2", "127.0.0.2");
+	/* b: the same pairs, VIPs and backends in the other order */
+	v = cfg_vip(b, "dead", port, &hc);
+	cfg_backend(v, "b2", "127.0.0.2");
+	cfg_backend(v, "b1", "127.0.0.1");
+	v = cfg_vip(b, "live", 80, &none);
+	cfg_backend(v, "b2", "127.0.0.2");
+	cfg_backend(v, "b1", "127.0.0.1");
+	/* bad: a duplicate VIP name, which sync rejects */
+	cfg_backend(cfg_vip(bad, "x", 80, &none), "b1", "127.0.0.1");
+	cfg_backend(cfg_vip(bad, "x", 80, &none), "b1", "127.0.0.1");
+
+	/* before any sync: every pair is up, at any position */
+	assert_true(mlv_health_is_up_at(h, 1, 0, "dead", "b1"));
+
+	assert_int_equal(mlv_health_sync(h, a, NULL), MLV_OK);
+	assert_index_mirrors(h, a);
+	wait_pair(h, &r, "dead", "b1", 1, 0);
+	wait_pair(h, &r, "dead", "b2", 1, 0);
+	assert_true(mlv_health_is_up_at(h, 0, 0, "live", "b1"));
+	assert_true(mlv_health_is_up_at(h, 0, 1, "live", "b2"));
+	assert_false(mlv_health_is_up_at(h, 1, 0, "dead", "b1"));
+	assert_false(mlv_health_is_up_at(h, 1, 1, "dead", "b2"));
+	assert_positions_agree(h, a);
+	/* wrong positions: the names decide */
+	assert_false(mlv_health_is_up_at(h, 0, 0, "dead", "b1"));
+	assert_true(mlv_health_is_up_at(h, 1, 1, "live", "b2"));
+	assert_false(mlv_health_is_up_at(h, 7, 9, "dead", "b2"));
+	assert_false(mlv_health_is_up_at(h, UINT32_MAX, UINT32_MAX, "dead",
+					 "b1"));
+	assert_true(mlv_health_is_up_at(h, 1, 0, "gone", "b1"));
+	assert_true(mlv_health_is_up_at(h, 1, 0, "dead", "b3"));
+	assert_true(mlv_health_is_up_at(NULL, 1, 0, "dead", "b1"));
+	assert_true(mlv_health_is_up_at(h, 1, 0, NULL, "b1"));
+
+	/* the next sync rebuilds the index for its config; states stay */
+	assert_int_equal(mlv_health_sync(h, b, NULL), MLV_OK);
+	assert_index_mirrors(h, b);
+	assert_false(mlv_health_is_up_at(h, 0, 0, "dead", "b2"));
+	assert_false(mlv_health_is_up_at(h, 0, 1, "dead", "b1"));
+	assert_true(mlv_health_is_up_at(h, 1, 0, "live", "b2"));
+	assert_positions_agree(h, b);
+	/* positions of the old config still answer right */
+	assert_positions_agree(h, a);
+
+	/* a rejected config changes nothing, the index included */
+	assert_int_equal(mlv_health_sync(h, bad, NULL), MLV_E_INVAL);
+	assert_index_mirrors(h, b);
+	assert_false(mlv_health_is_up_at(h, 0, 1, "dead", "b1"));
+
+	/* no pairs left: unknown pairs are up */
+	assert_int_equal(mlv_health_sync(h, empty, NULL), MLV_OK);
+	assert_int_equal(h->index.n_vips, 0);
+	assert_true(mlv_health_is_up_at(h, 0, 1, "dead", "b1"));
+
+	mlv_health_destroy(h);
+	mlv_config_free(a);
+	mlv_config_free(b);
+	mlv_config_free(bad);
+	mlv_config_free(empty);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1699,6 +1822,7 @@ int main(void)
 		cmocka_unit_test(test_busy_thread_http_connects_then_answers),
 		cmocka_unit_test(test_busy_thread_http_answers_waiting),
 		cmocka_unit_test(test_busy_thread_missed_intervals),
+		cmocka_unit_test(test_is_up_at_positions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,6 +139,27 @@ static void test_control_section(void **state)
 	mlv_config_free(next);
 }
 
+/* The table build threads start once: a reload that changes them warns
+ * and keeps the running ones. */
+static void test_build_threads(void **state)
+{
+	struct mlv_config *running = load_control(1, "net_null0", 4096, 80, "");
+	struct mlv_config *next = load_control(1, "net_null0", 4096, 80,
+		"control: {build_threads: 2, build_cpus: \"0-1\"}\n");
+	struct seen s = { 0 };
+
+	(void)state;
+	assert_int_equal(mlv_restart_only_changes(running, next, collect, &s), 2);
+	assert_non_null(strstr(s.last, "control.build_cpus"));
+	mlv_restart_only_keep(running, next);
+	assert_int_equal(next->build_threads, 1);
+	assert_string_equal(next->build_cpus, "");
+	assert_int_equal(running->build_threads, 2);
+	assert_int_equal(mlv_restart_only_changes(next, next, NULL, NULL), 0);
+	mlv_config_free(running);
+	mlv_config_free(next);
+}
+
 /* The pools are created at start: a reload that resizes them warns and
  * keeps the running sizes. */
 static void test_pool_settings(void **state)
@@ -170,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_each_change_reported),
 		cmocka_unit_test(test_keep_running_values),
 		cmocka_unit_test(test_control_section),
+		cmocka_unit_test(test_build_threads),
 		cmocka_unit_test(test_pool_settings),
 	};
 

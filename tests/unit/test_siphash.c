@@ -108,7 +108,7 @@ static void test_reference_vectors(void **state)
 }
 
 /* Any split of the input into update() calls gives the one-shot result:
- * the fingerprint hashes its stream in pieces. */
+ * the health engine hashes its keys in pieces (control/health_sync.c). */
 static void test_incremental_matches_oneshot(void **state)
 {
 	struct mlv_siphash_key key = reference_key();

@@ -309,13 +309,12 @@ static void test_gen_state_down(void **state)
 /* keep_slots: an unhealthy backend keeps its slots, so the previous
  * tables are reused as they are (instant failover); without it the
  * backend leaves the table. */
-static void down_keep(const char *vip, const char *backend,
+static void down_keep(const struct mlv_gen_pair *pair,
 		      struct mlv_gen_backend_state *out, void *ctx)
 {
 	const bool *keep = ctx;
 
-	(void)vip;
-	if (strcmp(backend, "a-3") == 0) {
+	if (strcmp(pair->backend, "a-3") == 0) {
 		out->healthy = false;
 		out->keep_slots = *keep;
 	}

@@ -4,19 +4,21 @@
 # For every scenario, on the same generated pcap and the same single
 # forwarding core: dpdk-testpmd in io mode, dpdk-testpmd in 5tswap mode,
 # then maglevd (two-arm: net_pcap rx with infinite_rx -> net_null no-rx,
-# one worker, idle: poll). Prints a table (or --json) of Mpps, the ratio
-# maglevd / 5tswap against the issue's goals, and maglevd's cycles per
-# packet. Rates are per second of the forwarding thread's CPU time (the
+# one worker, idle: poll), then dp-bench-floor (floor.c: only the work
+# any conntrack load balancer must do; IPv4 ipip scenarios). Prints a
+# table (or --json) of Mpps, the ratio maglevd / 5tswap against the
+# issue's goals, and maglevd's cycles per packet; a second table sets
+# the floor beside them (floor / 5tswap, maglevd / floor). Rates are per second of the forwarding thread's CPU time (the
 # JSON has them per wall-clock second too), so that other work on the
 # machine's cores does not pass for a slow forwarder.
 # docs/benchmarks.md ("Data plane") explains the setup and the figures.
 #
 #   dp-bench [--quick] [--json] [--only REGEX] [--cores MAIN,FWD]
 #            [--duration S] [--warmup S] [--repeat N] [--work DIR] [--keep]
-#            [--save FILE] [--maglevd PATH] [--testpmd PATH]
+#            [--save FILE] [--maglevd PATH] [--testpmd PATH] [--floor PATH]
 #
-# --repeat N runs the three measurements of a scenario N times in turn
-# (io, 5tswap, maglevd, io, ...) and reports each one's median run: on a
+# --repeat N runs the measurements of a scenario N times in turn
+# (io, 5tswap, maglevd, floor, io, ...) and reports each one's median run: on a
 # shared machine a neighbour's burst of work then spoils one sample, not
 # the figure.
 #
@@ -40,6 +42,7 @@ set -u -o pipefail
 MAGLEVD='@MAGLEVD@'
 GEN='@GEN@'
 RESULT='@RESULT@'
+FLOOR='@FLOOR@'
 TESTPMD=$(command -v dpdk-testpmd || echo /usr/bin/dpdk-testpmd)
 
 QUICK=0 JSON=0 ONLY='' CORES=0,1 DURATION='' WARMUP='' REPEAT=1 WORK='' KEEP=0
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--save) SAVE=${2:?}; shift ;;
 	--maglevd) MAGLEVD=${2:?}; shift ;;
 	--testpmd) TESTPMD=${2:?}; shift ;;
+	--floor) FLOOR=${2:?}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
@@ -86,7 +90,7 @@ fi
 [[ $DURATION =~ ^[0-9]+(\.[0-9]+)?$ && $WARMUP =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
 	die "--duration/--warmup take seconds"
 [[ $REPEAT =~ ^[1-9][0-9]?$ ]] || die "--repeat takes 1..99"
-for p in "$MAGLEVD" "$GEN" "$RESULT" "$TESTPMD"; do
+for p in "$MAGLEVD" "$GEN" "$RESULT" "$TESTPMD" "$FLOOR"; do
 	[ -x "$p" ] || die "$p: not found or not executable"
 done
 
@@ -238,8 +242,9 @@ ensure_hugepages() {
 	fi
 }
 
-# The forwarding thread of testpmd and maglevd alike: EAL names the
-# thread of lcore N "rte-worker-N", and both run theirs on lcore 1.
+# The forwarding thread of testpmd, maglevd and the floor alike: EAL
+# names the thread of lcore N "rte-worker-N", and all run theirs on
+# lcore 1.
 FWD_THREAD=rte-worker-1
 
 # snap KIND INPUT OUT: wait for the running forwarder's next counter
@@ -356,10 +361,51 @@ EOF
 	done >> "$cfg"
 }
 
+# measure_child RUN SCENARIO STATS READY_FIELD PREFIX LOG: the child just
+# started (maglevd or dp-bench-floor, both rewriting a stats file every
+# 100 ms) measured between two snapshots, PREFIX.before.json and
+# PREFIX.after.json, once READY_FIELD of its stats shows forwarded
+# packets; the figures (dp-bench-result RUN) go to the results. The
+# window is the child's own uptime between the two snapshots; the sleeps
+# only set its length.
+measure_child() {
+	local run=$1 sc=$2 stats=$3 ready=$4 pre=$5 log=$6 deadline fwd
+	deadline=$((SECONDS + START_LIMIT_S))
+	while kill -0 "$CHILD" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+		fwd=$("$RESULT" number "$stats" "$ready" 2>/dev/null)
+		[ "${fwd:-0}" -gt 0 ] && break
+		sleep 0.1
+	done
+	if ! kill -0 "$CHILD" 2>/dev/null || [ "${fwd:-0}" -le 0 ]; then
+		stop_child
+		na "$sc" "$run" "$(failure_reason "$log")"
+		FAILED=1 BROKEN[$run]=1
+		return
+	fi
+	sleep "$WARMUP"
+	if snap "$run" "$stats" "$pre.before.json" 2> "$log.err"; then
+		sleep "$DURATION"
+		snap "$run" "$stats" "$pre.after.json" 2> "$log.err"
+	fi
+	if ! kill -0 "$CHILD" 2>/dev/null || [ ! -s "$pre.after.json" ]; then
+		stop_child
+		na "$sc" "$run" "$(failure_reason "$log" "$log.err")"
+		FAILED=1 BROKEN[$run]=1
+		return
+	fi
+	stop_child
+	if ! "$RESULT" "$run" --scenario "$sc" --tsc-hz "$TSC_HZ" \
+			--before "$pre.before.json" --after "$pre.after.json" \
+			>> "$RESULTS" 2> "$log.err"; then
+		na "$sc" "$run" "$(cat "$log.err")"
+		FAILED=1 BROKEN[$run]=1
+	fi
+}
+
 # run_maglevd SCENARIO PCAP CT_ENTRIES FORWARDING MTU FRAMES MBUF_SIZE
 run_maglevd() {
 	local sc=$1 cfg=$WORK/$1.yaml log=$WORK/$1.maglevd.log
-	local stats=$WORK/$1.stats.json mbufs=$(($6 + 16384)) deadline fwd
+	local stats=$WORK/$1.stats.json mbufs=$(($6 + 16384))
 	# the pool, the conntrack table (64-byte entries) and room for the
 	# rest
 	if ! ensure_hugepages $(($(pool_mib $mbufs "$7") + $3 * 64 / 1048576 + 64)); then
@@ -372,39 +418,31 @@ run_maglevd() {
 	"$MAGLEVD" -c "$cfg" --stats-file "$stats" --stats-interval 100 \
 		< /dev/null > "$log" 2>&1 &
 	CHILD=$!
-	# ready when the stats file shows forwarded packets
-	deadline=$((SECONDS + START_LIMIT_S))
-	while kill -0 "$CHILD" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-		fwd=$("$RESULT" number "$stats" totals.counters.forwarded 2>/dev/null)
-		[ "${fwd:-0}" -gt 0 ] && break
-		sleep 0.1
-	done
-	if ! kill -0 "$CHILD" 2>/dev/null || [ "${fwd:-0}" -le 0 ]; then
-		stop_child
-		na "$sc" maglevd "$(failure_reason "$log")"
-		FAILED=1 BROKEN[maglevd]=1
+	measure_child maglevd "$sc" "$stats" totals.counters.forwarded \
+		"$WORK/$sc" "$log"
+}
+
+# run_floor SCENARIO PCAP CT_ENTRIES MTU FRAMES MBUF_SIZE: dp-bench-floor
+# with testpmd's ports, pinning and pool, and maglevd's conntrack size
+# and MTU; measured like maglevd, from its stats file.
+run_floor() {
+	local sc=$1 log=$WORK/$1.floor.log stats=$WORK/$1.floor.json
+	local pre=$WORK/$1.floor mbufs=$(($5 + 16384))
+	if ! ensure_hugepages $(($(pool_mib $mbufs "$6") + $3 * 64 / 1048576 + 64)); then
+		na "$sc" floor "a pool of $mbufs mbufs of $6 bytes and $3 conntrack entries $HUGE_WHY"
+		FAILED=1 BROKEN[floor]=1
 		return
 	fi
-	# The window is the daemon's own uptime between the two snapshots;
-	# the sleeps only set its length.
-	sleep "$WARMUP"
-	if snap maglevd "$stats" "$WORK/$sc.before.json" 2> "$log.err"; then
-		sleep "$DURATION"
-		snap maglevd "$stats" "$WORK/$sc.after.json" 2> "$log.err"
-	fi
-	if ! kill -0 "$CHILD" 2>/dev/null || [ ! -s "$WORK/$sc.after.json" ]; then
-		stop_child
-		na "$sc" maglevd "$(failure_reason "$log" "$log.err")"
-		FAILED=1 BROKEN[maglevd]=1
-		return
-	fi
-	stop_child
-	if ! "$RESULT" maglevd --scenario "$sc" --tsc-hz "$TSC_HZ" \
-			--before "$WORK/$sc.before.json" \
-			--after "$WORK/$sc.after.json" >> "$RESULTS" 2> "$log.err"; then
-		na "$sc" maglevd "$(cat "$log.err")"
-		FAILED=1 BROKEN[maglevd]=1
-	fi
+	rm -f "$stats" "$pre.before.json" "$pre.after.json"
+	"$FLOOR" --in-memory --no-pci --no-telemetry \
+		--lcores="0@$MAIN_CPU,1@$FWD_CPU" \
+		--vdev="net_pcap0,rx_pcap=$2,infinite_rx=1" \
+		--vdev=net_null0,no-rx=1 -- \
+		--ct-entries "$3" --mtu "$4" --mbufs "$mbufs" --mbuf-size "$6" \
+		--stats-file "$stats" --stats-interval-ms 100 \
+		< /dev/null > "$log" 2>&1 &
+	CHILD=$!
+	measure_child floor "$sc" "$stats" tx_packets "$pre" "$log"
 }
 
 # ---- main --------------------------------------------------------------
@@ -426,13 +464,17 @@ for s in "${SCENARIOS[@]}"; do
 		--family "$family" --ip-len "$iplen" --flags "$flags" > /dev/null ||
 		die "$name: cannot write $pcap"
 	BROKEN=()
+	# The floor forwards IPv4 over ipip only (floor_path.h).
+	runs="testpmd-io testpmd-5tswap maglevd"
+	[ "$family" = 4 ] && [ "$fwd" = ipip ] && runs="$runs floor"
 	for ((r = 1; r <= REPEAT; r++)); do
-		for run in testpmd-io testpmd-5tswap maglevd; do
+		for run in $runs; do
 			[ -n "${BROKEN[$run]:-}" ] && continue
 			say "$name: $run ($r/$REPEAT)"
 			case $run in
 			testpmd-*) run_testpmd "$name" "${run#testpmd-}" "$pcap" "$frames" "$room" ;;
 			maglevd) run_maglevd "$name" "$pcap" "$ct" "$fwd" "$mtu" "$frames" "$room" ;;
+			floor) run_floor "$name" "$pcap" "$ct" "$mtu" "$frames" "$room" ;;
 			esac
 		done
 	done

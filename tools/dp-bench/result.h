@@ -4,8 +4,9 @@
  * file as a table or one JSON document.
  *
  * Record kinds ("tool" member): "scenario" (what a scenario is, its goal),
- * "testpmd" and "maglevd" (a measured run), "na" (a run that could not
- * be made, with the reason). Single-threaded program; every function
+ * "testpmd", "maglevd" and "floor" (a measured run; floor is
+ * dp-bench-floor, floor.c), "na" (a run that could not be made, with
+ * the reason). Single-threaded program; every function
  * returns 0 or prints a message to stderr and returns non-zero. */
 #ifndef DPB_RESULT_H
 #define DPB_RESULT_H
@@ -25,6 +26,8 @@ int dpb_emit(json_t *rec);
  * (default 10 s) or a missing thread; 2 on bad usage. */
 int dpb_cmd_snapshot_maglevd(int argc, char **argv);
 int dpb_cmd_snapshot_testpmd(int argc, char **argv);
+/* snapshot-floor is snapshot-maglevd on dp-bench-floor's stats file: the
+ * same rewritten-file protocol. */
 
 /* dp-bench-result maglevd --scenario S --before A --after B [--tsc-hz HZ]
  * The rates and costs between two snapshot-maglevd files: Mpps per wall
@@ -37,6 +40,12 @@ int dpb_cmd_maglevd(int argc, char **argv);
  *                         --after B [--tsc-hz HZ]
  * The same for two snapshot-testpmd files. Exit as above. */
 int dpb_cmd_testpmd(int argc, char **argv);
+
+/* dp-bench-result floor --scenario S --before A --after B [--tsc-hz HZ]
+ * The same for two snapshot-floor files of dp-bench-floor (result_floor.c):
+ * Mpps (TX-packets of the net_null port), CPU share, cycles and conntrack
+ * inserts per packet. Exit as above. */
+int dpb_cmd_floor(int argc, char **argv);
 
 /* dp-bench-result report [--json] [--wall] FILE
  * Render the records of FILE: rates per second of the forwarding

@@ -3,9 +3,10 @@
  *   scenario --name S --desc TEXT [--goal RATIO] [--flows K] [--frames N]
  *            [--ct-entries C] [--forwarding F]
  *   na --scenario S --run RUN --reason TEXT
- *   snapshot-maglevd, snapshot-testpmd ...   (snapshot.c)
+ *   snapshot-maglevd, snapshot-testpmd, snapshot-floor ...   (snapshot.c)
  *   maglevd ...   (result_maglevd.c)
  *   testpmd ...   (result_testpmd.c)
+ *   floor ...     (result_floor.c)
  *   report ...    (result_report.c)
  *   tsc-hz        the TSC frequency, measured against CLOCK_MONOTONIC_RAW
  *   number FILE PATH   the number at a dotted PATH in the JSON document
@@ -195,7 +196,8 @@ static int cmd_number(int argc, char **argv)
 static void usage(FILE *f)
 {
 	fputs("usage: dp-bench-result scenario|na|snapshot-maglevd|"
-	      "snapshot-testpmd|maglevd|testpmd|report|tsc-hz|number\n"
+	      "snapshot-testpmd|snapshot-floor|maglevd|testpmd|floor|report|"
+	      "tsc-hz|number\n"
 	      "       [options] (see tools/dp-bench/result.h)\n", f);
 }
 
@@ -215,12 +217,16 @@ int main(int argc, char **argv)
 		return cmd_na(argc - 1, argv + 1);
 	if (strcmp(cmd, "snapshot-maglevd") == 0)
 		return dpb_cmd_snapshot_maglevd(argc - 1, argv + 1);
+	if (strcmp(cmd, "snapshot-floor") == 0)
+		return dpb_cmd_snapshot_maglevd(argc - 1, argv + 1);
 	if (strcmp(cmd, "snapshot-testpmd") == 0)
 		return dpb_cmd_snapshot_testpmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "maglevd") == 0)
 		return dpb_cmd_maglevd(argc - 1, argv + 1);
 	if (strcmp(cmd, "testpmd") == 0)
 		return dpb_cmd_testpmd(argc - 1, argv + 1);
+	if (strcmp(cmd, "floor") == 0)
+		return dpb_cmd_floor(argc - 1, argv + 1);
 	if (strcmp(cmd, "report") == 0)
 		return dpb_cmd_report(argc - 1, argv + 1);
 	if (strcmp(cmd, "number") == 0)

@@ -1,6 +1,11 @@
 /* The report over a results file: one row per scenario with testpmd io,
  * testpmd 5tswap and maglevd side by side, the ratio maglevd / 5tswap
- * against the scenario's goal, and maglevd's cost per packet.
+ * against the scenario's goal, and maglevd's cost per packet. A second
+ * table, for the scenarios dp-bench-floor ran on, sets the floor (the
+ * least work of any conntrack balancer, floor.c) between the two:
+ * floor / 5tswap is the best ratio any balancer reaches here, maglevd /
+ * floor is maglevd's own overhead. The first table's layout does not
+ * depend on the floor, so what parsed it still does.
  *
  * Rates are per second of the forwarding thread's CPU time by default
  * ("mpps_cpu"): on a machine whose cores other work shares, that is what
@@ -22,17 +27,17 @@
 
 #define MAX_SCENARIOS 64
 
-enum run { RUN_IO, RUN_SWAP, RUN_MLV };
-static const char *const run_key[] = {
+enum run { RUN_IO, RUN_SWAP, RUN_MLV, RUN_FLOOR, RUN__N };
+static const char *const run_key[RUN__N] = {
 	[RUN_IO] = "testpmd_io", [RUN_SWAP] = "testpmd_5tswap",
-	[RUN_MLV] = "maglevd",
+	[RUN_MLV] = "maglevd", [RUN_FLOOR] = "floor",
 };
 
 struct row {
 	const char *name;
 	json_t *scenario;        /* the "scenario" record, or NULL */
-	json_t *runs[3];         /* arrays of run records, by enum run */
-	json_t *io, *swap, *mlv; /* the median run of each, or NULL */
+	json_t *runs[RUN__N];    /* arrays of run records, by enum run */
+	json_t *io, *swap, *mlv, *flr; /* the median run of each, or NULL */
 	json_t *na;              /* array of "na" records */
 };
 
@@ -52,12 +57,13 @@ static struct row *row_of(struct rows *rs, const char *name)
 		return NULL;
 	rs->r[rs->n] = (struct row){
 		.name = name, .na = json_array(),
-		.runs = {json_array(), json_array(), json_array()},
+		.runs = {json_array(), json_array(), json_array(),
+			 json_array()},
 	};
 	/* counted even if an allocation failed: dpb_cmd_report frees the
 	 * row (json_decref(NULL) is a no-op) */
 	rs->n++;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < RUN__N; k++)
 		if (!rs->r[rs->n - 1].runs[k])
 			return NULL;
 	return rs->r[rs->n - 1].na ? &rs->r[rs->n - 1] : NULL;
@@ -85,6 +91,8 @@ static int add_record(struct rows *rs, json_t *rec, const char *path,
 		r->scenario = rec;
 	else if (strcmp(tool, "maglevd") == 0)
 		json_array_append(r->runs[RUN_MLV], rec);
+	else if (strcmp(tool, "floor") == 0)
+		json_array_append(r->runs[RUN_FLOOR], rec);
 	else if (strcmp(tool, "testpmd") == 0 && mode &&
 		 strcmp(mode, "io") == 0)
 		json_array_append(r->runs[RUN_IO], rec);
@@ -175,6 +183,7 @@ static void pick_medians(struct rows *rs)
 		r->io = median_run(r->runs[RUN_IO], rs->rate);
 		r->swap = median_run(r->runs[RUN_SWAP], rs->rate);
 		r->mlv = median_run(r->runs[RUN_MLV], rs->rate);
+		r->flr = median_run(r->runs[RUN_FLOOR], rs->rate);
 	}
 }
 
@@ -190,12 +199,18 @@ static json_t *rate_list(const json_t *runs, const char *key)
 	return out;
 }
 
+/* a / b by key, or -1 when either is missing. */
+static double ratio_of(const json_t *a, const json_t *b, const char *key)
+{
+	double x = num(a, key), y = num(b, key);
+
+	return x > 0 && y > 0 ? x / y : -1;
+}
+
 /* maglevd / 5tswap by key, or -1 when either is missing. */
 static double ratio(const struct row *r, const char *key)
 {
-	double m = num(r->mlv, key), s = num(r->swap, key);
-
-	return m > 0 && s > 0 ? m / s : -1;
+	return ratio_of(r->mlv, r->swap, key);
 }
 
 /* The smallest share of its CPU the forwarding thread had in the
@@ -220,6 +235,57 @@ static void cell(char *buf, size_t len, double v, int decimals)
 		snprintf(buf, len, "n/a");
 	else
 		snprintf(buf, len, "%.*f", decimals, v);
+}
+
+/* The floor table: only rows with a floor run. */
+static void print_floor_table(const struct rows *rs)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
+		double goal = num(r->scenario, "goal");
+		double fs = ratio_of(r->flr, r->swap, rs->rate);
+		double cpu = num(r->flr, "cpu_share");
+		char c[7][32], g[64];
+
+		if (!r->flr)
+			continue;
+		if (!any)
+			printf("\n%-16s %7s %7s %7s %6s %6s %7s %7s %5s  %s\n",
+			       "scenario", "floor", "5tswap", "maglevd", "fl/5t",
+			       "mlv/fl", "all/pkt", "new/pkt", "cpu%",
+			       "goal (ratio) for any balancer");
+		any = true;
+		cell(c[0], sizeof(c[0]), num(r->flr, rs->rate), 2);
+		cell(c[1], sizeof(c[1]), num(r->swap, rs->rate), 2);
+		cell(c[2], sizeof(c[2]), num(r->mlv, rs->rate), 2);
+		cell(c[3], sizeof(c[3]), fs, 2);
+		cell(c[4], sizeof(c[4]), ratio_of(r->mlv, r->flr, rs->rate), 2);
+		cell(c[5], sizeof(c[5]), num(r->flr, "cycles_per_packet_all"),
+		     0);
+		cell(c[6], sizeof(c[6]), num(r->flr, "ct_new_per_packet"), 3);
+		if (goal <= 0)
+			snprintf(g, sizeof(g), "-");
+		else if (fs < 0)
+			snprintf(g, sizeof(g), ">= %.1f: not measured", goal);
+		else
+			snprintf(g, sizeof(g), ">= %.1f: %s", goal,
+				 fs >= goal ? "reachable" : "out of reach here");
+		printf("%-16s %7s %7s %7s %6s %6s %7s %7s %5.0f  %s\n", r->name,
+		       c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+		       cpu >= 0 ? 100 * cpu : 0, g);
+	}
+	if (!any)
+		return;
+	printf("\nfloor: dp-bench-floor (tools/dp-bench/floor_path.h), only "
+	       "the work any conntrack\nload balancer must do (check, "
+	       "5-tuple, CRC32, look-up in maglevd's table geometry,\n"
+	       "insert on a miss, ipip), same input, core and pool; Mpps as "
+	       "above. fl/5t: floor /\n5tswap, the best ratio any such "
+	       "balancer reaches here; mlv/fl: maglevd / floor,\nmaglevd's "
+	       "own overhead. all/pkt, new/pkt, cpu%%: the floor's, as "
+	       "above.\n");
 }
 
 static void print_table(const struct rows *rs)
@@ -268,6 +334,7 @@ static void print_table(const struct rows *rs)
 	       "the core).\n",
 	       strcmp(rs->rate, "mpps") == 0 ? "of wall-clock time"
 					      : "of the forwarding thread's CPU time");
+	print_floor_table(rs);
 
 	for (unsigned i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
@@ -318,21 +385,27 @@ static int print_json(const struct rows *rs)
 		const struct row *r = &rs->r[i];
 		double goal = num(r->scenario, "goal");
 		double q = ratio(r, rs->rate), qw = ratio(r, "mpps");
+		double fs = ratio_of(r->flr, r->swap, rs->rate);
+		double mf = ratio_of(r->mlv, r->flr, rs->rate);
 		json_t *o = json_pack(
-			"{s:s, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:o*, s:O,"
-			" s:{s:o*, s:o*, s:o*}}",
+			"{s:s, s:O*, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:o*,"
+			" s:o*, s:o*, s:O, s:{s:o*, s:o*, s:o*, s:o*}}",
 			"scenario", r->name, "setup", r->scenario,
 			run_key[RUN_IO], r->io, run_key[RUN_SWAP], r->swap,
-			run_key[RUN_MLV], r->mlv,
+			run_key[RUN_MLV], r->mlv, run_key[RUN_FLOOR], r->flr,
 			"ratio_maglevd_5tswap", q >= 0 ? json_real(q) : NULL,
 			"ratio_maglevd_5tswap_wall", qw >= 0 ? json_real(qw) : NULL,
 			"goal_met", goal > 0 && q >= 0 ? json_boolean(q >= goal)
 						       : NULL,
+			"ratio_floor_5tswap", fs >= 0 ? json_real(fs) : NULL,
+			"ratio_maglevd_floor", mf >= 0 ? json_real(mf) : NULL,
 			"not_available", r->na,
 			"every_repeat",
 			run_key[RUN_IO], rate_list(r->runs[RUN_IO], rs->rate),
 			run_key[RUN_SWAP], rate_list(r->runs[RUN_SWAP], rs->rate),
-			run_key[RUN_MLV], rate_list(r->runs[RUN_MLV], rs->rate));
+			run_key[RUN_MLV], rate_list(r->runs[RUN_MLV], rs->rate),
+			run_key[RUN_FLOOR],
+			rate_list(r->runs[RUN_FLOOR], rs->rate));
 
 		if (!o || json_array_append_new(arr, o)) {
 			json_decref(arr);
@@ -378,7 +451,7 @@ int dpb_cmd_report(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < rs.n; i++) {
 		json_decref(rs.r[i].na);
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < RUN__N; k++)
 			json_decref(rs.r[i].runs[k]);
 	}
 	json_decref(rs.all);
