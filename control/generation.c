@@ -353,6 +353,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		memcpy(vip->address, vc->address.bytes, sizeof(vip->address));
 		vip->forwarding = vc->forwarding;
 		vip->table_size = vc->table_size;
+		vip->table_mod_m = mlv_fastmod_m(vc->table_size);
 		vip->table_kind = vc->table;
 		vip->vnodes = vc->vnodes;
 		vip->max_load = vc->max_load;

@@ -51,6 +51,8 @@ struct mlv_gen_vip {
 	uint8_t address[16];
 	enum mlv_forwarding forwarding;
 	uint32_t table_size;
+	uint64_t table_mod_m;         /* mlv_fastmod_m(table_size): slot = hash
+					 mod table_size without a division */
 	const uint16_t *table;        /* table_size slots, MLV_MAGLEV_NO_BACKEND if none */
 	const uint16_t *second;       /* each slot's second choice (never the
 					 slot's first, never no_second), or
@@ -271,6 +273,26 @@ const struct mlv_gen_vip *mlv_gen_find_vip_uid(const struct mlv_generation *gen,
 					       uint32_t uid);
 const struct mlv_gen_backend *mlv_gen_find_backend_uid(
 	const struct mlv_generation *gen, uint32_t uid);
+
+/* a mod d without a division (Lemire, Kaser, Kurz, "Faster remainder by
+ * direct computation", 2019): with m = mlv_fastmod_m(d), the low 64 bits
+ * of m * a are the fraction a / d in 0.64 fixed point, and multiplying
+ * that by d keeps the remainder in the high 64 bits. Exact for every
+ * 32-bit a and d >= 1 (d = 1 gives m = 0 and so 0). Two multiplications
+ * instead of a 32-bit divide on the new-flow path (choose/from_table in
+ * dataplane/forward.c), which picks the slot as plain % did. Pure; any
+ * thread. */
+static inline uint64_t mlv_fastmod_m(uint32_t d)
+{
+	return UINT64_C(0xFFFFFFFFFFFFFFFF) / d + 1;
+}
+
+static inline uint32_t mlv_fastmod(uint32_t a, uint64_t m, uint32_t d)
+{
+	uint64_t frac = m * a;
+
+	return (uint32_t)(((unsigned __int128)frac * d) >> 64);
+}
 
 /* Index of backend in gen->all_backends (for counters). */
 static inline uint32_t mlv_gen_backend_index(const struct mlv_generation *gen,

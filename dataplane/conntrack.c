@@ -159,7 +159,8 @@ static inline uint32_t evict_class(uint8_t state)
  * lie within 2^31 ms of now. One rank per way lets claim find the first
  * free slot and the stalest victim in one pass, without pairwise victim
  * comparisons. (A branch-free select here measured 10 instructions per
- * claim more than the branches, which a full bucket predicts well.) */
+ * claim more than the branches, which a full bucket predicts well; the
+ * choice between ranks is another matter, see mlv_ct__claim.) */
 static inline uint64_t claim_rank(const struct mlv_ct_entry *e,
 				  uint32_t now_ms)
 {
@@ -202,15 +203,17 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 	 * else the first of the stalest lowest-class flows: the lowest rank,
 	 * ties to the earlier way. The bucket is already in cache from the
 	 * failed look-up. A free preferred way (the usual case below full
-	 * load) ends the search at once. */
+	 * load) ends the search at once. The minimum is kept with
+	 * conditional moves: in a full bucket of flows with unrelated
+	 * expiries, which way is stalest is a coin toss that a branch
+	 * mispredicts about once per claim. */
 	for (uint32_t i = 1; i < MLV_CT_WAYS && best != 0; i++) {
 		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
 		uint64_t r = claim_rank(e, now_ms);
+		bool lower = r < best;
 
-		if (r < best) {
-			best = r;
-			slot = e;
-		}
+		best = lower ? r : best;
+		slot = lower ? e : slot;
 	}
 
 	if (best == 0) {

@@ -143,7 +143,7 @@ second_choice(const struct mlv_gen_vip *vip, uint32_t slot)
 static inline const struct mlv_gen_backend *
 from_table(const struct mlv_gen_vip *vip, uint32_t hash)
 {
-	uint32_t slot = hash % vip->table_size;
+	uint32_t slot = mlv_fastmod(hash, vip->table_mod_m, vip->table_size);
 	uint16_t f = vip->table[slot];
 
 	if (unlikely(f == MLV_MAGLEV_NO_BACKEND))
@@ -173,7 +173,7 @@ static inline const struct mlv_gen_backend *
 choose(struct mlv_worker *w, const struct mlv_generation *gen,
        const struct mlv_gen_vip *vip, uint32_t hash)
 {
-	uint32_t slot = hash % vip->table_size;
+	uint32_t slot = mlv_fastmod(hash, vip->table_mod_m, vip->table_size);
 	uint16_t f = vip->table[slot];
 	const struct mlv_gen_backend *b, *alt;
 
@@ -247,7 +247,9 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 
 /* The backend for a balanced (non-ICMP-error) packet: the tracked one, or
  * a new choice (choose) that the entry then remembers. NULL: no backend
- * (the entry is released). *is_new: a conntrack entry was made.
+ * (the entry is released). *is_new: a conntrack entry was made. *bi: the
+ * backend's index in gen->all_backends (for its counters), which a flow
+ * already counted in gen has in its entry: no pointer division for it.
  *
  * Active-flow counts (bounded loads) live in the generation, per worker:
  * a tracked flow is counted in gen when its entry first carries gen's
@@ -258,7 +260,7 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 static inline const struct mlv_gen_backend *
 tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
-		uint32_t hash, uint32_t now_ms, bool *is_new)
+		uint32_t hash, uint32_t now_ms, bool *is_new, uint32_t *bi_out)
 {
 	struct mlv_ct_entry *e;
 	const struct mlv_gen_backend *b = NULL;
@@ -286,12 +288,14 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	e->backend_idx = b->index;
 	e->cached_gen = gen->number;
 	if (likely(counted)) {
-		/* already counted in gen, and the entry holds b's index */
+		/* already counted in gen, and the entry holds b's indexes */
+		*bi_out = e->backend_all_idx;
 		mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
 		return b;
 	}
 	bi = mlv_gen_backend_index(gen, b);
 	e->backend_all_idx = bi;
+	*bi_out = bi;
 	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms))
 		count_active(w, gen, b, bi);
 	return b;
@@ -445,6 +449,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_backend *b;
 		const struct mlv_encap_tmpl *t;
 		bool is_new = false;
+		uint32_t bi;
 		uint8_t *hdr;
 
 		if (unlikely(v == NULL)) {
@@ -474,10 +479,13 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			too_big(w, &d, rxq, m, p, v->mtu_room);
 			continue;
 		}
-		if (likely(!(p->flags & MLV_PKT_F_ICMP_ERROR)))
-			b = tracked_backend(w, gen, v, p, hash[i], now_ms, &is_new);
-		else
+		if (likely(!(p->flags & MLV_PKT_F_ICMP_ERROR))) {
+			b = tracked_backend(w, gen, v, p, hash[i], now_ms,
+					    &is_new, &bi);
+		} else {
 			b = icmp_error_backend(w, gen, v, p, hash[i], now_ms);
+			bi = b ? mlv_gen_backend_index(gen, b) : 0;
+		}
 		if (unlikely(!b)) {
 			drop(w, &d, m, MLV_DROP_NO_BACKEND);
 			continue;
@@ -492,7 +500,6 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
 
 		uint32_t vi = mlv_gen_vip_index(gen, v);
-		uint32_t bi = mlv_gen_backend_index(gen, b);
 
 		vip_ctr[vi].v[MLV_FLOW_PACKETS]++;
 		vip_ctr[vi].v[MLV_FLOW_BYTES] += p->l3_len;
