@@ -53,6 +53,18 @@ int dpb_cmd_floor(int argc, char **argv);
  * if FILE is unreadable. */
 int dpb_cmd_report(int argc, char **argv);
 
+/* The options of the commands over two snapshots of a stats file
+ * (maglevd, floor): --scenario S --before A --after B [--tsc-hz HZ]. */
+struct dpb_window_args {
+	const char *scenario, *before, *after;
+	double tsc_hz;   /* 0: not given */
+};
+
+/* Parse them for command cmd (named in the messages). 0, or 2 (the
+ * exit status of bad usage) after a message. */
+int dpb_window_args(int argc, char **argv, const char *cmd,
+		    struct dpb_window_args *out);
+
 /* Look up a number at a dotted path ("totals.counters.rx_packets") in
  * doc. 0 and *out, or -1 if absent or not a number. */
 int dpb_json_number(const json_t *doc, const char *path, double *out);

@@ -3,8 +3,6 @@
  * TX-packets of the net_null port, as for testpmd; the window is the
  * floor's own uptime between the two files. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,38 +41,15 @@ static int load(const char *path, struct floor_snap *s)
 
 int dpb_cmd_floor(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"scenario", required_argument, NULL, 's'},
-		{"before", required_argument, NULL, 'a'},
-		{"after", required_argument, NULL, 'b'},
-		{"tsc-hz", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *sc = NULL, *pa = NULL, *pb = NULL;
+	struct dpb_window_args o;
 	struct floor_snap a, b;
-	double tsc_hz = 0, dt, cpu_s, rx, tx;
-	char *end;
-	int c;
+	double dt, cpu_s, rx, tx;
+	int rc = dpb_window_args(argc, argv, "floor", &o);
+	const char *sc = o.scenario, *pa = o.before, *pb = o.after;
+	const double tsc_hz = o.tsc_hz;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': sc = optarg; break;
-		case 'a': pa = optarg; break;
-		case 'b': pb = optarg; break;
-		case 't':
-			errno = 0;
-			tsc_hz = strtod(optarg, &end);
-			if (errno || *end || tsc_hz < 0)
-				return 2;
-			break;
-		default: return 2;
-		}
-	}
-	if (!sc || !pa || !pb || optind != argc) {
-		fprintf(stderr, "dp-bench-result floor: --scenario, --before "
-			"and --after are required\n");
-		return 2;
-	}
+	if (rc)
+		return rc;
 	if (load(pa, &a) || load(pb, &b))
 		return 1;
 	dt = b.uptime_s - a.uptime_s;

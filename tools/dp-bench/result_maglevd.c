@@ -2,8 +2,6 @@
  * snapshots (snapshot.c) of the daemon's stats file (daemon/stats_file.c).
  * The window is the daemon's own uptime between the two files. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,39 +74,18 @@ static json_t *drops_moved(const struct snapshot *a, const struct snapshot *b)
 
 int dpb_cmd_maglevd(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"scenario", required_argument, NULL, 's'},
-		{"before", required_argument, NULL, 'a'},
-		{"after", required_argument, NULL, 'b'},
-		{"tsc-hz", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *sc = NULL, *pa = NULL, *pb = NULL;
+	struct dpb_window_args o;
 	struct snapshot a = {0}, b = {0};
-	double tsc_hz = 0, dt, rx, fwd, busy, ct_new, evicted, ns0, ns1, cpu_s;
+	double dt, rx, fwd, busy, ct_new, evicted, ns0, ns1, cpu_s;
 	bool preempted;
 	json_t *rec;
-	int c, rc = 1;
+	int rc = dpb_window_args(argc, argv, "maglevd", &o);
+	const char *sc = o.scenario, *pa = o.before, *pb = o.after;
+	const double tsc_hz = o.tsc_hz;
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': sc = optarg; break;
-		case 'a': pa = optarg; break;
-		case 'b': pb = optarg; break;
-		case 't':
-			errno = 0;
-			tsc_hz = strtod(optarg, NULL);
-			if (errno || tsc_hz < 0)
-				return 2;
-			break;
-		default: return 2;
-		}
-	}
-	if (!sc || !pa || !pb || optind != argc) {
-		fprintf(stderr, "dp-bench-result maglevd: --scenario, --before "
-			"and --after are required\n");
-		return 2;
-	}
+	if (rc)
+		return rc;
+	rc = 1;
 	if (load(pa, &a) || load(pb, &b))
 		goto out;
 	dt = b.uptime_s - a.uptime_s;

@@ -64,6 +64,45 @@ int dpb_json_number(const json_t *doc, const char *path, double *out)
 	return 0;
 }
 
+int dpb_window_args(int argc, char **argv, const char *cmd,
+		    struct dpb_window_args *out)
+{
+	static const struct option longopts[] = {
+		{"scenario", required_argument, NULL, 's'},
+		{"before", required_argument, NULL, 'a'},
+		{"after", required_argument, NULL, 'b'},
+		{"tsc-hz", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
+	char *end;
+	int c;
+
+	*out = (struct dpb_window_args){ 0 };
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': out->scenario = optarg; break;
+		case 'a': out->before = optarg; break;
+		case 'b': out->after = optarg; break;
+		case 't':
+			errno = 0;
+			out->tsc_hz = strtod(optarg, &end);
+			if (errno || *end || out->tsc_hz < 0) {
+				fprintf(stderr, "dp-bench-result %s: bad "
+					"--tsc-hz %s\n", cmd, optarg);
+				return 2;
+			}
+			break;
+		default: return 2;
+		}
+	}
+	if (!out->scenario || !out->before || !out->after || optind != argc) {
+		fprintf(stderr, "dp-bench-result %s: --scenario, --before "
+			"and --after are required\n", cmd);
+		return 2;
+	}
+	return 0;
+}
+
 static bool parse_double(const char *s, double *out)
 {
 	char *end;
