@@ -35,8 +35,8 @@ struct gen_priv {
 struct gen_layout {
 	size_t priv, vips, backends, encap;
 	size_t exact, any_port, vip_uids, backend_uids, by_name;
-	size_t vip_ctr_ptrs, backend_ctr_ptrs, vip_ctr, backend_ctr;
-	size_t vip_ctr_stride, backend_ctr_stride; /* bytes per worker */
+	size_t backend_ctr_ptrs, backend_ctr;
+	size_t backend_ctr_stride; /* bytes per worker */
 	size_t vip_act_ptrs, backend_act_ptrs, vip_act, backend_act;
 	size_t vip_act_stride, backend_act_stride; /* bytes per worker */
 	size_t tables, total;
@@ -214,8 +214,6 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	memset(l, 0, sizeof(*l));
 	l->vip_index_slots = mlv_gen_index_slots(cfg->n_vips);
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
-	l->vip_ctr_stride = round_up(cfg->n_vips * sizeof(struct mlv_flow_counters),
-				     GEN_ALIGN);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
 					 GEN_ALIGN);
 	l->vip_act_stride = round_up(cfg->n_vips * sizeof(uint32_t), GEN_ALIGN);
@@ -230,9 +228,7 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, l->vip_index_slots, sizeof(struct mlv_gen_uid_slot), &l->vip_uids) ||
 	    !place(&c, GEN_ALIGN, l->backend_uid_slots, sizeof(struct mlv_gen_uid_slot), &l->backend_uids) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip *), &l->by_name) ||
-	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->vip_ctr_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_ctr_ptrs) ||
-	    !place(&c, GEN_ALIGN, n_workers, l->vip_ctr_stride, &l->vip_ctr) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->backend_ctr_stride, &l->backend_ctr) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->vip_act_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_act_ptrs) ||
@@ -358,6 +354,10 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		vip->vnodes = vc->vnodes;
 		vip->max_load = vc->max_load;
 		vip->n_backends = vc->n_backends;
+		/* VIP v's backends are all_backends[k, k + n_backends): one
+		 * contiguous slice per VIP, in VIP order, no backend shared.
+		 * Per-VIP flow counters are summed from exactly this slice of
+		 * backend_ctr (control/stats.c), so keep it that way. */
 		vip->backends = &all[k];
 		if (pv) {
 			vip->uid = pv->uid;
@@ -376,6 +376,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			b->name[sizeof(b->name) - 1] = '\0';
 			b->index = (uint16_t)i;
 			b->vip_index = v;
+			b->all_index = k;
 			b->address = bc->address;
 			apply_state(vc, v, bc, state, ctx, b, macs[k],
 				    &kept[k]);
@@ -773,12 +774,10 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	gen->n_tx = plan.n_tx;
 	memcpy(gen->tx_ports, plan.tx_ports, sizeof(plan.tx_ports));
 	gen->n_workers = n_workers;
-	gen->vip_ctr = (void *)(base + l.vip_ctr_ptrs);
 	gen->backend_ctr = (void *)(base + l.backend_ctr_ptrs);
 	gen->vip_active = (void *)(base + l.vip_act_ptrs);
 	gen->backend_active = (void *)(base + l.backend_act_ptrs);
 	for (uint32_t w = 0; w < n_workers; w++) {
-		gen->vip_ctr[w] = (void *)(base + l.vip_ctr + w * l.vip_ctr_stride);
 		gen->backend_ctr[w] = (void *)(base + l.backend_ctr +
 					       w * l.backend_ctr_stride);
 		gen->vip_active[w] = (void *)(base + l.vip_act +

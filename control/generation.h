@@ -34,6 +34,9 @@ struct mlv_gen_backend {
 				down but keeps its slots has weight > 0
 				and usable == false. */
 	uint32_t vip_index;  /* its VIP in gen->vips */
+	uint32_t all_index;  /* its position in gen->all_backends: per
+				packet, a load instead of a pointer
+				difference divided by this struct's size */
 	/* Bounded loads: the most active flows it may hold before a new
 	 * flow goes to the second choice, as a fraction of the VIP's total
 	 * (+1): max_load x weight / (sum of usable weights). 0 if the VIP
@@ -127,9 +130,11 @@ struct mlv_generation {
 	uint32_t n_ports;
 	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
 	uint32_t n_workers;
-	/* counters this generation's packets are counted in, per worker:
-	 * vip_ctr[w][vip - vips], backend_ctr[w][backend - all_backends]. */
-	struct mlv_flow_counters **vip_ctr;
+	/* Counters this generation's packets are counted in, per worker:
+	 * backend_ctr[w][backend - all_backends]. There is no per-VIP row:
+	 * every forwarded packet is counted on one backend of its VIP, so a
+	 * VIP's counts are the sum of its backends' rows (control/stats.h),
+	 * and workers save a row of increments per packet. */
 	struct mlv_flow_counters **backend_ctr;
 	/* Active (tracked) flows per worker, for bounded loads:
 	 * backend_active[w][backend - all_backends], vip_active[w][vip -
@@ -298,10 +303,11 @@ static inline uint32_t mlv_fastmod(uint32_t a, uint64_t m, uint32_t d)
 static inline uint32_t mlv_gen_backend_index(const struct mlv_generation *gen,
 					     const struct mlv_gen_backend *b)
 {
-	return (uint32_t)(b - gen->all_backends);
+	(void)gen;
+	return b->all_index;
 }
 
-/* Index of vip in gen->vips (for counters). */
+/* Index of vip in gen->vips (for per-VIP arrays: vip_active). */
 static inline uint32_t mlv_gen_vip_index(const struct mlv_generation *gen,
 					 const struct mlv_gen_vip *vip)
 {

@@ -177,31 +177,37 @@ static uint64_t load_ctr(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* out += sum over workers of one row of gen's per-worker counters. */
-static void add_row(struct mlv_flow_counters *out,
-		    struct mlv_flow_counters *const *per_worker,
-		    uint32_t n_workers, uint32_t row)
+/* out += sum over workers of rows [first, first + n) of gen's per-worker
+ * backend counters. */
+static void add_rows(struct mlv_flow_counters *out,
+		     const struct mlv_generation *gen, uint32_t first,
+		     uint32_t n)
 {
-	for (uint32_t w = 0; w < n_workers; w++)
-		for (int c = 0; c < MLV_FLOW__COUNT; c++)
-			out->v[c] += load_ctr(&per_worker[w][row].v[c]);
+	for (uint32_t w = 0; w < gen->n_workers; w++)
+		for (uint32_t r = first; r < first + n; r++)
+			for (int c = 0; c < MLV_FLOW__COUNT; c++)
+				out->v[c] += load_ctr(&gen->backend_ctr[w][r].v[c]);
 }
 
+/* out += gen's live counts for uid. Workers count a packet only on its
+ * backend's row, and that backend is one of its VIP's in the same
+ * generation (dataplane/forward.c), so a VIP's counts are its backends'
+ * rows summed: they are one contiguous slice of all_backends
+ * (control/generation.c, fill_vips). */
 static void add_live(struct mlv_flow_counters *out,
 		     const struct mlv_generation *gen, uint32_t uid, bool is_vip)
 {
 	if (is_vip) {
 		const struct mlv_gen_vip *v = mlv_gen_find_vip_uid(gen, uid);
 
-		if (v)
-			add_row(out, gen->vip_ctr, gen->n_workers,
-				mlv_gen_vip_index(gen, v));
+		if (v && v->n_backends > 0)
+			add_rows(out, gen, mlv_gen_backend_index(gen, v->backends),
+				 v->n_backends);
 	} else {
 		const struct mlv_gen_backend *b = mlv_gen_find_backend_uid(gen, uid);
 
 		if (b)
-			add_row(out, gen->backend_ctr, gen->n_workers,
-				mlv_gen_backend_index(gen, b));
+			add_rows(out, gen, mlv_gen_backend_index(gen, b), 1);
 	}
 }
 
@@ -218,8 +224,10 @@ static bool held_by_tracked(const struct mlv_stats *s, uint32_t uid,
 	return false;
 }
 
-/* Add gen's row for uid to its totals entry. An entry can only be missing
- * if gen was never tracked; then it is created if memory allows. */
+/* Add gen's live counts for uid to its totals entry (a VIP's: all its
+ * backends' rows in gen, so the counts of a backend that a later
+ * generation removed stay in its VIP's total). An entry can only be
+ * missing if gen was never tracked; then it is created if memory allows. */
 static void fold_one(struct mlv_stats *s, const struct mlv_generation *gen,
 		     uint32_t uid, bool is_vip)
 {

@@ -1,7 +1,10 @@
 /* Cumulative per-VIP and per-backend counters that survive generations.
  *
- * Workers count into the per-worker arrays of the generation they are
- * using (gen->vip_ctr / gen->backend_ctr). Those arrays die with their
+ * Workers count into the per-worker backend rows of the generation they
+ * are using (gen->backend_ctr). A VIP has no rows of its own: its counts
+ * in a generation are the sum of its backends' rows there (every
+ * forwarded packet is counted on exactly one backend of its VIP), which
+ * saves the data plane a counter row (three increments) per packet. The rows die with their
  * generation, so a reader must see: counts folded from freed generations
  * (exact: nobody writes them after the grace period) + the live counts of
  * every generation workers may still write (the current one and those
@@ -52,7 +55,9 @@ void mlv_stats_fold(struct mlv_generation *gen, void *ctx);
 
 /* Cumulative counters of vip (a VIP of gen): folded totals for its uid +
  * live counters of every tracked generation holding that uid, and of gen
- * itself if it is not tracked. Control thread. */
+ * itself if it is not tracked; in each generation, the sum of the VIP's
+ * backends there (so backends removed since still count). Costs
+ * O(backends x workers) per generation. Control thread. */
 void mlv_stats_vip(const struct mlv_stats *stats,
 		   const struct mlv_generation *gen,
 		   const struct mlv_gen_vip *vip,

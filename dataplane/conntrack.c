@@ -157,10 +157,7 @@ static inline uint32_t evict_class(uint8_t state)
  * left (expires - now, in 1 .. 2^31 - 1 for a live entry) orders the
  * bucket's expiries as the modular comparison does, since all of them
  * lie within 2^31 ms of now. One rank per way lets claim find the first
- * free slot and the stalest victim in one pass, without pairwise victim
- * comparisons. (A branch-free select here measured 10 instructions per
- * claim more than the branches, which a full bucket predicts well; the
- * choice between ranks is another matter, see mlv_ct__claim.) */
+ * free slot and the stalest victim without pairwise victim comparisons. */
 static inline uint64_t claim_rank(const struct mlv_ct_entry *e,
 				  uint32_t now_ms)
 {
@@ -190,30 +187,37 @@ claim_spare(struct mlv_ct *ct, struct mlv_ct_entry *victim,
 	return &ct->spare;
 }
 
-struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
-				   const struct mlv_flow_key *key,
-				   uint32_t hash, uint32_t now_ms)
+/* Claim a slot of bucket b for key: the first free or expired slot from
+ * the flow's preferred way w on, else the first of the stalest
+ * lowest-class flows: the lowest rank, ties to the earlier way from w.
+ * The bucket is in cache from the failed look-up. A free preferred way
+ * (the usual case below full load) is taken at once. Otherwise every way
+ * is ranked and the least (rank, distance from w) kept by conditional
+ * moves, four ranks in a fixed order with no early exit: in a full
+ * bucket of flows with unrelated expiries which way is stalest is a coin
+ * toss that a branch mispredicts about once per claim, and the loop with
+ * early exits it replaces cost a third more instructions. */
+static struct mlv_ct_entry *claim(struct mlv_ct *ct, struct mlv_ct_entry *b,
+				  const struct mlv_flow_key *key,
+				  uint32_t hash, uint32_t now_ms)
 {
-	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
 	uint32_t w = mlv_ct__first_way(hash);
 	struct mlv_ct_entry *slot = &b[w];
 	uint64_t best = claim_rank(slot, now_ms);
 
-	/* The first free or expired slot from the flow's preferred way on,
-	 * else the first of the stalest lowest-class flows: the lowest rank,
-	 * ties to the earlier way. The bucket is already in cache from the
-	 * failed look-up. A free preferred way (the usual case below full
-	 * load) ends the search at once. The minimum is kept with
-	 * conditional moves: in a full bucket of flows with unrelated
-	 * expiries, which way is stalest is a coin toss that a branch
-	 * mispredicts about once per claim. */
-	for (uint32_t i = 1; i < MLV_CT_WAYS && best != 0; i++) {
-		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
-		uint64_t r = claim_rank(e, now_ms);
-		bool lower = r < best;
+	if (best != 0) {
+		/* rank << 2 | distance: distinct keys whose order is the
+		 * rank's, ties to the nearer way; ranks fit in 33 bits */
+		best <<= 2;
+#pragma GCC unroll 4
+		for (uint32_t i = 1; i < MLV_CT_WAYS; i++) {
+			uint64_t k = claim_rank(&b[(w + i) & (MLV_CT_WAYS - 1)],
+						now_ms) << 2 | i;
 
-		best = lower ? r : best;
-		slot = lower ? e : slot;
+			best = k < best ? k : best;
+		}
+		slot = &b[(w + (uint32_t)(best & 3)) & (MLV_CT_WAYS - 1)];
+		best >>= 2;
 	}
 
 	if (best == 0) {
@@ -237,6 +241,27 @@ struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
 		.used = 1,
 	};
 	return slot;
+}
+
+struct mlv_ct_entry *mlv_ct__find_or_claim(struct mlv_ct *ct,
+					   struct mlv_ct_entry *b,
+					   const struct mlv_flow_key *key,
+					   uint32_t hash, uint32_t now_ms,
+					   bool *is_new)
+{
+	uint32_t w = mlv_ct__first_way(hash);
+
+	/* the preferred way was checked inline */
+	for (uint32_t i = 1; i < MLV_CT_WAYS; i++) {
+		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
+
+		if (mlv_ct__holds(e, key, hash, now_ms)) {
+			*is_new = false;
+			return e;
+		}
+	}
+	*is_new = true;
+	return claim(ct, b, key, hash, now_ms);
 }
 
 bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,

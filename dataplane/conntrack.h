@@ -254,12 +254,15 @@ struct mlv_ct {
 	void *on_release_ctx;
 };
 
-/* Slow path of mlv_ct_lookup_or_insert: claim a slot in the bucket (free,
- * then expired, then evict an unproven flow, else the spare). Out of
- * line: it runs once per new flow. */
-struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
-				   const struct mlv_flow_key *key,
-				   uint32_t hash, uint32_t now_ms);
+/* Slow path of mlv_ct_lookup_or_insert, for everything but a hit in the
+ * flow's preferred way: the other ways, then, on a miss, claim a slot in
+ * the bucket b (free, then expired, then evict an unproven flow, else the
+ * spare). Out of line: it runs about once per new flow. */
+struct mlv_ct_entry *mlv_ct__find_or_claim(struct mlv_ct *ct,
+					   struct mlv_ct_entry *b,
+					   const struct mlv_flow_key *key,
+					   uint32_t hash, uint32_t now_ms,
+					   bool *is_new);
 
 /* mlv_ct_update for the spare: enter the table (true) or stay out. */
 bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
@@ -312,6 +315,15 @@ static inline bool mlv_ct__key_eq(const struct mlv_flow_key *a,
 _Static_assert(sizeof(struct mlv_flow_key) == 5 * sizeof(uint64_t),
 	       "key compared as five 64-bit words");
 
+/* e holds the live flow key (whose hash is hash). */
+static inline bool mlv_ct__holds(const struct mlv_ct_entry *e,
+				 const struct mlv_flow_key *key, uint32_t hash,
+				 uint32_t now_ms)
+{
+	return e->hash == hash && mlv_ct__key_eq(&e->key, key) && e->used &&
+	       mlv_ct__live(e->expires_ms, now_ms);
+}
+
 static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
 						const struct mlv_flow_key *key,
 						uint32_t hash, uint32_t now_ms)
@@ -322,8 +334,7 @@ static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
 	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
 		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
 
-		if (e->hash == hash && mlv_ct__key_eq(&e->key, key) &&
-		    e->used && mlv_ct__live(e->expires_ms, now_ms))
+		if (mlv_ct__holds(e, key, hash, now_ms))
 			return e;
 	}
 	return NULL;
@@ -348,16 +359,21 @@ static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
 		mlv_ct__prefetch_line(&b[i]);
 }
 
+/* Inline: only the preferred way, where almost every hit is found until
+ * the bucket fills up. The rest (other ways, and the claim on a miss,
+ * which then reuses this bucket address) is one call. */
 static inline struct mlv_ct_entry *
 mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
 			uint32_t hash, uint32_t now_ms, bool *is_new)
 {
-	struct mlv_ct_entry *e = mlv_ct__find(ct, key, hash, now_ms);
+	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
+	struct mlv_ct_entry *e = &b[mlv_ct__first_way(hash)];
 
-	*is_new = e == NULL;
-	if (__builtin_expect(e != NULL, 1))
+	if (__builtin_expect(mlv_ct__holds(e, key, hash, now_ms), 1)) {
+		*is_new = false;
 		return e;
-	return mlv_ct__claim(ct, key, hash, now_ms);
+	}
+	return mlv_ct__find_or_claim(ct, b, key, hash, now_ms, is_new);
 }
 
 static inline struct mlv_ct_entry *

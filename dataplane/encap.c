@@ -27,9 +27,6 @@ enum {
 	PROTO_ICMP = 1,
 	PROTO_ICMPV6 = 58,
 	IPV4_DF = 0x4000,
-	/* Source ports of GUE packets: the IANA dynamic range 49152-65535. */
-	GUE_SPORT_BASE = 49152,
-	GUE_SPORT_MASK = 0x3FFF,
 	IPV6_FLOW_LABEL_MASK = 0xFFFFF,
 	/* ICMP errors: the reply's IP packet stays within the minimum MTU
 	 * every host must accept (RFC 1122 3.2.2 / RFC 4443 2.4(c)). */
@@ -47,12 +44,14 @@ enum {
 /* Template offsets (Ethernet header first). */
 enum {
 	OFF_IP = ETH_HLEN,
-	OFF_UDP4 = ETH_HLEN + IPV4_HLEN,
 	OFF_UDP6 = ETH_HLEN + IPV6_HLEN,
 };
 
 _Static_assert(ETH_HLEN + IPV6_HLEN + UDP_HLEN + GUE_HLEN == MLV_ENCAP_MAX_HDR,
 	       "largest template is Ethernet + IPv6 + UDP + GUE");
+_Static_assert((int)MLV_ENCAP__OFF_IP4 == (int)ETH_HLEN &&
+		       (int)MLV_ENCAP__OFF_UDP4 == (int)(ETH_HLEN + IPV4_HLEN),
+	       "the inline layouts of encap.h match these offsets");
 
 static inline void wr16(uint8_t *p, uint32_t v)
 {
@@ -164,6 +163,7 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 	if (p->method == MLV_ENCAP_L2DSR) {
 		put_eth(t->hdr, p->dst_mac, p->src_mac, inner_type);
 		t->len = ETH_HLEN;
+		t->layout = MLV_ENCAP_LAYOUT_L2DSR;
 		return 0;
 	}
 	if (p->method != MLV_ENCAP_IPIP && p->method != MLV_ENCAP_GUE)
@@ -191,8 +191,11 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 			 p->outer_dst);
 		t->len = ETH_HLEN + IPV6_HLEN;
 	}
-	if (!gue)
+	if (!gue) {
+		if (p->outer_family == 4)
+			t->layout = MLV_ENCAP_LAYOUT_IPIP4;
 		return 0;
+	}
 
 	uint8_t *udp = t->hdr + t->len;
 	uint8_t *guehdr = udp + UDP_HLEN;
@@ -202,6 +205,8 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 	guehdr[0] = 0;
 	guehdr[1] = inner_proto;
 	t->len = (uint8_t)(t->len + UDP_HLEN + GUE_HLEN);
+	if (p->outer_family == 4)
+		t->layout = MLV_ENCAP_LAYOUT_GUE4;
 	if (p->outer_family == 6) {
 		/* The UDP checksum's constant part: pseudo-header addresses
 		 * and next header, the destination port and the GUE header.
@@ -212,19 +217,14 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 	return 0;
 }
 
-/* Copy a template of up to MLV_ENCAP_MAX_HDR bytes with fixed-size,
- * possibly overlapping moves: a libc memcpy call of variable length costs
- * more than the rest of mlv_encap_apply. Never writes past out + len,
- * where the inner packet starts. */
+/* Copy an outer-IPv6 template (54 or 66 bytes) with 16-byte moves, the
+ * last one overlapping: a libc memcpy call of variable length costs more
+ * than the rest of the work. Never writes past out + len, where the inner
+ * packet starts. A failed template (len 0) copies nothing. */
 static inline void copy_hdr(uint8_t *out, const uint8_t *src, uint32_t len)
 {
 	if (len < 16) {
-		if (len >= 8) {                 /* L2 DSR: 14 */
-			memcpy(out, src, 8);
-			memcpy(out + len - 8, src + len - 8, 8);
-		} else {                        /* a failed template: len 0 */
-			memcpy(out, src, len);
-		}
+		memcpy(out, src, len);
 		return;
 	}
 	for (uint32_t i = 0; i + 16 <= len; i += 16)
@@ -232,35 +232,19 @@ static inline void copy_hdr(uint8_t *out, const uint8_t *src, uint32_t len)
 	memcpy(out + len - 16, src + len - 16, 16);
 }
 
-void mlv_encap_apply(uint8_t *out, const struct mlv_encap_tmpl *t,
-		     uint16_t inner_l3_len, uint8_t inner_tos,
-		     uint32_t flow_hash)
+void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
+			    uint16_t inner_l3_len, uint8_t inner_tos,
+			    uint32_t flow_hash)
 {
 	copy_hdr(out, t->hdr, t->len);
-	if (t->method == MLV_ENCAP_L2DSR)
-		return;
+	if (t->outer_family != 6)
+		return;   /* a failed template: nothing to fill */
 
 	uint8_t *ip = out + OFF_IP;
 	bool gue = t->method == MLV_ENCAP_GUE;
 	uint32_t udp_len = UDP_HLEN + GUE_HLEN + (uint32_t)inner_l3_len;
-	uint32_t sport = GUE_SPORT_BASE + (flow_hash & GUE_SPORT_MASK);
-
-	if (t->outer_family == 4) {
-		uint32_t tot = IPV4_HLEN + (gue ? udp_len : inner_l3_len);
-		ip[1] = inner_tos;
-		wr16(ip + 2, tot);
-		wr16(ip + 10, (uint16_t)~fold32(t->csum_partial + inner_tos + tot));
-		if (gue) {
-			uint8_t *udp = out + OFF_UDP4;
-			wr16(udp, sport);
-			wr16(udp + 4, udp_len);
-			/* Checksum stays 0 (RFC 768: none computed): the
-			 * inner packet carries its own, and summing every
-			 * payload byte would cost more than the rest of the
-			 * forwarding path. Linux fou accepts it. */
-		}
-		return;
-	}
+	uint32_t sport = MLV_ENCAP__GUE_SPORT_BASE +
+			 (flow_hash & MLV_ENCAP__GUE_SPORT_MASK);
 
 	/* Flow label from the flow hash (RFC 6437 3): stable per flow, so
 	 * ECMP on the way to the backend keeps a flow on one path. */
@@ -272,7 +256,11 @@ void mlv_encap_apply(uint8_t *out, const struct mlv_encap_tmpl *t,
 		wr16(udp, sport);
 		wr16(udp + 4, udp_len);
 		/* Mandatory for UDP over IPv6 (RFC 8200 8.1). The length is
-		 * in the pseudo-header and in the UDP header: counted twice. */
+		 * in the pseudo-header and in the UDP header: counted twice.
+		 * Over IPv4 it stays 0 (RFC 768: none computed): the inner
+		 * packet carries its own, and summing every payload byte
+		 * would cost more than the rest of the forwarding path.
+		 * Linux fou accepts it. */
 		uint32_t s = t->csum_partial + 2 * udp_len + sport +
 			     sum16(out + t->len, inner_l3_len);
 		uint16_t c = (uint16_t)~fold32(s);

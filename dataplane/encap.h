@@ -13,6 +13,7 @@
 #define MLV_ENCAP_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "packet_parse.h"
 
@@ -22,6 +23,17 @@
 
 enum mlv_encap_method { MLV_ENCAP_IPIP = 0, MLV_ENCAP_GUE, MLV_ENCAP_L2DSR };
 
+/* The byte layout a template writes, for mlv_encap_apply to pick its
+ * code by one compare: the layouts of fixed length are written inline
+ * with fixed-size moves, the IPv6 ones (and a failed template) out of
+ * line. */
+enum mlv_encap_layout {
+	MLV_ENCAP_LAYOUT_OTHER = 0, /* outer IPv6 (ipip, gue), or no template */
+	MLV_ENCAP_LAYOUT_IPIP4,     /* Ethernet + IPv4: 34 bytes */
+	MLV_ENCAP_LAYOUT_GUE4,      /* Ethernet + IPv4 + UDP + GUE: 46 bytes */
+	MLV_ENCAP_LAYOUT_L2DSR,     /* Ethernet: 14 bytes */
+};
+
 struct mlv_encap_tmpl {
 	uint8_t hdr[MLV_ENCAP_MAX_HDR]; /* Ethernet + outer headers, constants set */
 	uint8_t len;            /* bytes of hdr written in front of the inner IP packet
@@ -29,6 +41,7 @@ struct mlv_encap_tmpl {
 	uint8_t method;         /* enum mlv_encap_method */
 	uint8_t outer_family;   /* 4 or 6 (L2 DSR: 0) */
 	uint8_t inner_family;   /* 4 or 6 */
+	uint8_t layout;         /* enum mlv_encap_layout */
 	uint32_t csum_partial;  /* outer IPv4 header sum of constant fields,
 				   or the UDP pseudo-header constant part */
 };
@@ -54,9 +67,10 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
  * frame start: removed the old Ethernet/VLAN header and prepended room).
  * inner_tos is copied to the outer DSCP (ECN bits too: RFC 6040 normal
  * mode); flow_hash picks the GUE source port. Outer checksums complete. */
-void mlv_encap_apply(uint8_t *out, const struct mlv_encap_tmpl *t,
-		     uint16_t inner_l3_len, uint8_t inner_tos,
-		     uint32_t flow_hash);
+static inline void mlv_encap_apply(uint8_t *out,
+				   const struct mlv_encap_tmpl *t,
+				   uint16_t inner_l3_len, uint8_t inner_tos,
+				   uint32_t flow_hash);
 
 /* Turn the received frame into an ICMP frag-needed (v4) / packet-too-big
  * (v6) reply to its sender, in place: buf holds the frame (len bytes,
@@ -68,5 +82,81 @@ void mlv_encap_apply(uint8_t *out, const struct mlv_encap_tmpl *t,
  * buf, or 0 if no reply can be built (the caller counts a drop). */
 uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 			  const struct mlv_pkt *pkt, uint16_t mtu);
+
+/* ---- Implementation of the inline fast path. Internal. ----
+ * Inline because the out-of-line, length-generic version (still used for
+ * outer IPv6) cost 67 instructions per ipip packet, a tenth of the
+ * worker's per-packet work, most of it the variable-length copy and the
+ * layout tests (docs/benchmarks.md, "What was tried"). */
+
+/* mlv_encap_apply for MLV_ENCAP_LAYOUT_OTHER. */
+void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
+			    uint16_t inner_l3_len, uint8_t inner_tos,
+			    uint32_t flow_hash);
+
+enum {
+	MLV_ENCAP__OFF_IP4 = 14,    /* outer IPv4 header in the template */
+	MLV_ENCAP__OFF_UDP4 = 34,   /* its UDP header (gue) */
+	MLV_ENCAP__GUE_SPORT_BASE = 49152,   /* IANA dynamic ports ... */
+	MLV_ENCAP__GUE_SPORT_MASK = 0x3FFF,  /* ... 49152-65535 */
+};
+
+static inline void mlv_encap__put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The outer IPv4 header's variable words: TOS, total length, checksum
+ * (the complement of the template's constant sum plus both). */
+static inline void mlv_encap__ipv4_fill(uint8_t *ip, uint32_t csum_partial,
+					uint32_t tot, uint8_t tos)
+{
+	uint32_t sum = csum_partial + tos + tot;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip[1] = tos;
+	mlv_encap__put16(ip + 2, tot);
+	mlv_encap__put16(ip + 10, ~sum & 0xffff);
+}
+
+static inline void mlv_encap_apply(uint8_t *out,
+				   const struct mlv_encap_tmpl *t,
+				   uint16_t inner_l3_len, uint8_t inner_tos,
+				   uint32_t flow_hash)
+{
+	uint8_t *ip = out + MLV_ENCAP__OFF_IP4;
+
+	/* Fixed-size, possibly overlapping moves of the template; none
+	 * writes at or past out + t->len, where the inner packet starts.
+	 * Compares rather than a switch: its jump table cost 7 instructions
+	 * a packet, two compares cost 2-4. */
+	if (t->layout == MLV_ENCAP_LAYOUT_IPIP4) {
+		memcpy(out, t->hdr, 16);
+		memcpy(out + 16, t->hdr + 16, 16);
+		memcpy(out + 18, t->hdr + 18, 16);
+		mlv_encap__ipv4_fill(ip, t->csum_partial, 20u + inner_l3_len,
+				     inner_tos);
+	} else if (t->layout == MLV_ENCAP_LAYOUT_GUE4) {
+		uint8_t *udp = out + MLV_ENCAP__OFF_UDP4;
+		uint32_t udp_len = 8u + 4u + inner_l3_len;
+
+		memcpy(out, t->hdr, 16);
+		memcpy(out + 16, t->hdr + 16, 16);
+		memcpy(out + 30, t->hdr + 30, 16);
+		mlv_encap__ipv4_fill(ip, t->csum_partial, 20u + udp_len,
+				     inner_tos);
+		mlv_encap__put16(udp, MLV_ENCAP__GUE_SPORT_BASE +
+					      (flow_hash & MLV_ENCAP__GUE_SPORT_MASK));
+		mlv_encap__put16(udp + 4, udp_len);
+		/* UDP checksum 0: see mlv_encap__apply_other */
+	} else if (t->layout == MLV_ENCAP_LAYOUT_L2DSR) {
+		memcpy(out, t->hdr, 8);
+		memcpy(out + 6, t->hdr + 6, 8);
+	} else {
+		mlv_encap__apply_other(out, t, inner_l3_len, inner_tos, flow_hash);
+	}
+}
 
 #endif

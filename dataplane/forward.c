@@ -439,7 +439,6 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	/* Pass 3: choose, encapsulate, buffer. */
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
-	struct mlv_flow_counters *vip_ctr = gen->vip_ctr[w->id];
 	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
 
 	for (i = 0; i < n; i++) {
@@ -498,12 +497,9 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			continue;
 		}
 		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
-
-		uint32_t vi = mlv_gen_vip_index(gen, v);
-
-		vip_ctr[vi].v[MLV_FLOW_PACKETS]++;
-		vip_ctr[vi].v[MLV_FLOW_BYTES] += p->l3_len;
-		vip_ctr[vi].v[MLV_FLOW_NEW_FLOWS] += is_new;
+		/* Only the backend's row: b is always one of v->backends
+		 * (tracked_backend, icmp_error_backend), so v's counts are the
+		 * sum of its backends' rows (control/stats.c). */
 		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
 		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
 		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;

@@ -177,11 +177,19 @@ static void test_vips(void **state)
 	struct mlv_generation *gen = fx->gen;
 	json_t *r, *list;
 
-	/* packets counted by both workers must come back summed */
+	/* Packets counted by both workers, on different backends of each
+	 * VIP, must come back summed per VIP. */
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
-		gen->vip_ctr[0][i].v[MLV_FLOW_PACKETS] = 3 + i;
-		gen->vip_ctr[1][i].v[MLV_FLOW_PACKETS] = 40;
-		gen->vip_ctr[1][i].v[MLV_FLOW_BYTES] = 1000 * (i + 1);
+		const struct mlv_gen_vip *v = &gen->vips[i];
+		uint32_t first = mlv_gen_backend_index(gen, &v->backends[0]);
+		uint32_t last = mlv_gen_backend_index(gen,
+					&v->backends[v->n_backends - 1]);
+
+		assert_true(v->n_backends >= 2);
+		gen->backend_ctr[0][first].v[MLV_FLOW_PACKETS] = 3 + i;
+		gen->backend_ctr[1][last].v[MLV_FLOW_PACKETS] = 40;
+		gen->backend_ctr[1][first].v[MLV_FLOW_BYTES] = 400 * (i + 1);
+		gen->backend_ctr[1][last].v[MLV_FLOW_BYTES] = 600 * (i + 1);
 	}
 	r = call_ok(fx, "{\"command\": \"vips\"}");
 	list = json_object_get(r, "vips");

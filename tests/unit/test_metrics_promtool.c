@@ -81,8 +81,6 @@ static void test_full_page_passes(void **state)
 		for (uint32_t b = 0; b < fx.gen->n_all_backends; b++)
 			for (int c = 0; c < MLV_FLOW__COUNT; c++)
 				fx.gen->backend_ctr[w][b].v[c] = 10u * b + (uint64_t)c;
-		for (uint32_t v = 0; v < fx.gen->n_vips; v++)
-			fx.gen->vip_ctr[w][v].v[MLV_FLOW_PACKETS] = 77;
 	}
 	mlv_ctl_note_reload(&fx.st, true, fx.gen->number, NULL);
 	mlv_ctl_note_reload(&fx.st, false, fx.gen->number, "bad: \"quoted\"");

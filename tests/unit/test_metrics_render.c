@@ -111,8 +111,10 @@ static void test_flow_counters_survive_reload(void **state)
 	fx.gen->backend_ctr[1][b].v[MLV_FLOW_PACKETS] = 22;
 	fx.gen->backend_ctr[1][b].v[MLV_FLOW_BYTES] = 3000;
 	fx.gen->backend_ctr[0][b].v[MLV_FLOW_NEW_FLOWS] = 5;
-	fx.gen->vip_ctr[0][mlv_gen_vip_index(fx.gen, vip_named(fx.gen, "dns"))]
-		.v[MLV_FLOW_PACKETS] = 7;
+	fx.gen->backend_ctr[0][backend_ix(fx.gen, "dns", "dns-1")]
+		.v[MLV_FLOW_PACKETS] = 3;
+	fx.gen->backend_ctr[1][backend_ix(fx.gen, "dns", "dns-2")]
+		.v[MLV_FLOW_PACKETS] = 4;
 	reload(&fx);                 /* folds the first generation */
 	b = backend_ix(fx.gen, "web", "web-1");
 	fx.gen->backend_ctr[1][b].v[MLV_FLOW_PACKETS] = 100;
@@ -127,7 +129,10 @@ static void test_flow_counters_survive_reload(void **state)
 			     "{vip=\"web\",backend=\"web-1\"}") == 5);
 	assert_true(tm_value(page, "maglevd_backend_packets_total"
 			     "{vip=\"web\",backend=\"web-2\"}") == 0);
-	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"dns\"}") == 7);
+	/* a VIP's counters: its backends', summed across the reload */
+	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"dns\"}") == 3 + 4);
+	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"web\"}") == 11 + 22 + 100);
+	assert_true(tm_value(page, "maglevd_vip_bytes_total{vip=\"web\"}") == 3000);
 	assert_true(tm_value(page, "maglevd_generation") == fx.gen->number);
 	assert_true(fx.gen->number >= 2);
 	free(page);

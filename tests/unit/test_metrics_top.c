@@ -32,14 +32,10 @@ static const struct mlv_generation *generation_with_traffic(void *ctx)
 			web = &fx->gen->vips[v];
 	assert_non_null(web);
 	assert_string_equal(web->backends[0].name, "web-1");
-	v = mlv_gen_vip_index(fx->gen, web);
 	b = mlv_gen_backend_index(fx->gen, &web->backends[0]);
 	fx->gen->backend_ctr[0][b].v[MLV_FLOW_PACKETS] += 100;
 	fx->gen->backend_ctr[0][b].v[MLV_FLOW_BYTES] += 6400;
 	fx->gen->backend_ctr[0][b].v[MLV_FLOW_NEW_FLOWS] += 1;
-	fx->gen->vip_ctr[0][v].v[MLV_FLOW_PACKETS] += 100;
-	fx->gen->vip_ctr[0][v].v[MLV_FLOW_BYTES] += 6400;
-	fx->gen->vip_ctr[0][v].v[MLV_FLOW_NEW_FLOWS] += 1;
 	fx->ctr[1].ctr[MLV_CTR_RX_PACKETS] += 105;
 	fx->ctr[1].drop[MLV_DROP_NOT_VIP] += 5;
 	return real_generation(ctx);
