@@ -377,6 +377,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			b->index = (uint16_t)i;
 			b->vip_index = v;
 			b->all_index = k;
+			b->vip_bounded = vc->max_load > 0;
 			b->address = bc->address;
 			apply_state(vc, v, bc, state, ctx, b, macs[k],
 				    &kept[k]);

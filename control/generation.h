@@ -28,6 +28,8 @@ struct mlv_gen_backend {
 				it (a draining backend is usable) */
 	bool draining;       /* owns no slots; keeps its established flows */
 	bool no_second;      /* never a second choice (state: down) */
+	bool vip_bounded;    /* its VIP has max_load: the data plane keeps
+				the VIP's vip_active total (see there) */
 	struct mlv_ip address;
 	uint32_t weight;     /* effective weight (after overrides/health):
 				its share of the table. A backend that is
@@ -139,7 +141,11 @@ struct mlv_generation {
 	/* Active (tracked) flows per worker, for bounded loads:
 	 * backend_active[w][backend - all_backends], vip_active[w][vip -
 	 * vips]. Start at zero; worker w alone writes its arrays (a flow is
-	 * counted in a generation from its first packet in it). */
+	 * counted in a generation from its first packet in it). vip_active
+	 * is kept only for VIPs with max_load, the only readers of it (the
+	 * data plane's bound); others stay 0, and their totals are summed
+	 * from backend_active (control/ctl_cmd_table.c): one fewer
+	 * read-modify-write of a single hot word per new and evicted flow. */
 	uint32_t **backend_active;
 	uint32_t **vip_active;
 	void *priv;                  /* builder-owned look-up structures */

@@ -137,15 +137,18 @@ static void test_release_hook(void **state)
 	assert_int_equal(g->backend_active[1][ia2], 2);
 	assert_int_equal(g->vip_active[1][0], 4);
 
-	/* the other VIP's backend: its own VIP total */
+	/* the other VIP's backend: that VIP has no max_load, so only the
+	 * backend's count moves (no VIP total is kept for it) */
 	g->backend_active[1][ib1] = 1;
-	g->vip_active[1][1] = 1;
+	g->vip_active[1][1] = 7;
 	e = entry(g, b1, g->number);
 	mlv_forward_ct_released(f->w, &e);
 	mlv_forward_ct_released(f->w, &e);   /* never below zero */
 	assert_int_equal(g->backend_active[1][ib1], 0);
-	assert_int_equal(g->vip_active[1][1], 0);
+	assert_int_equal(g->vip_active[1][1], 7);
 	assert_int_equal(g->vip_active[1][0], 4);
+	assert_true(a2->vip_bounded);
+	assert_false(b1->vip_bounded);
 
 	/* an index the generation does not have, or no generation held */
 	e = entry(g, a2, g->number);
