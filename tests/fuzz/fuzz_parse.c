@@ -82,6 +82,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum mlv_parse_verdict v = mlv_parse(data, (uint32_t)size, &p);
 	CHECK((unsigned)v < MLV_PARSE__COUNT);
 	CHECK(mlv_parse_verdict_name(v) != NULL);
+
+	/* The data plane's inline parser: the same verdict and the same
+	 * bytes, whatever *out held before. */
+	struct mlv_pkt fast;
+	memset(&fast, 0xA5, sizeof(fast));
+	CHECK(mlv_parse_fast(data, (uint32_t)size, &fast) == v);
+	CHECK(memcmp(&fast, &p, sizeof(p)) == 0);
+
 	if (v != MLV_PARSE_OK)
 		return 0;
 	check_pkt(&p, size);

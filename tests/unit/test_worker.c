@@ -412,6 +412,73 @@ static void test_flows_keep_backend_until_it_leaves(void **state)
 	mlv_publish_wait(E.pub);
 }
 
+/* Frames of one burst interleaving three VIPs (in runs, alternating,
+ * and mixed) each reach a backend of their own VIP: the VIP memo of the
+ * burst (dataplane/forward.c) never hands one frame another's VIP. */
+static void test_interleaved_vips_in_one_burst(void **state)
+{
+	static const char more_vips[] =
+		"  - name: dns\n"
+		"    address: 192.0.2.20\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    forwarding: ipip\n"
+		"    table_size: 251\n"
+		"    health: {type: none}\n"
+		"    backends:\n"
+		"      - {name: d1, address: 10.99.2.1}\n"
+		"      - {name: d2, address: 10.99.2.2}\n"
+		"  - name: api\n"
+		"    address: 192.0.2.30\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    forwarding: ipip\n"
+		"    table_size: 251\n"
+		"    health: {type: none}\n"
+		"    backends:\n"
+		"      - {name: a1, address: 10.99.3.1}\n";
+	/* VIP of each frame: 0 web (10.99.1.x), 1 dns (10.99.2.x),
+	 * 2 api (10.99.3.x) */
+	static const uint8_t pattern[] = { 0, 1, 0, 1, 0, 1, 2, 2, 0, 2, 1, 2,
+					   0, 0, 1, 1, 2, 0, 1, 2, 1, 0 };
+	static const char *const vip_addr[] = { "192.0.2.10", "192.0.2.20",
+						"192.0.2.30" };
+	enum { N = sizeof(pattern) };
+	struct rte_mbuf *m[N], *out[N];
+	struct mlv_config *cfg = config(NULL, more_vips);
+
+	(void)state;
+	publish(cfg);
+	counters_zero();
+	for (unsigned i = 0; i < N; i++) {
+		struct frame_spec s;
+
+		frame_spec_init(&s, 4, 6);
+		frame_addr(s.dst, vip_addr[pattern[i]]);
+		s.sport = (uint16_t)(46000 + i);
+		s.payload_len = 10;
+		m[i] = frame(&s);
+	}
+	forward(m, N);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_FORWARDED], N);
+	assert_int_equal(take_tx(out, N), N);
+	for (unsigned i = 0; i < N; i++) {
+		const uint8_t *p = rte_pktmbuf_mtod(out[i], const uint8_t *);
+
+		backend_of(out[i]);
+		/* in order (the inner destination is frame i's VIP) ... */
+		assert_int_equal(p[14 + 20 + 16], 192);
+		assert_int_equal(p[14 + 20 + 19], 10 * (pattern[i] + 1));
+		/* ... and to one of that VIP's backends (outer destination
+		 * 10.99.<VIP>.x) */
+		assert_int_equal(p[14 + 18], pattern[i] + 1);
+	}
+	rte_pktmbuf_free_bulk(out, N);
+	mlv_config_free(cfg);
+	publish(E.cfg);
+	mlv_publish_wait(E.pub);
+}
+
 /* The key the parser builds for tcp_to_vip(sport, ...). */
 static void tcp_key(uint16_t sport, struct mlv_flow_key *key)
 {
@@ -553,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_every_frame_counted_once),
 		cmocka_unit_test(test_encapsulated_frame_carries_the_packet),
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
+		cmocka_unit_test(test_interleaved_vips_in_one_burst),
 		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
 		cmocka_unit_test(test_worker_loop_with_publish_storm),
