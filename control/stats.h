@@ -4,11 +4,11 @@
  * are using (gen->backend_ctr). A VIP has no rows of its own: its counts
  * in a generation are the sum of its backends' rows there (every
  * forwarded packet is counted on exactly one backend of its VIP), which
- * saves the data plane a counter row (three increments) per packet. The rows die with their
- * generation, so a reader must see: counts folded from freed generations
- * (exact: nobody writes them after the grace period) + the live counts of
- * every generation workers may still write (the current one and those
- * waiting for reclaim). Counters are keyed by uid, which follows a VIP /
+ * saves the data plane a counter row (three increments) per packet. The
+ * rows die with their generation, so a reader must see: counts folded
+ * from freed generations (exact: nobody writes them after the grace
+ * period) + the live counts of every generation workers may still write
+ * (the current one and those waiting for reclaim). Counters are keyed by uid, which follows a VIP /
  * backend across generations (control/generation.h), so a reload never
  * resets them and the sums never go backwards.
  *

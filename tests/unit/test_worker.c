@@ -418,25 +418,12 @@ static void test_flows_keep_backend_until_it_leaves(void **state)
 static void test_interleaved_vips_in_one_burst(void **state)
 {
 	static const char more_vips[] =
-		"  - name: dns\n"
-		"    address: 192.0.2.20\n"
-		"    port: 80\n"
-		"    protocol: tcp\n"
-		"    forwarding: ipip\n"
-		"    table_size: 251\n"
-		"    health: {type: none}\n"
-		"    backends:\n"
-		"      - {name: d1, address: 10.99.2.1}\n"
-		"      - {name: d2, address: 10.99.2.2}\n"
-		"  - name: api\n"
-		"    address: 192.0.2.30\n"
-		"    port: 80\n"
-		"    protocol: tcp\n"
-		"    forwarding: ipip\n"
-		"    table_size: 251\n"
-		"    health: {type: none}\n"
-		"    backends:\n"
-		"      - {name: a1, address: 10.99.3.1}\n";
+		"  - {name: dns, address: 192.0.2.20, port: 80, protocol: tcp, "
+		"table_size: 251, health: {type: none}, backends: ["
+		"{name: d1, address: 10.99.2.1}, {name: d2, address: 10.99.2.2}]}\n"
+		"  - {name: api, address: 192.0.2.30, port: 80, protocol: tcp, "
+		"table_size: 251, health: {type: none}, backends: ["
+		"{name: a1, address: 10.99.3.1}]}\n";
 	/* VIP of each frame: 0 web (10.99.1.x), 1 dns (10.99.2.x),
 	 * 2 api (10.99.3.x) */
 	static const uint8_t pattern[] = { 0, 1, 0, 1, 0, 1, 2, 2, 0, 2, 1, 2,
