@@ -53,26 +53,12 @@ _Static_assert((int)MLV_ENCAP__OFF_IP4 == (int)ETH_HLEN &&
 		       (int)MLV_ENCAP__OFF_UDP4 == (int)(ETH_HLEN + IPV4_HLEN),
 	       "the inline layouts of encap.h match these offsets");
 
-static inline void wr16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static inline void wr32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
 	p[1] = (uint8_t)(v >> 16);
 	p[2] = (uint8_t)(v >> 8);
 	p[3] = (uint8_t)v;
-}
-
-/* Fold a 32-bit one's-complement accumulator to 16 bits. */
-static inline uint16_t fold32(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
 }
 
 /* One's-complement sum of p[0..n) as big-endian 16-bit words (an odd last
@@ -98,7 +84,7 @@ static uint16_t sum16(const uint8_t *p, uint32_t n)
 
 	a = (a & 0xffffffff) + (a >> 32);
 	a = (a & 0xffffffff) + (a >> 32);
-	uint16_t native = fold32((uint32_t)(a & 0xffff) + (uint32_t)(a >> 16));
+	uint16_t native = mlv_encap__fold32((uint32_t)(a & 0xffff) + (uint32_t)(a >> 16));
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return (uint16_t)(native << 8 | native >> 8);
 #else
@@ -119,7 +105,7 @@ static void put_eth(uint8_t *h, const uint8_t dst[6], const uint8_t src[6],
 {
 	memcpy(h, dst, ETH_ALEN);
 	memcpy(h + ETH_ALEN, src, ETH_ALEN);
-	wr16(h + 2 * ETH_ALEN, type);
+	mlv_encap__put16(h + 2 * ETH_ALEN, type);
 }
 
 /* IPv4 outer header without TOS, total length and checksum; returns the
@@ -130,7 +116,7 @@ static uint32_t put_ipv4(uint8_t *ip, uint8_t proto, const uint8_t src[4],
 	ip[0] = 0x45;
 	/* Identification 0 with DF set: RFC 6864 4.1, the ID of an atomic
 	 * datagram carries no meaning, so no per-packet counter is kept. */
-	wr16(ip + 6, IPV4_DF);
+	mlv_encap__put16(ip + 6, IPV4_DF);
 	ip[8] = MLV_OUTER_TTL;
 	ip[9] = proto;
 	memcpy(ip + 12, src, 4);
@@ -199,7 +185,7 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 
 	uint8_t *udp = t->hdr + t->len;
 	uint8_t *guehdr = udp + UDP_HLEN;
-	wr16(udp + 2, p->gue_port);
+	mlv_encap__put16(udp + 2, p->gue_port);
 	/* GUE variant 0: version 0, C 0, Hlen 0, then the inner protocol,
 	 * no flags, no extension fields. */
 	guehdr[0] = 0;
@@ -250,11 +236,11 @@ void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 	 * ECMP on the way to the backend keeps a flow on one path. */
 	wr32(ip, 0x60000000u | (uint32_t)inner_tos << 20 |
 		 (flow_hash & IPV6_FLOW_LABEL_MASK));
-	wr16(ip + 4, gue ? udp_len : inner_l3_len);
+	mlv_encap__put16(ip + 4, gue ? udp_len : inner_l3_len);
 	if (gue) {
 		uint8_t *udp = out + OFF_UDP6;
-		wr16(udp, sport);
-		wr16(udp + 4, udp_len);
+		mlv_encap__put16(udp, sport);
+		mlv_encap__put16(udp + 4, udp_len);
 		/* Mandatory for UDP over IPv6 (RFC 8200 8.1). The length is
 		 * in the pseudo-header and in the UDP header: counted twice.
 		 * Over IPv4 it stays 0 (RFC 768: none computed): the inner
@@ -263,8 +249,8 @@ void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 		 * Linux fou accepts it. */
 		uint32_t s = t->csum_partial + 2 * udp_len + sport +
 			     sum16(out + t->len, inner_l3_len);
-		uint16_t c = (uint16_t)~fold32(s);
-		wr16(udp + 6, c ? c : 0xFFFF);  /* 0 would mean "none" */
+		uint16_t c = (uint16_t)~mlv_encap__fold32(s);
+		mlv_encap__put16(udp + 6, c ? c : 0xFFFF);  /* 0 would mean "none" */
 	}
 }
 
@@ -327,7 +313,7 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 	if (v4) {
 		ip[0] = 0x45;
 		ip[1] = ICMP_REPLY_TOS;
-		wr16(ip + 2, IPV4_HLEN + icmp_len);
+		mlv_encap__put16(ip + 2, IPV4_HLEN + icmp_len);
 		/* DF clear, so a link below 576 bytes may still fragment
 		 * it; the quoted packet's ID keeps replies distinct. */
 		memcpy(ip + 4, id, 2);
@@ -335,15 +321,15 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 		ip[9] = PROTO_ICMP;
 		memcpy(ip + 12, vip, 4);
 		memcpy(ip + 16, client, 4);
-		wr16(ip + 10, (uint16_t)~sum16(ip, IPV4_HLEN));
+		mlv_encap__put16(ip + 10, (uint16_t)~sum16(ip, IPV4_HLEN));
 
 		icmp[0] = ICMP4_DEST_UNREACH;
 		icmp[1] = ICMP4_FRAG_NEEDED;
-		wr16(icmp + 6, mtu);   /* RFC 1191 next-hop MTU */
-		wr16(icmp + 2, (uint16_t)~sum16(icmp, icmp_len));
+		mlv_encap__put16(icmp + 6, mtu);   /* RFC 1191 next-hop MTU */
+		mlv_encap__put16(icmp + 2, (uint16_t)~sum16(icmp, icmp_len));
 	} else {
 		wr32(ip, 0x60000000u | (uint32_t)ICMP_REPLY_TOS << 20);
-		wr16(ip + 4, icmp_len);
+		mlv_encap__put16(ip + 4, icmp_len);
 		ip[6] = PROTO_ICMPV6;
 		ip[7] = ICMP_REPLY_TTL;
 		memcpy(ip + 8, vip, 16);
@@ -354,7 +340,7 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 		/* RFC 4443 2.3: the pseudo-header is part of the sum. */
 		uint32_t s = sum16(ip + 8, 32) + icmp_len + PROTO_ICMPV6 +
 			     sum16(icmp, icmp_len);
-		wr16(icmp + 2, (uint16_t)~fold32(s));
+		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(s));
 	}
 
 	/* Back the way it came: swap the MACs, keep any VLAN tag. */

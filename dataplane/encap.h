@@ -107,18 +107,23 @@ static inline void mlv_encap__put16(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)v;
 }
 
+/* Fold a 32-bit one's-complement accumulator to 16 bits. */
+static inline uint16_t mlv_encap__fold32(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
 /* The outer IPv4 header's variable words: TOS, total length, checksum
  * (the complement of the template's constant sum plus both). */
 static inline void mlv_encap__ipv4_fill(uint8_t *ip, uint32_t csum_partial,
 					uint32_t tot, uint8_t tos)
 {
-	uint32_t sum = csum_partial + tos + tot;
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
 	ip[1] = tos;
 	mlv_encap__put16(ip + 2, tot);
-	mlv_encap__put16(ip + 10, ~sum & 0xffff);
+	mlv_encap__put16(ip + 10,
+			 (uint16_t)~mlv_encap__fold32(csum_partial + tos + tot));
 }
 
 static inline void mlv_encap_apply(uint8_t *out,
