@@ -195,8 +195,7 @@ claim_spare(struct mlv_ct *ct, struct mlv_ct_entry *victim,
  * is ranked and the least (rank, distance from w) kept by conditional
  * moves, four ranks in a fixed order with no early exit: in a full
  * bucket of flows with unrelated expiries which way is stalest is a coin
- * toss that a branch mispredicts about once per claim, and the loop with
- * early exits it replaces cost a third more instructions. */
+ * toss that a branch would mispredict about once per claim. */
 static struct mlv_ct_entry *claim(struct mlv_ct *ct, struct mlv_ct_entry *b,
 				  const struct mlv_flow_key *key,
 				  uint32_t hash, uint32_t now_ms)

@@ -23,8 +23,8 @@
 
 enum mlv_encap_method { MLV_ENCAP_IPIP = 0, MLV_ENCAP_GUE, MLV_ENCAP_L2DSR };
 
-/* The byte layout a template writes, for mlv_encap_apply to pick its
- * code by one compare: the layouts of fixed length are written inline
+/* The byte layout a template writes, so that mlv_encap_apply picks its
+ * code without testing method and families per packet: the layouts of fixed length are written inline
  * with fixed-size moves, the IPv6 ones (and a failed template) out of
  * line. */
 enum mlv_encap_layout {
