@@ -62,9 +62,10 @@ enum mlv_parse_verdict mlv_parse(const uint8_t *frame, uint32_t len,
 /* mlv_parse for the per-packet path: the same verdict and the same *out
  * for every input, with the common frames (untagged IPv4 without options,
  * not a fragment, TCP or UDP; untagged IPv6 whose first next header is
- * TCP or UDP) parsed inline and everything else passed to mlv_parse. Inline because a call, with its register saves and the
- * zeroing of *out before it is filled, cost as much as the parsing
- * (docs/benchmarks.md, "What the profile says"). Pure; any thread. */
+ * TCP or UDP) parsed inline and everything else passed to mlv_parse.
+ * Inline because a call, with its register saves and the zeroing of *out
+ * before it is filled, cost as much as the parsing (docs/benchmarks.md,
+ * "What the profile says"). Pure; any thread. */
 static inline enum mlv_parse_verdict
 mlv_parse_fast(const uint8_t *frame, uint32_t len, struct mlv_pkt *out);
 
@@ -144,12 +145,9 @@ mlv_parse_fast(const uint8_t *frame, uint32_t len, struct mlv_pkt *out)
 	uint8_t proto = ip[9];
 	uint32_t need;
 
-	if (proto == 6)
-		need = (uint32_t)(l4[12] >> 4) * 4;        /* TCP data offset */
-	else if (proto == 17)
-		need = (uint32_t)l4[4] << 8 | l4[5];        /* UDP length */
-	else
+	if (proto != 6 && proto != 17)
 		return mlv_parse(frame, len, out);
+	need = mlv_parse__l4_need(l4, proto);
 	/* mlv_parse's checks: the IP total length within the frame, not a
 	 * fragment (MF clear, offset 0), the L4 header within the IP
 	 * packet. */
