@@ -148,6 +148,8 @@ struct mlv_generation {
 	 * read-modify-write of a single hot word per new and evicted flow. */
 	uint32_t **backend_active;
 	uint32_t **vip_active;
+	uint32_t n_bounded_vips;     /* VIPs with max_load: the workers keep
+					vip_active only when there are some */
 	void *priv;                  /* builder-owned look-up structures */
 	/* How each VIP got its table (they add up to n_vips), for logs and
 	 * tests. A table input is (builder, size, vnodes, max_load, and the

@@ -63,9 +63,10 @@ struct mlv_ct_entry {
 				      mlv_ct_lookup_or_insert is used with
 				      state FREE. Callers never write it. */
 	uint32_t backend_all_idx;  /* the backend's index in that generation's
-				      all_backends: lets a release hook find
-				      what the flow counts against without a
-				      uid look-up (set by the caller) */
+				      all_backends: what the table's tally
+				      counts the flow against, and lets a
+				      release hook find it without a uid
+				      look-up (set by the caller) */
 };
 
 _Static_assert(sizeof(struct mlv_ct_entry) == 64, "one cache line per entry");
@@ -199,6 +200,21 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms);
 
+/* A count per backend that the table keeps for its owner (tracked flows
+ * per backend, for bounded loads and the ctl's active counts): while set,
+ * every tracked flow the table lets go (evicted, reused after expiring,
+ * swept, removed: where the release hook below runs) whose entry has
+ * cached_gen == gen and backend_all_idx < n takes one off
+ * counts[backend_all_idx], never below zero, before the release hook
+ * (if any) runs. In the table because through a hook (an indirect call
+ * per eviction) a new flow in a full table took 18 instructions more,
+ * 736 against 718 (callgrind, docs/benchmarks.md "New-flow round 4").
+ * counts NULL (n 0) unsets it. The owner keeps counts valid while it is
+ * set. Owner worker (cheap enough to call once a burst), or the control
+ * thread before the worker starts. */
+static inline void mlv_ct_set_tally(struct mlv_ct *ct, uint32_t gen,
+				    uint32_t *counts, uint32_t n);
+
 /* Called with an entry that held a tracked flow (one mlv_ct_update made
  * live, state != FREE) just before the table lets go of it: evicted,
  * reused or swept after expiring, or removed. The entry is still intact
@@ -252,6 +268,9 @@ struct mlv_ct {
 	void *ctx;
 	mlv_ct_release_fn on_release;           /* see mlv_ct_set_release_hook */
 	void *on_release_ctx;
+	uint32_t *tally;                        /* see mlv_ct_set_tally */
+	uint32_t tally_gen;
+	uint32_t tally_n;                       /* 0: no tally */
 };
 
 /* Slow path of mlv_ct_lookup_or_insert, for everything but a hit in the
@@ -381,6 +400,14 @@ mlv_ct_lookup(const struct mlv_ct *ct, const struct mlv_flow_key *key,
 	      uint32_t hash, uint32_t now_ms)
 {
 	return mlv_ct__find(ct, key, hash, now_ms);
+}
+
+static inline void mlv_ct_set_tally(struct mlv_ct *ct, uint32_t gen,
+				    uint32_t *counts, uint32_t n)
+{
+	ct->tally = counts;
+	ct->tally_gen = gen;
+	ct->tally_n = counts != NULL ? n : 0;
 }
 
 static inline enum mlv_ct_state

@@ -220,7 +220,8 @@ choose(struct mlv_worker *w, const struct mlv_generation *gen,
 }
 
 /* A tracked flow now counts in gen as one of b's active flows; bi is b's
- * index in gen->all_backends. */
+ * index in gen->all_backends. The conntrack table takes it off again
+ * when it lets the flow go (ct_follow). */
 static inline void count_active(struct mlv_worker *w,
 				const struct mlv_generation *gen,
 				const struct mlv_gen_backend *b, uint32_t bi)
@@ -234,30 +235,49 @@ void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
 {
 	struct mlv_worker *w = ctx;
 	const struct mlv_generation *gen = w->ct_gen;
-	const struct mlv_gen_backend *b;
-	uint32_t *be, *vip;
+	uint32_t *vip;
 	uint32_t bi;
 
 	/* Only flows counted in this generation (see tracked_backend), whose
-	 * entry then holds the backend's index in it: no uid look-up. */
+	 * entry then holds the backend's index in it: no uid look-up. The
+	 * backend's own count is the table's tally (ct_follow). */
 	if (!gen || e->cached_gen != gen->number)
 		return;
 	bi = e->backend_all_idx;
-	if (unlikely(bi >= gen->n_all_backends))
+	if (unlikely(bi >= gen->n_all_backends) ||
+	    !gen->all_backends[bi].vip_bounded)
 		return;
-	be = &gen->backend_active[w->id][bi];
-	*be -= *be > 0;
-	b = &gen->all_backends[bi];
-	if (b->vip_bounded) {
-		vip = &gen->vip_active[w->id][b->vip_index];
-		*vip -= *vip > 0;
+	vip = &gen->vip_active[w->id][gen->all_backends[bi].vip_index];
+	*vip -= *vip > 0;
+}
+
+/* Before any conntrack call that may let a flow go: the table's tally
+ * counts off gen's backend_active row of this worker, and the release
+ * hook, which keeps the VIP totals of bounded VIPs, is installed only
+ * when gen has such a VIP (with the hook doing both, a new flow in a
+ * full table took 18 instructions more). A few stores; every burst,
+ * since gen may have changed. */
+static inline void ct_follow(struct mlv_worker *w,
+			     const struct mlv_generation *gen)
+{
+	w->ct_gen = gen;
+	if (unlikely(!gen)) {
+		mlv_ct_set_tally(w->ct, 0, NULL, 0);
+		mlv_ct_set_release_hook(w->ct, NULL, NULL);
+		return;
 	}
+	mlv_ct_set_tally(w->ct, gen->number, gen->backend_active[w->id],
+			 gen->n_all_backends);
+	if (unlikely(gen->n_bounded_vips > 0))
+		mlv_ct_set_release_hook(w->ct, mlv_forward_ct_released, w);
+	else
+		mlv_ct_set_release_hook(w->ct, NULL, NULL);
 }
 
 void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
 		       uint32_t now_ms)
 {
-	w->ct_gen = gen;
+	ct_follow(w, gen);
 	mlv_ct_sweep(w->ct, now_ms, MLV_SWEEP_BUCKETS);
 }
 
@@ -418,7 +438,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint16_t i;
 
 	d.n = 0;
-	w->ct_gen = gen;   /* for the conntrack release hook */
+	ct_follow(w, gen);
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
 
 	/* Pass 1: parse. */

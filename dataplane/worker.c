@@ -46,7 +46,6 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 		rte_free(w);
 		return MLV_E_NOMEM;
 	}
-	mlv_ct_set_release_hook(w->ct, mlv_forward_ct_released, w);
 	w->pub = p->pub;
 	w->id = p->id;
 	w->lcore = p->lcore;

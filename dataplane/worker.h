@@ -95,9 +95,9 @@ struct mlv_worker {
 
 	/* Worker state. */
 	struct mlv_idle idle;
-	/* The generation the conntrack release hook updates active-flow
-	 * counts in: set by mlv_forward_burst and mlv_forward_sweep, used
-	 * only inside them. */
+	/* The generation the conntrack tally and release hook update
+	 * active-flow counts in: set by mlv_forward_burst and
+	 * mlv_forward_sweep, used only inside them. */
 	const struct mlv_generation *ct_gen;
 	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
 	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
@@ -188,8 +188,10 @@ void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
 		       uint32_t now_ms);
 
 /* The conntrack release hook (mlv_ct_set_release_hook, ctx = the
- * worker): a tracked flow counted in w->ct_gen leaves its backend's
- * active-flow count. dataplane/forward.c. The worker's lcore. */
+ * worker), installed by the forwarding path for generations with bounded
+ * VIPs: a tracked flow counted in w->ct_gen leaves its VIP's vip_active
+ * total if the VIP has max_load (its backend's count is the table's
+ * tally, mlv_ct_set_tally). dataplane/forward.c. The worker's lcore. */
 void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e);
 
 #endif

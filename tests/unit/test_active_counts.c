@@ -1,10 +1,13 @@
-/* Bounded loads' active-flow counts (dataplane/forward.c): the conntrack
- * release hook takes a flow off its backend's and VIP's counts in the
- * worker's own arrays, only when the flow was counted in the generation
- * the worker holds (its entry carries that generation's number), never
- * below zero; and mlv_forward_sweep releases the expired entries it
- * reclaims through the hook. No EAL: the worker struct is built by hand
- * and the conntrack table lives in plain memory. */
+/* Bounded loads' active-flow counts (dataplane/forward.c): when the
+ * conntrack table lets a tracked flow go, the flow leaves its backend's
+ * count (the table's tally, pointed by the forwarding path at the
+ * worker's own row of the generation it holds) and, for a VIP with
+ * max_load, its VIP's total (the release hook, installed only for
+ * generations with such a VIP); only when the flow was counted in that
+ * generation (its entry carries the generation's number), never below
+ * zero; mlv_forward_sweep releases the expired entries it reclaims. No
+ * EAL: the worker struct is built by hand and the conntrack table lives
+ * in plain memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,7 +84,6 @@ static int setup(void **state)
 	f->w->id = 1;
 	f->w->ct = mlv_ct_create(&ctp, ct_alloc, ct_free, NULL);
 	assert_non_null(f->w->ct);
-	mlv_ct_set_release_hook(f->w->ct, mlv_forward_ct_released, f->w);
 	*state = f;
 	return 0;
 }
@@ -111,29 +113,57 @@ static struct mlv_ct_entry entry(const struct mlv_generation *g,
 	};
 }
 
-static void test_release_hook(void **state)
+/* A flow for backend b tracked in generation number gen_no, the way
+ * tracked_backend leaves it (entry filled, mlv_ct_update, counted). */
+static struct mlv_ct_entry *track(struct fx *f, uint32_t i,
+				  const struct mlv_gen_backend *b,
+				  uint32_t gen_no)
+{
+	struct mlv_generation *g = f->gen;
+	struct mlv_flow_key k = { .family = 4, .proto = 17,
+				  .sport = (uint16_t)(2000 + i), .dport = 80 };
+	struct mlv_ct_entry want = entry(g, b, gen_no);
+	bool fresh;
+	struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(f->w->ct, &k,
+							 i * 2654435761u, 0,
+							 &fresh);
+
+	assert_true(fresh);
+	e->backend_uid = want.backend_uid;
+	e->backend_idx = want.backend_idx;
+	e->backend_all_idx = want.backend_all_idx;
+	e->cached_gen = gen_no;
+	assert_true(mlv_ct_update(f->w->ct, e, 0, 0));
+	return e;
+}
+
+static void test_release(void **state)
 {
 	struct fx *f = *state;
 	struct mlv_generation *g = f->gen;
 	const struct mlv_gen_backend *a2 = &g->vips[0].backends[1];
 	const struct mlv_gen_backend *b1 = &g->vips[1].backends[0];
 	uint32_t ia2 = mlv_gen_backend_index(g, a2), ib1 = mlv_gen_backend_index(g, b1);
-	struct mlv_ct_entry e;
+	struct mlv_ct_entry *e;
 
-	f->w->ct_gen = g;
+	assert_int_equal(g->n_bounded_vips, 1);
+	assert_true(a2->vip_bounded);
+	assert_false(b1->vip_bounded);
+	/* what a burst does first: the table counts off g's row 1 */
+	mlv_forward_sweep(f->w, g, 0);
 	g->backend_active[1][ia2] = 3;
 	g->vip_active[1][0] = 5;
 	g->backend_active[0][ia2] = 9;   /* another worker's: untouched */
 
-	e = entry(g, a2, g->number);
-	mlv_forward_ct_released(f->w, &e);
+	e = track(f, 1, a2, g->number);
+	mlv_ct_remove(f->w->ct, e);
 	assert_int_equal(g->backend_active[1][ia2], 2);
 	assert_int_equal(g->vip_active[1][0], 4);
 	assert_int_equal(g->backend_active[0][ia2], 9);
 
 	/* counted in another generation: not in this one's counts */
-	e = entry(g, a2, g->number - 1);
-	mlv_forward_ct_released(f->w, &e);
+	e = track(f, 2, a2, g->number - 1);
+	mlv_ct_remove(f->w->ct, e);
 	assert_int_equal(g->backend_active[1][ia2], 2);
 	assert_int_equal(g->vip_active[1][0], 4);
 
@@ -141,23 +171,66 @@ static void test_release_hook(void **state)
 	 * backend's count moves (no VIP total is kept for it) */
 	g->backend_active[1][ib1] = 1;
 	g->vip_active[1][1] = 7;
-	e = entry(g, b1, g->number);
-	mlv_forward_ct_released(f->w, &e);
-	mlv_forward_ct_released(f->w, &e);   /* never below zero */
+	e = track(f, 3, b1, g->number);
+	mlv_ct_remove(f->w->ct, e);
+	e = track(f, 4, b1, g->number);
+	mlv_ct_remove(f->w->ct, e);   /* never below zero */
 	assert_int_equal(g->backend_active[1][ib1], 0);
 	assert_int_equal(g->vip_active[1][1], 7);
 	assert_int_equal(g->vip_active[1][0], 4);
-	assert_true(a2->vip_bounded);
-	assert_false(b1->vip_bounded);
 
-	/* an index the generation does not have, or no generation held */
+	/* an index the generation does not have */
+	e = track(f, 5, a2, g->number);
+	e->backend_all_idx = g->n_all_backends;
+	mlv_ct_remove(f->w->ct, e);
+	assert_int_equal(g->backend_active[1][ia2], 2);
+	assert_int_equal(g->vip_active[1][0], 4);
+
+	/* no generation held: nothing is counted off */
+	e = track(f, 6, a2, g->number);
+	mlv_forward_sweep(f->w, NULL, 0);
+	mlv_ct_remove(f->w->ct, e);
+	assert_int_equal(g->backend_active[1][ia2], 2);
+	assert_int_equal(g->vip_active[1][0], 4);
+}
+
+/* The hook on its own (it runs for bounded VIPs only): the VIP's total
+ * moves, never the backend's (the tally's job), and only for flows
+ * counted in the generation the worker holds. */
+static void test_release_hook(void **state)
+{
+	struct fx *f = *state;
+	struct mlv_generation *g = f->gen;
+	const struct mlv_gen_backend *a2 = &g->vips[0].backends[1];
+	const struct mlv_gen_backend *b1 = &g->vips[1].backends[0];
+	uint32_t ia2 = mlv_gen_backend_index(g, a2);
+	struct mlv_ct_entry e;
+
+	f->w->ct_gen = g;
+	g->backend_active[1][ia2] = 3;
+	g->vip_active[1][0] = 5;
+	g->vip_active[1][1] = 7;
+	e = entry(g, a2, g->number);
+	mlv_forward_ct_released(f->w, &e);
+	assert_int_equal(g->vip_active[1][0], 4);
+	assert_int_equal(g->backend_active[1][ia2], 3);
+	e = entry(g, a2, g->number + 1);
+	mlv_forward_ct_released(f->w, &e);
+	e = entry(g, b1, g->number);
+	mlv_forward_ct_released(f->w, &e);
 	e = entry(g, a2, g->number);
 	e.backend_all_idx = g->n_all_backends;
 	mlv_forward_ct_released(f->w, &e);
-	f->w->ct_gen = NULL;
+	assert_int_equal(g->vip_active[1][0], 4);
+	assert_int_equal(g->vip_active[1][1], 7);
+	g->vip_active[1][0] = 0;
 	e = entry(g, a2, g->number);
+	mlv_forward_ct_released(f->w, &e);   /* never below zero */
+	assert_int_equal(g->vip_active[1][0], 0);
+	f->w->ct_gen = NULL;
+	g->vip_active[1][0] = 2;
 	mlv_forward_ct_released(f->w, &e);
-	assert_int_equal(g->backend_active[1][ia2], 2);
+	assert_int_equal(g->vip_active[1][0], 2);
 }
 
 /* Expired entries the sweep reclaims leave the counts. */
@@ -198,6 +271,7 @@ static void test_sweep_releases(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_releases, setup, teardown),
 	};

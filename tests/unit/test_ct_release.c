@@ -1,10 +1,10 @@
-/* The conntrack release hook (mlv_ct_set_release_hook) and
- * mlv_ct_update's "tracked" result, which bounded loads count flows with:
- * the hook must see every tracked flow exactly once when the table lets
- * go of it (removed, swept, reused after expiring, evicted), and never a
- * flow that was not tracked (a claimed entry never updated, the spare that
- * stays out). Flows are aimed at one bucket by passing the same hash; the
- * clock is driven explicitly. */
+/* The conntrack release hook (mlv_ct_set_release_hook), the tally
+ * (mlv_ct_set_tally) and mlv_ct_update's "tracked" result, which bounded
+ * loads count flows with: hook and tally must see every tracked flow
+ * exactly once when the table lets go of it (removed, swept, reused after
+ * expiring, evicted), and never a flow that was not tracked (a claimed
+ * entry never updated, the spare that stays out). Flows are aimed at one
+ * bucket by passing the same hash; the clock is driven explicitly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +174,117 @@ static void test_spare(void **state)
 	mlv_ct_destroy(ct);
 }
 
+/* ---- The tally (mlv_ct_set_tally) ---- */
+
+#define TALLY_GEN 7u
+#define TALLY_N 6u
+
+/* A new flow counted the way maglevd's forwarding path counts it: its
+ * entry carries generation gen and index idx, and if mlv_ct_update says
+ * it is tracked it adds one to counts[idx]. */
+static struct mlv_ct_entry *start_counted(struct mlv_ct *ct, uint32_t *counts,
+					  uint32_t i, uint8_t proto,
+					  uint8_t flags, uint32_t now,
+					  uint32_t gen, uint32_t idx)
+{
+	struct mlv_flow_key k = flow(i, proto);
+	bool fresh;
+	struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(ct, &k, HASH, now, &fresh);
+
+	assert_true(fresh);
+	e->backend_uid = i;
+	e->cached_gen = gen;
+	e->backend_all_idx = idx;
+	if (!mlv_ct_update(ct, e, flags, now))
+		return NULL;
+	counts[idx]++;
+	return e;
+}
+
+/* Every way the table lets a tracked flow go counts it off, once. */
+static void test_tally_counts_off(void **state)
+{
+	struct seen s;
+	struct mlv_ct *ct = make(&s);
+	uint32_t counts[8] = { 0 };
+	struct mlv_ct_entry *e;
+
+	(void)state;
+	mlv_ct_set_tally(ct, TALLY_GEN, counts, TALLY_N);
+	/* removed */
+	e = start_counted(ct, counts, 1, 6, MLV_TCP_SYN, 0, TALLY_GEN, 1);
+	assert_int_equal(counts[1], 1);
+	mlv_ct_remove(ct, e);
+	assert_int_equal(counts[1], 0);
+	mlv_ct_remove(ct, e);   /* already gone: not twice */
+	assert_int_equal(counts[1], 0);
+	/* evicted: four half-open flows, a fifth takes the stalest's way */
+	for (uint32_t i = 2; i <= 5; i++)
+		start_counted(ct, counts, i, 6, MLV_TCP_SYN, i, TALLY_GEN, 2);
+	assert_int_equal(counts[2], 4);
+	start_counted(ct, counts, 6, 6, MLV_TCP_SYN, 10, TALLY_GEN, 3);
+	assert_int_equal(counts[2], 3);
+	assert_int_equal(counts[3], 1);
+	/* swept after the handshake timeout */
+	assert_int_equal(mlv_ct_sweep(ct, 10 + T_HANDSHAKE, UINT32_MAX), 4);
+	assert_int_equal(counts[2], 0);
+	assert_int_equal(counts[3], 0);
+	/* reused after expiring, unswept: flow 8 takes flow 7's way */
+	start_counted(ct, counts, 7, 17, 0, 20000, TALLY_GEN, 4);
+	for (uint32_t i = 8; i <= 10; i++)
+		start_counted(ct, counts, i, 17, 0, 20000 + T_UDP, TALLY_GEN, 5);
+	assert_int_equal(counts[4], 0);
+	assert_int_equal(counts[5], 3);
+	/* the hook saw the same flows */
+	assert_int_equal(s.n, 7);
+	mlv_ct_destroy(ct);
+}
+
+/* What is not counted off: flows of another generation, indexes beyond
+ * the tally, flows never tracked (claimed and not updated, the SYN that
+ * stays out of a full bucket), nothing below zero, nothing once unset. */
+static void test_tally_leaves_alone(void **state)
+{
+	struct seen s;
+	struct mlv_ct *ct = make(&s);
+	uint32_t counts[8] = { 0 };
+	struct mlv_ct_entry *e;
+	struct mlv_flow_key k;
+	bool fresh;
+
+	(void)state;
+	mlv_ct_set_tally(ct, TALLY_GEN, counts, TALLY_N);
+	e = start_counted(ct, counts, 1, 17, 0, 0, TALLY_GEN - 1, 1);
+	mlv_ct_remove(ct, e);
+	assert_int_equal(counts[1], 1);
+	e = start_counted(ct, counts, 2, 17, 0, 0, TALLY_GEN, TALLY_N);
+	mlv_ct_remove(ct, e);
+	assert_int_equal(counts[TALLY_N], 1);
+	e = start_counted(ct, counts, 3, 17, 0, 0, TALLY_GEN, 2);
+	counts[2] = 0;
+	mlv_ct_remove(ct, e);
+	assert_int_equal(counts[2], 0);
+	k = flow(4, 6);
+	e = mlv_ct_lookup_or_insert(ct, &k, HASH, 1, &fresh);
+	e->cached_gen = TALLY_GEN;
+	e->backend_all_idx = 3;
+	counts[3] = 5;
+	mlv_ct_remove(ct, e);
+	assert_int_equal(counts[3], 5);
+	/* four proven flows fill the bucket; a SYN stays out */
+	for (uint32_t i = 5; i <= 8; i++)
+		start_counted(ct, counts, i, 17, 0, i, TALLY_GEN, 4);
+	assert_null(start_counted(ct, counts, 9, 6, MLV_TCP_SYN, 10, TALLY_GEN, 5));
+	assert_int_equal(counts[4], 4);
+	assert_int_equal(counts[5], 0);
+	/* unset: the proven newcomer evicts, nothing is counted off */
+	mlv_ct_set_tally(ct, 0, NULL, 0);
+	start_counted(ct, counts, 10, 17, 0, 11, TALLY_GEN, 5);
+	assert_int_equal(counts[4], 4);
+	assert_int_equal(s.n, 4);   /* the hook still runs */
+	mlv_ct_destroy(ct);
+}
+
 /* Without a hook nothing is called (and nothing breaks). */
 static void test_no_hook(void **state)
 {
@@ -195,6 +306,8 @@ int main(void)
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_spare),
 		cmocka_unit_test(test_no_hook),
+		cmocka_unit_test(test_tally_counts_off),
+		cmocka_unit_test(test_tally_leaves_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
