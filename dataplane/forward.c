@@ -260,18 +260,16 @@ void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
 static inline void ct_follow(struct mlv_worker *w,
 			     const struct mlv_generation *gen)
 {
+	bool bounded = gen != NULL && gen->n_bounded_vips > 0;
+
 	w->ct_gen = gen;
-	if (unlikely(!gen)) {
-		mlv_ct_set_tally(w->ct, 0, NULL, 0);
-		mlv_ct_set_release_hook(w->ct, NULL, NULL);
-		return;
-	}
-	mlv_ct_set_tally(w->ct, gen->number, gen->backend_active[w->id],
-			 gen->n_all_backends);
-	if (unlikely(gen->n_bounded_vips > 0))
-		mlv_ct_set_release_hook(w->ct, mlv_forward_ct_released, w);
+	if (likely(gen != NULL))
+		mlv_ct_set_tally(w->ct, gen->number, gen->backend_active[w->id],
+				 gen->n_all_backends);
 	else
-		mlv_ct_set_release_hook(w->ct, NULL, NULL);
+		mlv_ct_set_tally(w->ct, 0, NULL, 0);
+	mlv_ct_set_release_hook(w->ct, bounded ? mlv_forward_ct_released : NULL,
+				bounded ? w : NULL);
 }
 
 void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
