@@ -5,12 +5,20 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+
+#include <sys/random.h>
+#include <xxhash.h>
 
 /* The table header sits in front of the entries in the same block,
- * padded to whole cache lines so entries stay 64-byte aligned. */
-#define MLV_CT_LINE 64u
+ * padded to whole buckets so that each bucket is two aligned cache lines
+ * (a bucket across three lines would cost a third prefetch). */
+#define MLV_CT_ALIGN (MLV_CT_WAYS * sizeof(struct mlv_ct_entry))
 #define MLV_CT_HEADER_SIZE \
-	((sizeof(struct mlv_ct) + MLV_CT_LINE - 1) & ~(size_t)(MLV_CT_LINE - 1))
+	((sizeof(struct mlv_ct) + MLV_CT_ALIGN - 1) & ~(size_t)(MLV_CT_ALIGN - 1))
+
+_Static_assert(MLV_CT_WAYS * sizeof(struct mlv_ct_entry) == 128,
+	       "a bucket is two cache lines");
 
 enum mlv_err mlv_ct_check_params(const struct mlv_ct_params *p,
 				 const char **detail)
@@ -68,9 +76,55 @@ size_t mlv_ct_mem_size(uint32_t entries)
 
 	if (cap == 0)
 		return 0;
-	/* header + slack to align a block that is not 64-byte aligned */
-	return MLV_CT_HEADER_SIZE + MLV_CT_LINE +
+	/* header + slack to align a block that is not bucket-aligned */
+	return MLV_CT_HEADER_SIZE + MLV_CT_ALIGN +
 	       (size_t)cap * sizeof(struct mlv_ct_entry);
+}
+
+/* A secret per table, so that no sender can choose IPv6 tuples whose
+ * fingerprints collide. The kernel's entropy, else (never seen) whatever
+ * varies: the time and the table's address. */
+static uint64_t fingerprint_seed(const struct mlv_ct *ct)
+{
+	uint64_t seed;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return XXH3_64bits_withSeed(&ts, sizeof(ts), (uint64_t)(uintptr_t)ct);
+}
+
+void mlv_ct__flow_of6(const struct mlv_ct *ct, const struct mlv_flow_key *k,
+		      struct mlv_ct__flow *f)
+{
+	XXH128_hash_t h = XXH3_128bits_withSeed(k, sizeof(*k), ct->seed);
+	uint32_t kind = k->family | ((k->sport | k->dport) == 0 ? MLV_CT__NO_PORTS : 0);
+
+	f->lo = h.low64;
+	f->hi = (uint32_t)h.high64 | (uint64_t)k->proto << 32 |
+		(uint64_t)(kind & 0xffu) << 40;
+}
+
+/* Write key's flow (tag tag) into e as a slot just claimed: FREE and
+ * expired. */
+static inline void set_flow(const struct mlv_ct *ct, struct mlv_ct_entry *e,
+			    const struct mlv_flow_key *key, uint8_t tag,
+			    uint32_t now_ms)
+{
+	struct mlv_ct__flow f;
+
+	mlv_ct__flow_of(ct, key, &f);
+
+	uint64_t hi = (f.hi & MLV_CT__HI_MASK) | (uint64_t)tag << 48 |
+		      (uint64_t)MLV_CT_FREE << 56;
+
+	memcpy(e->flow, &f.lo, 8);
+	memcpy(e->flow + 8, &hi, 8);   /* the flow's last bytes, tag, state */
+	e->expires_ms = now_ms;        /* expired until mlv_ct_update */
+	e->backend_uid = 0;
+	e->cached_gen = 0;
+	e->backend_all_idx = 0;
 }
 
 struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
@@ -87,13 +141,13 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
 	if (block == NULL)
 		return NULL;
 
-	uintptr_t base = ((uintptr_t)block + MLV_CT_LINE - 1) &
-			 ~(uintptr_t)(MLV_CT_LINE - 1);
+	uintptr_t base = ((uintptr_t)block + MLV_CT_ALIGN - 1) &
+			 ~(uintptr_t)(MLV_CT_ALIGN - 1);
 	struct mlv_ct *ct = (struct mlv_ct *)base;
 
 	/* The entries are left alone: zeroed memory is a table of free slots
-	 * (used == 0, state FREE), and not touching it keeps lazily zeroed
-	 * pages unmapped until flows arrive. */
+	 * (state FREE), and not touching it keeps lazily zeroed pages
+	 * unmapped until flows arrive. */
 	ct->entries = (struct mlv_ct_entry *)(base + MLV_CT_HEADER_SIZE);
 	ct->n_buckets = cap / MLV_CT_WAYS;
 	ct->occupancy = 0;
@@ -113,6 +167,7 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
 	ct->on_release = NULL;
 	ct->on_release_ctx = NULL;
 	mlv_ct_set_tally(ct, 0, NULL, 0);
+	ct->seed = fingerprint_seed(ct);
 	return ct;
 }
 
@@ -187,7 +242,7 @@ static inline bool proven_state(enum mlv_ct_state s)
  * expiries as the modular comparison does, since all of them lie within
  * 2^31 ms of now. A slot holds a flow exactly when its state is not FREE
  * (a slot claimed but never updated is FREE and already expired; a
- * removed or swept one is FREE), so `used` need not be read. One rank
+ * removed or swept one is FREE). One rank
  * per way lets claim find the first free slot and the stalest victim
  * without pairwise victim comparisons. (Branch-free, with a mask, it
  * cost 19 more instructions a new flow: callgrind.) */
@@ -211,13 +266,7 @@ claim_spare(struct mlv_ct *ct, struct mlv_ct_entry *victim,
 	/* Only proven flows left: whether the newcomer may evict one
 	 * depends on the packet, which mlv_ct_update sees. */
 	ct->pending_victim = victim;
-	ct->spare = (struct mlv_ct_entry){
-		.key = *key,
-		.hash = hash,
-		.expires_ms = now_ms,
-		.state = MLV_CT_FREE,
-		.used = 1,
-	};
+	set_flow(ct, &ct->spare, key, mlv_ct__tag(hash), now_ms);
 	return &ct->spare;
 }
 
@@ -254,25 +303,19 @@ static struct mlv_ct_entry *claim(struct mlv_ct *ct, struct mlv_ct_entry *b,
 	}
 
 	if (best == 0) {
-		if (slot->used)
+		if (slot->state != MLV_CT_FREE)
 			ct->stats.expired_reused++;
-		else
-			ct->occupancy++;
 	} else if (__builtin_expect((best >> 32) == MLV_CT_CODE_PROVEN, 0)) {
 		return claim_spare(ct, slot, key, hash, now_ms);
 	} else {
 		ct->stats.evictions++;
 	}
 	ct->stats.inserts++;
-	released(ct, slot);
-
-	*slot = (struct mlv_ct_entry){
-		.key = *key,
-		.hash = hash,
-		.expires_ms = now_ms,   /* expired until mlv_ct_update */
-		.state = MLV_CT_FREE,
-		.used = 1,
-	};
+	if (slot->state != MLV_CT_FREE) {   /* its flow leaves the table */
+		released(ct, slot);
+		ct->occupancy--;
+	}
+	set_flow(ct, slot, key, mlv_ct__tag(hash), now_ms);
 	return slot;
 }
 
@@ -283,12 +326,13 @@ struct mlv_ct_entry *mlv_ct__find_or_claim(struct mlv_ct *ct,
 					   bool *is_new)
 {
 	uint32_t w = mlv_ct__first_way(hash);
+	uint8_t tag = mlv_ct__tag(hash);
 
 	/* the preferred way was checked inline */
 	for (uint32_t i = 1; i < MLV_CT_WAYS; i++) {
 		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
 
-		if (mlv_ct__holds(e, key, hash, now_ms)) {
+		if (mlv_ct__holds(ct, e, key, tag, now_ms)) {
 			*is_new = false;
 			return e;
 		}
@@ -306,8 +350,7 @@ bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 	if (v == NULL)
 		return false;   /* updated twice, or removed: nothing pending */
 	ct->pending_victim = NULL;
-	s = mlv_ct_next_state(&ct->spare.key, (enum mlv_ct_state)ct->spare.state,
-			      tcp_flags);
+	s = mlv_ct__next_of(&ct->spare, tcp_flags);
 	if (!proven_state(s)) {
 		/* An unproven flow (a SYN) does not push out a proven one;
 		 * the packet goes to the table's choice untracked. */
@@ -325,17 +368,17 @@ bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 
 void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e)
 {
-	if (ct == NULL || e == NULL || !e->used)
+	if (ct == NULL || e == NULL)
 		return;
 	if (e == &ct->spare) {
 		ct->pending_victim = NULL;   /* the flow stays out */
 		return;
 	}
 	if (e < ct->entries ||
-	    e >= ct->entries + (size_t)ct->n_buckets * MLV_CT_WAYS)
+	    e >= ct->entries + (size_t)ct->n_buckets * MLV_CT_WAYS ||
+	    e->state == MLV_CT_FREE)   /* foreign, or no tracked flow */
 		return;
 	released(ct, e);
-	e->used = 0;
 	e->state = MLV_CT_FREE;
 	ct->occupancy--;
 	ct->stats.removed++;
@@ -354,9 +397,9 @@ uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets)
 		struct mlv_ct_entry *b = &ct->entries[(size_t)cursor * MLV_CT_WAYS];
 
 		for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
-			if (b[i].used && !mlv_ct__live(b[i].expires_ms, now_ms)) {
+			if (b[i].state != MLV_CT_FREE &&
+			    !mlv_ct__live(b[i].expires_ms, now_ms)) {
 				released(ct, &b[i]);
-				b[i].used = 0;
 				b[i].state = MLV_CT_FREE;
 				reclaimed++;
 			}

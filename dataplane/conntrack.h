@@ -1,5 +1,5 @@
 /* Per-worker connection tracking: a fixed-size, set-associative table of
- * 64-byte entries. One table belongs to one worker and is never shared, so
+ * 32-byte entries. One table belongs to one worker and is never shared, so
  * nothing here is atomic or locked. No allocation after mlv_ct_create; the
  * cost of a look-up is bounded by one bucket.
  *
@@ -19,8 +19,8 @@
  * e.g. an LRU list, plus a delete), and a miss followed by an add walks
  * the buckets twice (look-up, then add). rte_hash also keeps keys in a
  * separate key store, so a hit reads the signature bucket and then the
- * key slot: two cache lines. Here an entry holds key, hash, expiry and
- * backend in one cache line, a hit usually reads just that line, and a
+ * key slot: two cache lines. Here an entry holds the flow, expiry and
+ * backend in 32 bytes, a whole 4-way bucket is two cache lines, and a
  * miss claims its slot in the same pass over the bucket. Measured side
  * by side by tools/ct-bench (figures in docs/benchmarks.md; design in
  * docs/conntrack.md).
@@ -46,41 +46,49 @@ enum mlv_ct_state {
 	MLV_CT__NSTATES
 };
 
-/* One tracked flow. What a flow remembers is its backend, by the uid the
- * control plane gives each (VIP, backend) for the process lifetime; the
- * cached index saves a look-up while the generation has not changed. */
+/* One tracked flow, 32 bytes. What a flow remembers is its backend, by
+ * the uid the control plane gives each (VIP, backend) for the process
+ * lifetime; the cached index saves a look-up while the generation has not
+ * changed. The flow itself is kept in 14 bytes: an IPv4 5-tuple as it is,
+ * an IPv6 one (37 bytes) as a 96-bit fingerprint keyed by a per-table
+ * random seed (XXH3), with the protocol and whether it has ports. Two
+ * IPv6 flows of one bucket are taken for one another with probability
+ * about 2^-96 per look-up, and the seed keeps senders from choosing
+ * colliding tuples. Half a cache line per entry: docs/conntrack.md. */
 struct mlv_ct_entry {
-	struct mlv_flow_key key;   /* 40 */
-	uint32_t hash;             /* mlv_flow_hash(key) */
+	uint8_t flow[14];          /* conntrack-internal (mlv_ct__flow_of) */
+	uint8_t tag;               /* conntrack-internal: hash bits, a cheap
+				      reject before the flow is compared */
+	uint8_t state;             /* enum mlv_ct_state; FREE: no tracked
+				      flow (a slot just claimed by
+				      mlv_ct_lookup_or_insert is FREE until
+				      mlv_ct_update). Callers never write it. */
 	uint32_t expires_ms;       /* in the worker's clock (see now_ms) */
 	uint32_t backend_uid;
-	uint32_t cached_gen;       /* generation number backend_idx belongs to */
-	uint16_t backend_idx;      /* index in that generation's VIP backends */
-	uint8_t state;             /* enum mlv_ct_state */
-	uint8_t used;              /* conntrack-internal: 1 while the slot holds
-				      a flow (live, or expired but not yet
-				      reclaimed); a slot just claimed by
-				      mlv_ct_lookup_or_insert is used with
-				      state FREE. Callers never write it. */
+	uint32_t cached_gen;       /* generation number backend_all_idx
+				      belongs to */
 	uint32_t backend_all_idx;  /* the backend's index in that generation's
-				      all_backends: what the table's tally
-				      counts the flow against, and lets a
-				      release hook find it without a uid
-				      look-up (set by the caller) */
+				      all_backends: where the worker finds the
+				      backend while the generation lasts, what
+				      the table's tally counts the flow
+				      against, and how a release hook finds
+				      it (set by the caller) */
 };
 
-_Static_assert(sizeof(struct mlv_ct_entry) == 64, "one cache line per entry");
+_Static_assert(sizeof(struct mlv_ct_entry) == 32, "two entries per cache line");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "the flow's last six bytes are read as the low bits of a word");
 
-/* Entries per bucket: 4 x 64 B = 256 B. Measured against 8 ways with
- * tools/ct-bench (docs/conntrack.md): hits, misses and inserts all cost
- * about half, because the cost is the bucket's memory traffic (it is
- * prefetched whole). The price is earlier eviction when buckets overflow
- * (about 4 % of flows at half load, against 1 % with 8 ways), so size
- * the table at twice the flows expected. */
+/* Entries per bucket: 4 x 32 B = 128 B, two cache lines. Measured
+ * against 8 ways with tools/ct-bench (docs/conntrack.md): hits, misses
+ * and inserts all cost about half, because the cost is the bucket's
+ * memory traffic (it is prefetched whole). The price is earlier eviction
+ * when buckets overflow (about 4 % of flows at half load, against 1 %
+ * with 8 ways), so size the table at twice the flows expected. */
 #define MLV_CT_WAYS 4u
-/* Largest table: 2^28 entries (16 GiB), so every count fits in 32 bits
+/* Largest table: 2^28 entries (8 GiB), so every count fits in 32 bits
  * with room for rounding. 8M entries per worker (Katran's default) is
- * 512 MiB. */
+ * 256 MiB. */
 #define MLV_CT_MAX_ENTRIES (1u << 28)
 /* Longest timeout. Expiry times are compared modulo 2^32 ms, which is
  * unambiguous while every expiry lies within 2^31 ms (~24.8 days) of now;
@@ -127,14 +135,15 @@ enum mlv_err mlv_ct_check_params(const struct mlv_ct_params *p,
  * thread. */
 uint32_t mlv_ct_capacity_for(uint32_t entries);
 
-/* Bytes mlv_ct_create asks alloc for: 64 per entry plus a fixed header
+/* Bytes mlv_ct_create asks alloc for: 32 per entry plus a fixed header
  * of a few cache lines. 0 when entries is out of range. Any thread. */
 size_t mlv_ct_mem_size(uint32_t entries);
 
 /* Memory for the table comes from alloc (e.g. rte_zmalloc_socket wrapped,
  * or aligned_alloc in tests); it must return zeroed memory, ideally
- * 64-byte aligned (other alignments work: the table aligns itself inside
- * the block, which has 64 bytes of slack for that). The table is built
+ * 128-byte aligned (other alignments work: the table aligns its buckets
+ * inside the block, which has 128 bytes of slack for that). Each table
+ * draws a random seed for its IPv6 fingerprints (getrandom). The table is built
  * without touching the entries, so lazily zeroed memory (calloc, mmap)
  * costs nothing until used. Returns NULL on allocation failure or bad
  * params (mlv_ct_check_params says which). Control thread, before the
@@ -146,7 +155,7 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
  * thread, after the worker stopped. */
 void mlv_ct_destroy(struct mlv_ct *ct);
 
-/* Prefetch the bucket for hash (its MLV_CT_WAYS cache lines); call a few
+/* Prefetch the bucket for hash (its two cache lines); call a few
  * packets ahead, e.g. for the whole
  * burst before the first look-up. The whole bucket rather than the one
  * line a hit usually needs: measured (docs/conntrack.md), a look-up that
@@ -255,7 +264,8 @@ uint32_t mlv_ct_bucket_index(const struct mlv_ct *ct, uint32_t hash);
  * the functions above, never these fields. ---- */
 
 struct mlv_ct {
-	struct mlv_ct_entry *entries;   /* n_buckets * MLV_CT_WAYS, 64-byte aligned */
+	struct mlv_ct_entry *entries;   /* n_buckets * MLV_CT_WAYS, each bucket
+					   128-byte aligned (two lines) */
 	uint32_t n_buckets;
 	uint32_t occupancy;
 	uint32_t timeout_ms[MLV_CT__NSTATES];   /* by enum mlv_ct_state */
@@ -268,6 +278,7 @@ struct mlv_ct {
 	void *ctx;
 	mlv_ct_release_fn on_release;           /* see mlv_ct_set_release_hook */
 	void *on_release_ctx;
+	uint64_t seed;                          /* keys IPv6 fingerprints */
 	uint32_t *tally;                        /* see mlv_ct_set_tally */
 	uint32_t tally_gen;
 	uint32_t tally_n;                       /* 0: no tally */
@@ -311,36 +322,63 @@ static inline uint32_t mlv_ct__first_way(uint32_t hash)
 	return hash & (MLV_CT_WAYS - 1);
 }
 
-static inline uint64_t mlv_ct__word(const struct mlv_flow_key *k, size_t i)
-{
-	uint64_t w;
+/* A flow as the table keys it: the 14 bytes of mlv_ct_entry.flow, lo
+ * the first eight, hi the last six in its low 48 bits (bits 32-39 the
+ * protocol, 40-47 the kind: family, and MLV_CT__NO_PORTS). */
+struct mlv_ct__flow {
+	uint64_t lo, hi;
+};
 
-	memcpy(&w, (const uint8_t *)k + 8 * i, sizeof(w));
-	return w;
+#define MLV_CT__HI_MASK 0xffffffffffffull
+#define MLV_CT__NO_PORTS 0x80u   /* in the kind: a 3-tuple (fragments, ICMP) */
+
+/* The IPv6 (non-IPv4) case of mlv_ct__flow_of: out of line, with XXH3. */
+void mlv_ct__flow_of6(const struct mlv_ct *ct, const struct mlv_flow_key *k,
+		      struct mlv_ct__flow *f);
+
+static inline void mlv_ct__flow_of(const struct mlv_ct *ct,
+				   const struct mlv_flow_key *k,
+				   struct mlv_ct__flow *f)
+{
+	if (__builtin_expect(k->family == 4, 1)) {
+		uint32_t src, dst, ports;
+
+		memcpy(&src, k->src, 4);
+		memcpy(&dst, k->dst, 4);
+		memcpy(&ports, &k->sport, 4);
+		f->lo = (uint64_t)dst << 32 | src;
+		f->hi = ports | (uint64_t)k->proto << 32 |
+			(uint64_t)(4u | (ports == 0 ? MLV_CT__NO_PORTS : 0)) << 40;
+	} else {
+		mlv_ct__flow_of6(ct, k, f);
+	}
 }
 
-/* 40-byte key equality as five 64-bit compares without early exits:
- * cheaper than a memcmp call and branch-free. */
-static inline bool mlv_ct__key_eq(const struct mlv_flow_key *a,
-				  const struct mlv_flow_key *b)
+/* Which hash bits the tag holds (the bucket takes the high bits, the
+ * preferred way the low two). */
+static inline uint8_t mlv_ct__tag(uint32_t hash)
 {
-	return ((mlv_ct__word(a, 0) ^ mlv_ct__word(b, 0)) |
-		(mlv_ct__word(a, 1) ^ mlv_ct__word(b, 1)) |
-		(mlv_ct__word(a, 2) ^ mlv_ct__word(b, 2)) |
-		(mlv_ct__word(a, 3) ^ mlv_ct__word(b, 3)) |
-		(mlv_ct__word(a, 4) ^ mlv_ct__word(b, 4))) == 0;
+	return (uint8_t)(hash >> 8);
 }
 
-_Static_assert(sizeof(struct mlv_flow_key) == 5 * sizeof(uint64_t),
-	       "key compared as five 64-bit words");
-
-/* e holds the live flow key (whose hash is hash). */
-static inline bool mlv_ct__holds(const struct mlv_ct_entry *e,
-				 const struct mlv_flow_key *key, uint32_t hash,
+/* e holds the live flow key (whose tag is tag). The flow is built only
+ * when the tag matches: a new flow's look-up (no tag matches, but for
+ * one way in 64) never builds it. */
+static inline bool mlv_ct__holds(const struct mlv_ct *ct,
+				 const struct mlv_ct_entry *e,
+				 const struct mlv_flow_key *key, uint8_t tag,
 				 uint32_t now_ms)
 {
-	return e->hash == hash && mlv_ct__key_eq(&e->key, key) && e->used &&
-	       mlv_ct__live(e->expires_ms, now_ms);
+	struct mlv_ct__flow f;
+	uint64_t lo, hi;
+
+	if (e->tag != tag)
+		return false;
+	mlv_ct__flow_of(ct, key, &f);
+	memcpy(&lo, e->flow, 8);
+	memcpy(&hi, e->flow + 8, 8);
+	return ((lo ^ f.lo) | ((hi ^ f.hi) & MLV_CT__HI_MASK)) == 0 &&
+	       e->state != MLV_CT_FREE && mlv_ct__live(e->expires_ms, now_ms);
 }
 
 static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
@@ -353,7 +391,7 @@ static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
 	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
 		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
 
-		if (mlv_ct__holds(e, key, hash, now_ms))
+		if (mlv_ct__holds(ct, e, key, mlv_ct__tag(hash), now_ms))
 			return e;
 	}
 	return NULL;
@@ -371,11 +409,10 @@ static inline void mlv_ct__prefetch_line(const void *p)
 
 static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
 {
-	const struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
+	const char *b = (const char *)mlv_ct__bucket(ct, hash);
 
-#pragma GCC unroll 4
-	for (uint32_t i = 0; i < MLV_CT_WAYS; i++)
-		mlv_ct__prefetch_line(&b[i]);
+	mlv_ct__prefetch_line(b);
+	mlv_ct__prefetch_line(b + 64);
 }
 
 /* Inline: only the preferred way, where almost every hit is found until
@@ -388,7 +425,8 @@ mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
 	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
 	struct mlv_ct_entry *e = &b[mlv_ct__first_way(hash)];
 
-	if (__builtin_expect(mlv_ct__holds(e, key, hash, now_ms), 1)) {
+	if (__builtin_expect(mlv_ct__holds(ct, e, key, mlv_ct__tag(hash), now_ms),
+			     1)) {
 		*is_new = false;
 		return e;
 	}
@@ -410,15 +448,17 @@ static inline void mlv_ct_set_tally(struct mlv_ct *ct, uint32_t gen,
 	ct->tally_n = counts != NULL ? n : 0;
 }
 
+/* mlv_ct_next_state on what the table keeps of a flow: whether it has
+ * ports, and its protocol. */
 static inline enum mlv_ct_state
-mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
-		  uint8_t tcp_flags)
+mlv_ct__next(bool no_ports, uint8_t proto, enum mlv_ct_state state,
+	     uint8_t tcp_flags)
 {
-	if ((key->sport | key->dport) == 0)
+	if (no_ports)
 		return MLV_CT_OTHER;
-	if (key->proto == 17 /* IPPROTO_UDP */)
+	if (proto == 17 /* IPPROTO_UDP */)
 		return MLV_CT_UDP;
-	if (key->proto != 6 /* IPPROTO_TCP */)
+	if (proto != 6 /* IPPROTO_TCP */)
 		return MLV_CT_OTHER;
 
 	bool syn_only = (tcp_flags & (MLV_TCP_SYN | MLV_TCP_ACK)) == MLV_TCP_SYN;
@@ -435,15 +475,34 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 	return state == MLV_CT_FREE ? MLV_CT_TCP_OPENING : state;
 }
 
+static inline enum mlv_ct_state
+mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
+		  uint8_t tcp_flags)
+{
+	return mlv_ct__next((key->sport | key->dport) == 0, key->proto, state,
+			    tcp_flags);
+}
+
+/* The next state of the flow in e (see mlv_ct__flow). */
+static inline enum mlv_ct_state
+mlv_ct__next_of(const struct mlv_ct_entry *e, uint8_t tcp_flags)
+{
+	uint64_t hi;
+
+	memcpy(&hi, e->flow + 8, 8);
+	return mlv_ct__next((hi >> 40) & MLV_CT__NO_PORTS, (uint8_t)(hi >> 32),
+			    (enum mlv_ct_state)e->state, tcp_flags);
+}
+
 static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms)
 {
 	if (__builtin_expect(e == &ct->spare, 0))
 		return mlv_ct__update_spare(ct, tcp_flags, now_ms);
 
-	enum mlv_ct_state s = mlv_ct_next_state(
-		&e->key, (enum mlv_ct_state)e->state, tcp_flags);
+	enum mlv_ct_state s = mlv_ct__next_of(e, tcp_flags);
 
+	ct->occupancy += e->state == MLV_CT_FREE;   /* a new flow enters */
 	e->state = (uint8_t)s;
 	e->expires_ms = now_ms + ct->timeout_ms[s];
 	return true;

@@ -288,7 +288,7 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 	const struct mlv_gen_backend *b;
 
 	if (likely(e->cached_gen == gen->number))
-		return &vip->backends[e->backend_idx];
+		return &gen->all_backends[e->backend_all_idx];
 	b = mlv_gen_find_backend(gen, vip, e->backend_uid);
 	return b && b->usable ? b : NULL;
 }
@@ -334,7 +334,6 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	if (*is_new)
 		w->ctr.ctr[MLV_CTR_CT_NEW]++;
 	counted = !*is_new && e->cached_gen == gen->number;
-	e->backend_idx = b->index;
 	e->cached_gen = gen->number;
 	if (likely(counted)) {
 		/* already counted in gen, and the entry holds b's indexes */

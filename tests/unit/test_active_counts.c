@@ -107,9 +107,9 @@ static struct mlv_ct_entry entry(const struct mlv_generation *g,
 				 uint32_t gen_no)
 {
 	return (struct mlv_ct_entry){
-		.backend_uid = b->uid, .backend_idx = b->index,
+		.backend_uid = b->uid,
 		.backend_all_idx = mlv_gen_backend_index(g, b),
-		.cached_gen = gen_no, .state = MLV_CT_UDP, .used = 1,
+		.cached_gen = gen_no, .state = MLV_CT_UDP,
 	};
 }
 
@@ -130,7 +130,6 @@ static struct mlv_ct_entry *track(struct fx *f, uint32_t i,
 
 	assert_true(fresh);
 	e->backend_uid = want.backend_uid;
-	e->backend_idx = want.backend_idx;
 	e->backend_all_idx = want.backend_all_idx;
 	e->cached_gen = gen_no;
 	assert_true(mlv_ct_update(f->w->ct, e, 0, 0));
@@ -250,7 +249,6 @@ static void test_sweep_releases(void **state)
 
 		assert_true(fresh);
 		e->backend_uid = a1->uid;
-		e->backend_idx = a1->index;
 		e->backend_all_idx = ia1;
 		e->cached_gen = g->number;
 		assert_true(mlv_ct_update(f->w->ct, e, 0, 0));

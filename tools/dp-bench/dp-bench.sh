@@ -406,9 +406,9 @@ measure_child() {
 run_maglevd() {
 	local sc=$1 cfg=$WORK/$1.yaml log=$WORK/$1.maglevd.log
 	local stats=$WORK/$1.stats.json mbufs=$(($6 + 16384))
-	# the pool, the conntrack table (64-byte entries) and room for the
+	# the pool, the conntrack table (32-byte entries) and room for the
 	# rest
-	if ! ensure_hugepages $(($(pool_mib $mbufs "$7") + $3 * 64 / 1048576 + 64)); then
+	if ! ensure_hugepages $(($(pool_mib $mbufs "$7") + $3 * 32 / 1048576 + 64)); then
 		na "$sc" maglevd "a pool of $mbufs mbufs of $7 bytes and $3 conntrack entries $HUGE_WHY"
 		FAILED=1 BROKEN[maglevd]=1
 		return
@@ -428,7 +428,7 @@ run_maglevd() {
 run_floor() {
 	local sc=$1 log=$WORK/$1.floor.log stats=$WORK/$1.floor.json
 	local pre=$WORK/$1.floor mbufs=$(($5 + 16384))
-	if ! ensure_hugepages $(($(pool_mib $mbufs "$6") + $3 * 64 / 1048576 + 64)); then
+	if ! ensure_hugepages $(($(pool_mib $mbufs "$6") + $3 * 32 / 1048576 + 64)); then
 		na "$sc" floor "a pool of $mbufs mbufs of $6 bytes and $3 conntrack entries $HUGE_WHY"
 		FAILED=1 BROKEN[floor]=1
 		return

@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 	p->entries = rte_zmalloc_socket("floor_conntrack",
 					(size_t)p->n_buckets * FLOOR_WAYS *
 						sizeof(struct floor_entry),
-					RTE_CACHE_LINE_SIZE,
+					FLOOR_WAYS * sizeof(struct floor_entry),
 					(int)rte_lcore_to_socket_id(lcore));
 	if (!p->entries) {
 		fprintf(stderr, "dp-bench-floor: cannot allocate %u conntrack "

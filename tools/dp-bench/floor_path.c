@@ -67,9 +67,10 @@ static inline void forward_burst(struct floor_path *p, struct rte_mbuf **pkts,
 		 * rte_prefetch0 is an asm volatile, which GCC 12 keeps (it
 		 * deletes a loop of bare __builtin_prefetch calls: see
 		 * mlv_ct__prefetch_line in dataplane/conntrack.h). */
-		const struct floor_entry *b = floor_bucket(p, hash[i]);
-		for (uint32_t w = 0; w < FLOOR_WAYS; w++)
-			rte_prefetch0(&b[w]);
+		const char *b = (const char *)floor_bucket(p, hash[i]);
+
+		rte_prefetch0(b);
+		rte_prefetch0(b + RTE_CACHE_LINE_SIZE);
 	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];

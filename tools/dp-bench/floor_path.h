@@ -3,7 +3,7 @@
  * (docs/benchmarks.md, "The floor"). Per packet: check Ethernet type,
  * IPv4 without options, not a fragment, TCP or UDP, room for the ports
  * and the MTU; read the 5-tuple; CRC32 it; look it up in a set-
- * associative table of maglevd's geometry (64-byte entries, 4 ways,
+ * associative table of maglevd's geometry (32-byte entries, 4 ways,
  * dataplane/conntrack.h); on a miss pick backend table[hash % 65537] and
  * insert; prepend an outer IPv4 header from the backend's template (ipip)
  * with the length and an incrementally adjusted checksum, rewriting the
@@ -27,23 +27,23 @@
 /* Maglev's usual prime table size (control/maglev.h uses the same). */
 #define FLOOR_LOOKUP_SIZE 65537u
 #define FLOOR_MAX_BACKENDS 8u
-/* maglevd's bucket: 4 ways of one cache line each. */
+/* maglevd's bucket: 4 ways, two cache lines. */
 #define FLOOR_WAYS 4u
 #define FLOOR_BURST 32u
 /* Ethernet plus outer IPv4: what ipip puts in front of the inner packet. */
 #define FLOOR_ENCAP_LEN (RTE_ETHER_HDR_LEN + 20u)
 
-/* One flow: the IPv4 5-tuple as two words and the backend, padded to a
- * cache line like maglevd's struct mlv_ct_entry, so the table has the
- * same memory footprint and the same page-walk cost per bucket. A zeroed
- * entry is free: a real key's second word holds a non-zero protocol. */
+/* One flow: the IPv4 5-tuple as two words and the backend, padded to
+ * maglevd's 32-byte struct mlv_ct_entry, so the table has the same memory
+ * footprint and a bucket the same two cache lines. A zeroed entry is
+ * free: a real key's second word holds a non-zero protocol. */
 struct floor_entry {
 	uint64_t key[2];     /* src,dst addresses | ports, protocol */
 	uint32_t backend;    /* index into floor_path.tmpl */
-	uint8_t pad[44];
-} __attribute__((aligned(64)));
+	uint8_t pad[12];
+} __attribute__((aligned(32)));
 
-_Static_assert(sizeof(struct floor_entry) == 64, "one cache line per entry");
+_Static_assert(sizeof(struct floor_entry) == 32, "maglevd's entry size");
 
 /* A backend's ipip header: Ethernet (next hop, port address, IPv4) and
  * outer IPv4 with total length 0; raw_sum is the ones'-complement sum of
