@@ -50,11 +50,12 @@ enum mlv_ct_state {
  * the uid the control plane gives each (VIP, backend) for the process
  * lifetime; the cached index saves a look-up while the generation has not
  * changed. The flow itself is kept in 14 bytes: an IPv4 5-tuple as it is,
- * an IPv6 one (37 bytes) as a 96-bit fingerprint keyed by a per-table
- * random seed (XXH3), with the protocol and whether it has ports. Two
- * IPv6 flows of one bucket are taken for one another with probability
- * about 2^-96 per look-up, and the seed keeps senders from choosing
- * colliding tuples. Half a cache line per entry: docs/conntrack.md. */
+ * an IPv6 one (37 bytes) as a 64-bit XXH3 fingerprint keyed by a
+ * per-table random seed plus the client address's last four bytes, with
+ * the protocol and whether it has ports. Two IPv6 flows that share a
+ * bucket, a tag and those four bytes are taken for one another with
+ * probability 2^-64, and the seed keeps senders from choosing colliding
+ * tuples. Half a cache line per entry: docs/conntrack.md. */
 struct mlv_ct_entry {
 	uint8_t flow[14];          /* conntrack-internal (mlv_ct__flow_of) */
 	uint8_t tag;               /* conntrack-internal: hash bits, a cheap
@@ -324,7 +325,9 @@ static inline uint32_t mlv_ct__first_way(uint32_t hash)
 
 /* A flow as the table keys it: the 14 bytes of mlv_ct_entry.flow, lo
  * the first eight, hi the last six in its low 48 bits (bits 32-39 the
- * protocol, 40-47 the kind: family, and MLV_CT__NO_PORTS). */
+ * protocol, 40-47 the kind: family, and MLV_CT__NO_PORTS). IPv4: lo the
+ * addresses, hi's low 32 bits the ports. IPv6: lo the fingerprint, hi's
+ * low 32 bits the client address's last four bytes. */
 struct mlv_ct__flow {
 	uint64_t lo, hi;
 };
