@@ -3,11 +3,15 @@
  * Design and measurements: docs/conntrack.md. */
 #include "conntrack.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 #include <sys/random.h>
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
 /* Inline: the 40-byte key's length is then known where XXH3 picks its
  * path, and no call goes through the shared library's PLT. */
 #define XXH_INLINE_ALL
@@ -245,25 +249,131 @@ static inline bool proven_state(enum mlv_ct_state s)
 	return claim_code((uint8_t)s) == MLV_CT_CODE_PROVEN;
 }
 
-/* How good a slot is to claim, lower first: 0 for a slot without a live
- * flow, else the flow's claim code above its time left. Time left
- * (expires - now, in 1 .. 2^31 - 1 for a live entry) orders the bucket's
- * expiries as the modular comparison does, since all of them lie within
- * 2^31 ms of now. A slot holds a flow exactly when its state is not FREE
- * (a slot claimed but never updated is FREE and already expired; a
- * removed or swept one is FREE). One rank
- * per way lets claim find the first free slot and the stalest victim
- * without pairwise victim comparisons. (Branch-free, with a mask, it
- * cost 19 more instructions a new flow: callgrind.) */
-static inline uint64_t claim_rank(const struct mlv_ct_entry *e,
-				  uint32_t now_ms)
+/* The claim's key for a way, lower first, in 32 bits: the way's distance
+ * from the preferred way in the two low bits (distinct keys, ties to the
+ * nearer way), above them 0 for a way without a live flow (state FREE: a
+ * slot claimed but never updated, or removed, or swept; or expired: time
+ * left, expires - now, is in 1 .. 2^31 - 1 for a live entry, every
+ * expiry lying within 2^31 ms of now), else its claim code above its
+ * time left. Time left is capped at 2^28 - 1 ms
+ * (74 hours: above the configuration's longest timeout, one day), so
+ * that code, time and distance fit one 32-bit lane. */
+#define MLV_CT_LEFT_CAP ((1u << 28) - 1)
+
+static inline uint32_t way_key(const struct mlv_ct_entry *e, uint32_t dist,
+			       uint32_t now_ms)
 {
 	uint32_t left = e->expires_ms - now_ms;
 	uint32_t code = claim_code(e->state);
 
 	if (code == 0 || (int32_t)left <= 0)
-		return 0;
-	return ((uint64_t)code << 32) | left;
+		return dist;
+	left = left < MLV_CT_LEFT_CAP ? left : MLV_CT_LEFT_CAP;
+	return (code << 28 | left) << 2 | dist;
+}
+
+/* What one pass over a bucket finds for a flow that its preferred way w
+ * does not hold. */
+struct bucket_scan {
+	uint32_t tag_ways;   /* bit j: way j's tag is the flow's */
+	uint32_t least;      /* the least way_key: the way a claim takes */
+};
+
+#if defined(__SSE4_1__)
+/* The four ways side by side: their tags against the flow's, and their
+ * claim keys (each entry's bytes 12..19, the flow's last two bytes, tag,
+ * state and expiry, are one 8-byte load). About 40 instructions, where
+ * one way at a time took 25 for the tags and 70 for the keys
+ * (callgrind; docs/benchmarks.md, "New-flow round 6"). */
+static inline struct bucket_scan scan_bucket(const struct mlv_ct_entry *b,
+					     uint32_t w, uint8_t tag,
+					     uint32_t now_ms)
+{
+	_Static_assert(offsetof(struct mlv_ct_entry, tag) == 14 &&
+		       offsetof(struct mlv_ct_entry, state) == 15 &&
+		       offsetof(struct mlv_ct_entry, expires_ms) == 16,
+		       "tag, state and expiry are bytes 14..19 of an entry");
+	/* each state's claim code, by state (pshufb's table) */
+#define CODE_OF(s) ((MLV_CT_CLAIM_CODES >> (2 * (s))) & 3)
+	static const uint8_t codes[16] __attribute__((aligned(16))) = {
+		CODE_OF(0), CODE_OF(1), CODE_OF(2), CODE_OF(3), CODE_OF(4),
+		CODE_OF(5), CODE_OF(6), CODE_OF(7), CODE_OF(8), CODE_OF(9),
+		CODE_OF(10), CODE_OF(11), CODE_OF(12), CODE_OF(13),
+		CODE_OF(14), CODE_OF(15),
+	};
+#undef CODE_OF
+	/* way j's distance from the preferred way w, (j - w) mod 4, by w */
+	static const uint32_t dist[MLV_CT_WAYS][4] __attribute__((aligned(16))) = {
+		{0, 1, 2, 3}, {3, 0, 1, 2}, {2, 3, 0, 1}, {1, 2, 3, 0},
+	};
+	uint64_t q[MLV_CT_WAYS];
+
+	for (uint32_t j = 0; j < MLV_CT_WAYS; j++)
+		memcpy(&q[j], (const uint8_t *)&b[j] + 12, 8);
+
+	__m128 w01 = _mm_castsi128_ps(_mm_set_epi64x((long long)q[1], (long long)q[0]));
+	__m128 w23 = _mm_castsi128_ps(_mm_set_epi64x((long long)q[3], (long long)q[2]));
+	/* lane j: way j's flow bytes 12, 13, tag, state; and its expiry */
+	__m128i low = _mm_castps_si128(_mm_shuffle_ps(w01, w23, _MM_SHUFFLE(2, 0, 2, 0)));
+	__m128i expires = _mm_castps_si128(_mm_shuffle_ps(w01, w23, _MM_SHUFFLE(3, 1, 3, 1)));
+	__m128i zero = _mm_setzero_si128();
+	__m128i tags = _mm_and_si128(_mm_srli_epi32(low, 16), _mm_set1_epi32(0xff));
+	__m128i left = _mm_sub_epi32(expires, _mm_set1_epi32((int)now_ms));
+	/* the state is each lane's top byte; shifted down, the three bytes
+	 * above it are zero, which pshufb maps to FREE's code, 0 */
+	__m128i code = _mm_shuffle_epi8(_mm_load_si128((const __m128i *)codes),
+					_mm_srli_epi32(low, 24));
+	__m128i is_live = _mm_and_si128(_mm_cmpgt_epi32(left, zero),
+					_mm_cmpgt_epi32(code, zero));
+	__m128i key = _mm_or_si128(_mm_slli_epi32(code, 28),
+				   _mm_min_epu32(left, _mm_set1_epi32(MLV_CT_LEFT_CAP)));
+	struct bucket_scan s;
+
+	s.tag_ways = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(
+		_mm_cmpeq_epi32(tags, _mm_set1_epi32(tag))));
+	key = _mm_and_si128(key, is_live);
+	key = _mm_or_si128(_mm_slli_epi32(key, 2),
+			   _mm_load_si128((const __m128i *)dist[w]));
+	key = _mm_min_epu32(key, _mm_shuffle_epi32(key, _MM_SHUFFLE(1, 0, 3, 2)));
+	key = _mm_min_epu32(key, _mm_shuffle_epi32(key, _MM_SHUFFLE(2, 3, 0, 1)));
+	s.least = (uint32_t)_mm_cvtsi128_si32(key);
+	return s;
+}
+#endif
+
+/* The same, one way at a time: where SSE4.1 is missing, and for the
+ * tests (mlv_ct__scan). */
+static inline struct bucket_scan scan_bucket_scalar(const struct mlv_ct_entry *b,
+						    uint32_t w, uint8_t tag,
+						    uint32_t now_ms)
+{
+	struct bucket_scan s = { .tag_ways = 0, .least = UINT32_MAX };
+
+	for (uint32_t i = 0; i < MLV_CT_WAYS; i++) {
+		uint32_t j = (w + i) & (MLV_CT_WAYS - 1);
+		uint32_t k = way_key(&b[j], i, now_ms);
+
+		s.tag_ways |= (uint32_t)(b[j].tag == tag) << j;
+		s.least = k < s.least ? k : s.least;
+	}
+	return s;
+}
+
+#if !defined(__SSE4_1__)
+#define scan_bucket scan_bucket_scalar
+#endif
+
+uint32_t mlv_ct__scan(const struct mlv_ct_entry *b, uint32_t w, uint8_t tag,
+		      uint32_t now_ms, uint32_t *tag_ways, uint32_t *scalar_least,
+		      uint32_t *scalar_tag_ways)
+{
+	struct bucket_scan s = scan_bucket(b, w, tag, now_ms);
+	struct bucket_scan r = scan_bucket_scalar(b, w, tag, now_ms);
+
+	*tag_ways = s.tag_ways;
+	*scalar_least = r.least;
+	*scalar_tag_ways = r.tag_ways;
+	return s.least;
 }
 
 /* The rare claim (a bucket full of proven flows), kept out of line so
@@ -279,42 +389,49 @@ claim_spare(struct mlv_ct *ct, struct mlv_ct_entry *victim,
 	return &ct->spare;
 }
 
-/* Claim a slot of bucket b for key: the first free or expired slot from
- * the flow's preferred way w on, else the first of the stalest
- * lowest-class flows: the lowest rank, ties to the earlier way from w.
- * The bucket is in cache from the failed look-up. A free preferred way
- * (the usual case below full load) is taken at once. Otherwise every way
- * is ranked and the least (rank, distance from w) kept by conditional
- * moves, four ranks in a fixed order with no early exit: in a full
+void mlv_ct__probe_rest(const struct mlv_ct *ct, const struct mlv_flow_key *key,
+			uint32_t hash, uint32_t now_ms, struct mlv_ct_probe *pr)
+{
+	struct mlv_ct_entry *b = pr->bucket;
+	uint32_t w = mlv_ct__first_way(hash);
+	uint8_t tag = mlv_ct__tag(hash);
+	struct bucket_scan s = scan_bucket(b, w, tag, now_ms);
+	/* the preferred way was checked inline */
+	uint32_t others = s.tag_ways & ~(1u << w);
+
+	while (__builtin_expect(others != 0, 0)) {
+		struct mlv_ct_entry *e = &b[__builtin_ctz(others)];
+
+		others &= others - 1;
+		if (mlv_ct__holds(ct, e, key, tag, now_ms)) {
+			pr->hit = e;
+			return;
+		}
+	}
+	pr->hit = NULL;
+	pr->least = s.least;
+}
+
+/* Claim the slot the probe chose in the flow's bucket: the first free or
+ * expired slot from the flow's preferred way on, else the first of the
+ * stalest lowest-class flows, i.e. the way of the least way_key
+ * (scan_bucket). The four keys were compared with no branch: in a full
  * bucket of flows with unrelated expiries which way is stalest is a coin
  * toss that a branch would mispredict about once per claim. */
-static struct mlv_ct_entry *claim(struct mlv_ct *ct, struct mlv_ct_entry *b,
-				  const struct mlv_flow_key *key,
-				  uint32_t hash, uint32_t now_ms)
+struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
+				   const struct mlv_flow_key *key,
+				   uint32_t hash, uint32_t now_ms,
+				   const struct mlv_ct_probe *pr)
 {
 	uint32_t w = mlv_ct__first_way(hash);
-	struct mlv_ct_entry *slot = &b[w];
-	uint64_t best = claim_rank(slot, now_ms);
+	struct mlv_ct_entry *slot =
+		&pr->bucket[(w + (pr->least & 3)) & (MLV_CT_WAYS - 1)];
+	uint32_t code = pr->least >> 30;
 
-	if (best != 0) {
-		/* rank << 2 | distance: distinct keys whose order is the
-		 * rank's, ties to the nearer way; ranks fit in 34 bits */
-		best <<= 2;
-#pragma GCC unroll 4
-		for (uint32_t i = 1; i < MLV_CT_WAYS; i++) {
-			uint64_t k = claim_rank(&b[(w + i) & (MLV_CT_WAYS - 1)],
-						now_ms) << 2 | i;
-
-			best = k < best ? k : best;
-		}
-		slot = &b[(w + (uint32_t)(best & 3)) & (MLV_CT_WAYS - 1)];
-		best >>= 2;
-	}
-
-	if (best == 0) {
+	if (code == 0) {
 		if (slot->state != MLV_CT_FREE)
 			ct->stats.expired_reused++;
-	} else if (__builtin_expect((best >> 32) == MLV_CT_CODE_PROVEN, 0)) {
+	} else if (__builtin_expect(code == MLV_CT_CODE_PROVEN, 0)) {
 		return claim_spare(ct, slot, key, hash, now_ms);
 	} else {
 		ct->stats.evictions++;
@@ -326,28 +443,6 @@ static struct mlv_ct_entry *claim(struct mlv_ct *ct, struct mlv_ct_entry *b,
 	}
 	set_flow(ct, slot, key, mlv_ct__tag(hash), now_ms);
 	return slot;
-}
-
-struct mlv_ct_entry *mlv_ct__find_or_claim(struct mlv_ct *ct,
-					   struct mlv_ct_entry *b,
-					   const struct mlv_flow_key *key,
-					   uint32_t hash, uint32_t now_ms,
-					   bool *is_new)
-{
-	uint32_t w = mlv_ct__first_way(hash);
-	uint8_t tag = mlv_ct__tag(hash);
-
-	/* the preferred way was checked inline */
-	for (uint32_t i = 1; i < MLV_CT_WAYS; i++) {
-		struct mlv_ct_entry *e = &b[(w + i) & (MLV_CT_WAYS - 1)];
-
-		if (mlv_ct__holds(ct, e, key, tag, now_ms)) {
-			*is_new = false;
-			return e;
-		}
-	}
-	*is_new = true;
-	return claim(ct, b, key, hash, now_ms);
 }
 
 bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,

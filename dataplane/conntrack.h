@@ -183,6 +183,31 @@ static inline struct mlv_ct_entry *
 mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
 			uint32_t hash, uint32_t now_ms, bool *is_new);
 
+/* mlv_ct_lookup_or_insert in two steps, so that a worker can read a
+ * flow's bucket one packet ahead of changing it: mlv_ct_probe reads the
+ * bucket and decides (the live entry holding the flow, or the slot a
+ * claim would take) into *pr, and changes nothing; mlv_ct_take, called
+ * with the same key, hash and now_ms, acts on that decision. A probe
+ * stays valid until the table changes in its bucket: between the two,
+ * other calls may change only other buckets (pr->bucket is the probed
+ * one; compare it with another probe's to tell). Owner worker only:
+ * plain loads and stores, no ordering. */
+struct mlv_ct_probe {
+	struct mlv_ct_entry *bucket;
+	struct mlv_ct_entry *hit;   /* the live entry of the flow, or NULL */
+	uint32_t least;             /* on a miss: the claim's key (conntrack.c) */
+};
+
+static inline void mlv_ct_probe(const struct mlv_ct *ct,
+				const struct mlv_flow_key *key, uint32_t hash,
+				uint32_t now_ms, struct mlv_ct_probe *pr);
+
+/* The entry for the probed flow, as mlv_ct_lookup_or_insert returns it
+ * (the same contract after it). */
+static inline struct mlv_ct_entry *
+mlv_ct_take(struct mlv_ct *ct, const struct mlv_flow_key *key, uint32_t hash,
+	    uint32_t now_ms, const struct mlv_ct_probe *pr, bool *is_new);
+
 /* Find without inserting; NULL if absent or expired. Owner worker, or the
  * control thread while the worker is stopped (tests, tools). */
 static inline struct mlv_ct_entry *
@@ -285,15 +310,28 @@ struct mlv_ct {
 	uint32_t tally_n;                       /* 0: no tally */
 };
 
-/* Slow path of mlv_ct_lookup_or_insert, for everything but a hit in the
- * flow's preferred way: the other ways, then, on a miss, claim a slot in
- * the bucket b (free, then expired, then evict an unproven flow, else the
- * spare). Out of line: it runs about once per new flow. */
-struct mlv_ct_entry *mlv_ct__find_or_claim(struct mlv_ct *ct,
-					   struct mlv_ct_entry *b,
-					   const struct mlv_flow_key *key,
-					   uint32_t hash, uint32_t now_ms,
-					   bool *is_new);
+/* Slow path of mlv_ct_probe, for everything but a hit in the flow's
+ * preferred way: the other ways, and the slot a claim would take (free,
+ * then expired, then the stalest unproven flow, else the spare). Out of
+ * line: it runs about once per new flow. */
+void mlv_ct__probe_rest(const struct mlv_ct *ct, const struct mlv_flow_key *key,
+			uint32_t hash, uint32_t now_ms, struct mlv_ct_probe *pr);
+
+/* Slow path of mlv_ct_take: claim the slot pr decided on. */
+struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
+				   const struct mlv_flow_key *key,
+				   uint32_t hash, uint32_t now_ms,
+				   const struct mlv_ct_probe *pr);
+
+/* Internal, for tests: one pass over bucket b for a flow with tag whose
+ * preferred way is w, at now_ms (see conntrack.c): returns the least claim
+ * key and sets *tag_ways (bit j: way j's tag is tag) as the table
+ * computes them; *scalar_least and *scalar_tag_ways receive the same
+ * computed one way at a time, which must be equal. Any thread; reads b
+ * only. */
+uint32_t mlv_ct__scan(const struct mlv_ct_entry *b, uint32_t w, uint8_t tag,
+		      uint32_t now_ms, uint32_t *tag_ways, uint32_t *scalar_least,
+		      uint32_t *scalar_tag_ways);
 
 /* mlv_ct_update for the spare: enter the table (true) or stay out. */
 bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
@@ -419,21 +457,42 @@ static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
 }
 
 /* Inline: only the preferred way, where almost every hit is found until
- * the bucket fills up. The rest (other ways, and the claim on a miss,
- * which then reuses this bucket address) is one call. */
-static inline struct mlv_ct_entry *
-mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
-			uint32_t hash, uint32_t now_ms, bool *is_new)
+ * the bucket fills up. The rest (other ways, and the slot a claim would
+ * take) is one call. */
+static inline void mlv_ct_probe(const struct mlv_ct *ct,
+				const struct mlv_flow_key *key, uint32_t hash,
+				uint32_t now_ms, struct mlv_ct_probe *pr)
 {
 	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
 	struct mlv_ct_entry *e = &b[mlv_ct__first_way(hash)];
 
+	pr->bucket = b;
 	if (__builtin_expect(mlv_ct__holds(ct, e, key, mlv_ct__tag(hash), now_ms),
 			     1)) {
-		*is_new = false;
-		return e;
+		pr->hit = e;
+		return;
 	}
-	return mlv_ct__find_or_claim(ct, b, key, hash, now_ms, is_new);
+	mlv_ct__probe_rest(ct, key, hash, now_ms, pr);
+}
+
+static inline struct mlv_ct_entry *
+mlv_ct_take(struct mlv_ct *ct, const struct mlv_flow_key *key, uint32_t hash,
+	    uint32_t now_ms, const struct mlv_ct_probe *pr, bool *is_new)
+{
+	*is_new = pr->hit == NULL;
+	if (__builtin_expect(pr->hit != NULL, 1))
+		return pr->hit;
+	return mlv_ct__claim(ct, key, hash, now_ms, pr);
+}
+
+static inline struct mlv_ct_entry *
+mlv_ct_lookup_or_insert(struct mlv_ct *ct, const struct mlv_flow_key *key,
+			uint32_t hash, uint32_t now_ms, bool *is_new)
+{
+	struct mlv_ct_probe pr;
+
+	mlv_ct_probe(ct, key, hash, now_ms, &pr);
+	return mlv_ct_take(ct, key, hash, now_ms, &pr, is_new);
 }
 
 static inline struct mlv_ct_entry *

@@ -308,15 +308,15 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 static inline const struct mlv_gen_backend *
 tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
-		uint32_t hash, uint32_t slot, uint32_t now_ms, bool *is_new,
-		uint32_t *bi_out)
+		uint32_t hash, uint32_t slot, uint32_t now_ms,
+		const struct mlv_ct_probe *probe, bool *is_new, uint32_t *bi_out)
 {
 	struct mlv_ct_entry *e;
 	const struct mlv_gen_backend *b = NULL;
 	bool counted;
 	uint32_t bi;
 
-	e = mlv_ct_lookup_or_insert(w->ct, &p->key, hash, now_ms, is_new);
+	e = mlv_ct_take(w->ct, &p->key, hash, now_ms, probe, is_new);
 	if (likely(!*is_new)) {
 		b = remembered(gen, vip, e);
 		if (unlikely(!b))
@@ -420,12 +420,27 @@ static inline void too_big(struct mlv_worker *w, struct drops *d,
 	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
 }
 
+/* Probe frame i's conntrack bucket (see pass 3), or mark it unprobed
+ * when the frame will not be tracked (or is the one after the burst's
+ * last: vip[n] is NULL). */
+static inline void probe_ahead(struct mlv_worker *w, const struct mlv_pkt *pkt,
+			       const struct mlv_gen_vip *const *vip,
+			       const uint32_t *hash, uint32_t now_ms, uint16_t i,
+			       struct mlv_ct_probe *pr)
+{
+	if (likely(vip[i] != NULL &&
+		   !(pkt[i].flags & (MLV_PKT_F_ICMP_ERROR | MLV_PKT_F_ICMP_ECHO))))
+		mlv_ct_probe(w->ct, &pkt[i].key, hash[i], now_ms, pr);
+	else
+		pr->bucket = NULL;
+}
+
 void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
 		       uint16_t n, uint32_t now_ms)
 {
 	struct mlv_pkt pkt[MLV_BURST];
-	const struct mlv_gen_vip *vip[MLV_BURST];
+	const struct mlv_gen_vip *vip[MLV_BURST + 1];   /* vip[n]: NULL */
 	uint32_t hash[MLV_BURST];
 	uint32_t slot[MLV_BURST];   /* in the VIP's table */
 	uint8_t verdict[MLV_BURST];
@@ -484,6 +499,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			rte_prefetch0(&v->table[slot[i]]);
 		}
 	}
+	vip[n] = NULL;   /* the frame after the last: nothing to probe */
 	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
 	if (unlikely(!gen)) {
 		/* Nothing published yet: no VIP exists. */
@@ -498,7 +514,14 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
 	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
+	/* Each tracked frame's conntrack probe, read one frame ahead of its
+	 * use, so that the bucket's look-up and the choice of the slot to
+	 * claim run beside the frame before it (docs/benchmarks.md,
+	 * "New-flow round 6"). A probe is redone when the frame before it
+	 * used the same bucket. */
+	struct mlv_ct_probe probe[MLV_BURST + 1];
 
+	probe_ahead(w, pkt, vip, hash, now_ms, 0, &probe[0]);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct mlv_pkt *p = &pkt[i];
@@ -509,6 +532,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		uint32_t bi;
 		uint8_t *hdr;
 
+		probe_ahead(w, pkt, vip, hash, now_ms, i + 1, &probe[i + 1]);
 		if (unlikely(v == NULL)) {
 			switch (verdict[i]) {
 			case MLV_PARSE_OK:
@@ -537,8 +561,11 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			continue;
 		}
 		if (likely(!(p->flags & MLV_PKT_F_ICMP_ERROR))) {
+			if (unlikely(i > 0 && probe[i].bucket == probe[i - 1].bucket))
+				mlv_ct_probe(w->ct, &p->key, hash[i], now_ms,
+					     &probe[i]);
 			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
-					    &is_new, &bi);
+					    &probe[i], &is_new, &bi);
 		} else {
 			b = icmp_error_backend(w, gen, v, p, hash[i], slot[i],
 					       now_ms);

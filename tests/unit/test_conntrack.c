@@ -773,6 +773,153 @@ static void test_syn_flood_spares_established(void **state)
 	mlv_ct_destroy(ct);
 }
 
+/* The claim's one pass over a bucket (SSE4.1 where built so) against
+ * the same computed one way at a time, on random buckets: any state, tags
+ * that often match, expiries live, expired, exactly now, beyond the
+ * 2^28 ms cap on time left, and half the clock away; the clock near 0
+ * and near its wrap. And three buckets whose answer is worked out by
+ * hand. */
+static void test_bucket_scan(void **state)
+{
+	(void)state;
+	static struct mlv_ct_entry b[MLV_CT_WAYS] __attribute__((aligned(128)));
+	static const uint32_t clocks[] = { 0, 5000, 0x7ffffff0u, 0xfffffff0u };
+	uint64_t seed = 5;
+	uint32_t seen_free = 0, seen_live = 0, seen_capped = 0, seen_tags = 0;
+	uint32_t tw, scalar, scalar_tw, least;
+
+	for (uint32_t trial = 0; trial < 40000; trial++) {
+		uint32_t now = clocks[trial % 4] + (uint32_t)(splitmix64(&seed) % 4000);
+		uint32_t w = (uint32_t)(splitmix64(&seed) % MLV_CT_WAYS);
+		uint8_t tag = (uint8_t)(splitmix64(&seed) % 3);
+
+		for (uint32_t j = 0; j < MLV_CT_WAYS; j++) {
+			uint64_t r = splitmix64(&seed);
+			uint32_t x = (uint32_t)(r >> 32) % 1000000u;
+			static const uint32_t offsets[] = {
+				1, 0, (uint32_t)-1, 1u << 28, (1u << 28) - 1, 0x80000000u,
+			};
+
+			memset(&b[j], (int)(r & 0xff), sizeof(b[j]));
+			b[j].tag = (uint8_t)((r >> 8) % 3);
+			b[j].state = (uint8_t)((r >> 16) % MLV_CT__NSTATES);
+			switch ((r >> 24) % 4) {
+			case 0:
+				b[j].expires_ms = now + x;   /* live (or now) */
+				break;
+			case 1:
+				b[j].expires_ms = now - x;   /* expired */
+				break;
+			default:
+				b[j].expires_ms = now + offsets[(r >> 28) % 6] + x % 3;
+			}
+		}
+		least = mlv_ct__scan(b, w, tag, now, &tw, &scalar, &scalar_tw);
+		assert_int_equal(least, scalar);
+		assert_int_equal(tw, scalar_tw);
+		seen_free += (least >> 2) == 0;
+		seen_live += (least >> 2) != 0;
+		seen_capped += ((least >> 2) & ((1u << 28) - 1)) == (1u << 28) - 1;
+		seen_tags += tw != 0 && tw != 15;
+	}
+	assert_true(seen_free > 1000 && seen_live > 1000);
+	assert_true(seen_capped > 10 && seen_tags > 1000);
+
+	/* By hand, at now 1000, preferred way 1: way 3 is FREE (distance 2)
+	 * and wins over every live flow; tags 7 at ways 0 and 2. */
+	memset(b, 0, sizeof(b));
+	b[0] = (struct mlv_ct_entry){ .tag = 7, .state = MLV_CT_TCP_OPENING, .expires_ms = 1100 };
+	b[1] = (struct mlv_ct_entry){ .tag = 1, .state = MLV_CT_TCP_ESTABLISHED, .expires_ms = 1050 };
+	b[2] = (struct mlv_ct_entry){ .tag = 7, .state = MLV_CT_TCP_OPENING, .expires_ms = 1030 };
+	b[3] = (struct mlv_ct_entry){ .tag = 9, .state = MLV_CT_FREE, .expires_ms = 5000 };
+	least = mlv_ct__scan(b, 1, 7, 1000, &tw, &scalar, &scalar_tw);
+	assert_int_equal(least, 2);
+	assert_int_equal(tw, 0x5);
+	/* way 3 taken: the stalest unproven flow, way 2 (30 ms left, code 1,
+	 * distance 1), before the established one with less time left */
+	b[3] = (struct mlv_ct_entry){ .tag = 9, .state = MLV_CT_TCP_ESTABLISHED, .expires_ms = 1010 };
+	least = mlv_ct__scan(b, 1, 7, 1000, &tw, &scalar, &scalar_tw);
+	assert_int_equal(least, (1u << 28 | 30u) << 2 | 1u);
+	/* time left beyond the cap ties; the nearer way (way 1 itself) wins */
+	for (uint32_t j = 0; j < MLV_CT_WAYS; j++)
+		b[j] = (struct mlv_ct_entry){ .state = MLV_CT_TCP_OPENING,
+					      .expires_ms = 1000 + (1u << 28) + j };
+	least = mlv_ct__scan(b, 1, 7, 1000, &tw, &scalar, &scalar_tw);
+	assert_int_equal(least, (1u << 28 | ((1u << 28) - 1)) << 2);
+	assert_int_equal(tw, 0);
+}
+
+/* The worker's pattern (dataplane/forward.c, pass 3): each frame's probe
+ * is read before the frame ahead of it changes the table, and redone
+ * when that frame used the same bucket. On a small table (many flows per
+ * bucket, evictions, spares), bursts of frames with one clock each, it
+ * leaves the table exactly as mlv_ct_lookup_or_insert frame by frame. */
+static void test_probe_ahead_matches_sequential(void **state)
+{
+	(void)state;
+	static const uint8_t flags[] = { MLV_TCP_SYN, MLV_TCP_ACK, MLV_TCP_ACK,
+					 MLV_TCP_FIN, MLV_TCP_SYN | MLV_TCP_ACK };
+	struct mlv_ct_params p = default_params;
+	struct test_mem ma, mb;
+	struct mlv_ct *a, *b;
+	uint64_t seed = 11;
+	uint32_t now = 100, redone = 0;
+	enum { BURST = 32, FLOWS = 300 };
+
+	p.entries = 64;   /* 16 buckets */
+	a = make_ct(&p, &ma);
+	b = make_ct(&p, &mb);
+	for (uint32_t burst = 0; burst < 400; burst++) {
+		struct mlv_flow_key k[BURST];
+		uint32_t h[BURST];
+		uint8_t f[BURST];
+		struct mlv_ct_probe pr[BURST + 1];
+
+		/* now and then a pause past the handshake timeout */
+		now += (uint32_t)(splitmix64(&seed) % 8 == 0 ? 6000 : splitmix64(&seed) % 400);
+		for (uint32_t i = 0; i < BURST; i++) {
+			uint32_t id = (uint32_t)(splitmix64(&seed) % FLOWS);
+			uint64_t hs = id * 0x9e3779b97f4a7c15ull;
+
+			k[i] = flow(id, id % 5 == 0 ? 17 : 6);
+			h[i] = (uint32_t)(splitmix64(&hs) >> 32);
+			f[i] = flags[splitmix64(&seed) % 5];
+		}
+		mlv_ct_probe(b, &k[0], h[0], now, &pr[0]);
+		for (uint32_t i = 0; i < BURST; i++) {
+			bool new_a, new_b;
+			struct mlv_ct_entry *ea, *eb;
+
+			if (i + 1 < BURST)
+				mlv_ct_probe(b, &k[i + 1], h[i + 1], now, &pr[i + 1]);
+			ea = mlv_ct_lookup_or_insert(a, &k[i], h[i], now, &new_a);
+			if (i > 0 && pr[i].bucket == pr[i - 1].bucket) {
+				mlv_ct_probe(b, &k[i], h[i], now, &pr[i]);
+				redone++;
+			}
+			eb = mlv_ct_take(b, &k[i], h[i], now, &pr[i], &new_b);
+			assert_int_equal(new_a, new_b);
+			assert_int_equal(ea == &a->spare, eb == &b->spare);
+			if (ea != &a->spare)
+				assert_int_equal(ea - a->entries, eb - b->entries);
+			mlv_ct_update(a, ea, f[i], now);
+			mlv_ct_update(b, eb, f[i], now);
+		}
+		assert_memory_equal(a->entries, b->entries,
+				    mlv_ct_capacity(a) * sizeof(struct mlv_ct_entry));
+		assert_int_equal(mlv_ct_occupancy(a), mlv_ct_occupancy(b));
+		assert_memory_equal(mlv_ct_get_stats(a), mlv_ct_get_stats(b),
+				    sizeof(struct mlv_ct_stats));
+	}
+	const struct mlv_ct_stats *st = mlv_ct_get_stats(b);
+
+	assert_true(redone > 100);
+	assert_true(st->evictions > 100 && st->untracked > 0 &&
+		    st->expired_reused > 10);
+	mlv_ct_destroy(a);
+	mlv_ct_destroy(b);
+}
+
 /* The claim policy, written out plainly, against the table on random
  * buckets: from the new flow's preferred way (the hash's low bits) on,
  * the first free or expired slot; else the stalest of the lowest eviction
@@ -1095,6 +1242,8 @@ int main(void)
 		cmocka_unit_test(test_expired_reused_before_evicting),
 		cmocka_unit_test(test_syn_flood_spares_established),
 		cmocka_unit_test(test_claim_matches_policy),
+		cmocka_unit_test(test_bucket_scan),
+		cmocka_unit_test(test_probe_ahead_matches_sequential),
 		cmocka_unit_test(test_sweep_restores_occupancy),
 		cmocka_unit_test(test_flow_identity),
 		cmocka_unit_test(test_8m_entries),
