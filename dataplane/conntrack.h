@@ -310,23 +310,10 @@ struct mlv_ct {
 	uint32_t tally_n;                       /* 0: no tally */
 };
 
-/* Slow path of mlv_ct_probe, for everything but a hit in the flow's
- * preferred way: the other ways, and the slot a claim would take (free,
- * then expired, then the stalest unproven flow, else the spare). Out of
- * line: it runs about once per new flow. */
-void mlv_ct__probe_rest(const struct mlv_ct *ct, const struct mlv_flow_key *key,
-			uint32_t hash, uint32_t now_ms, struct mlv_ct_probe *pr);
-
-/* Slow path of mlv_ct_take: claim the slot pr decided on. */
-struct mlv_ct_entry *mlv_ct__claim(struct mlv_ct *ct,
-				   const struct mlv_flow_key *key,
-				   uint32_t hash, uint32_t now_ms,
-				   const struct mlv_ct_probe *pr);
-
 /* Internal, for tests: one pass over bucket b for a flow with tag whose
- * preferred way is w, at now_ms (see conntrack.c): returns the least claim
- * key and sets *tag_ways (bit j: way j's tag is tag) as the table
- * computes them; *scalar_least and *scalar_tag_ways receive the same
+ * preferred way is w, at now_ms (see conntrack_claim.h): returns the
+ * least claim key and sets *tag_ways (bit j: way j's tag is tag) as the
+ * table computes them; *scalar_least and *scalar_tag_ways receive the same
  * computed one way at a time, which must be equal. Any thread; reads b
  * only. */
 uint32_t mlv_ct__scan(const struct mlv_ct_entry *b, uint32_t w, uint8_t tag,
@@ -456,9 +443,14 @@ static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
 	mlv_ct__prefetch_line(b + 64);
 }
 
+/* The slow paths of mlv_ct_probe (mlv_ct__probe_rest: everything but a
+ * hit in the flow's preferred way) and mlv_ct_take (mlv_ct__claim), inline
+ * too; they need the helpers above. */
+#include "conntrack_claim.h"
+
 /* Inline: only the preferred way, where almost every hit is found until
  * the bucket fills up. The rest (other ways, and the slot a claim would
- * take) is one call. */
+ * take) is mlv_ct__probe_rest. */
 static inline void mlv_ct_probe(const struct mlv_ct *ct,
 				const struct mlv_flow_key *key, uint32_t hash,
 				uint32_t now_ms, struct mlv_ct_probe *pr)
