@@ -1,4 +1,5 @@
-/* Counter names and help texts, generated from the X-macros in counters.h.
+/* Counter names and help texts, generated from the X-macros in counters.h;
+ * and the per-pass cycles line of measurement builds (pass_cycles.h).
  *
  * The preprocessor cannot lower-case a token, so each name is spelled out
  * character by character from the stringified upper-case token at compile
@@ -6,6 +7,8 @@
  * hand-written list to drift from the enums.
  */
 #include "counters.h"
+
+#include <stdio.h>
 
 #define CTR_NAME_MAX 32
 
@@ -95,3 +98,44 @@ const char *mlv_flow_counter_help(enum mlv_flow_counter c)
 {
 	return CTR_HELP_OF(flow_help, MLV_FLOW__COUNT, c);
 }
+
+/* Where the next piece of a line of len bytes goes once n characters
+ * were wanted (in bounds when they did not fit), and the room there. */
+static char *line_at(char *buf, size_t len, int n)
+{
+	return buf + ((size_t)n < len ? (size_t)n : len - 1);
+}
+
+static size_t line_room(size_t len, int n)
+{
+	return (size_t)n < len ? len - (size_t)n : 0;
+}
+
+int mlv_pass_cycles_format(const struct mlv_pass_cycles *pc, char *buf,
+			   size_t len)
+{
+	static const char *const label[MLV_PASS__COUNT] = {
+#define MLV_PASS_LABEL(name, label) label,
+		MLV_PASSES(MLV_PASS_LABEL)
+#undef MLV_PASS_LABEL
+	};
+	double per[MLV_PASS__COUNT], own = 0;
+	int n = 0;
+
+	if (len == 0)
+		return 0;
+	buf[0] = '\0';
+	if (pc->packets == 0)
+		return 0;
+	for (int p = 0; p < MLV_PASS__COUNT; p++) {
+		per[p] = (double)pc->cycles[p] / (double)pc->packets;
+		if (p != MLV_PASS_FLUSH)
+			own += per[p];
+		n += snprintf(line_at(buf, len, n), line_room(len, n),
+			      "%s %.1f ", label[p], per[p]);
+	}
+	return n + snprintf(line_at(buf, len, n), line_room(len, n),
+			    "own %.1f own/flush %.2f", own,
+			    per[MLV_PASS_FLUSH] > 0 ? own / per[MLV_PASS_FLUSH] : 0.0);
+}
+

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "dataplane/pass_cycles.h"
+
 /* Per-worker global counters: X(name, help) */
 #define MLV_WORKER_COUNTERS(X)                                               \
 	X(RX_PACKETS,       "frames received")                               \
@@ -74,6 +76,7 @@ enum mlv_flow_counter {
 struct mlv_worker_counters {
 	uint64_t ctr[MLV_CTR__COUNT];
 	uint64_t drop[MLV_DROP__COUNT];
+	struct mlv_pass_cycles pass;   /* measurement builds only */
 } __attribute__((aligned(64)));
 
 struct mlv_flow_counters {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
@@ -420,6 +421,20 @@ static inline void too_big(struct mlv_worker *w, struct drops *d,
 	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
 }
 
+/* Measurement builds (pass_cycles.h): the TSC cycles since `since` to
+ * pass p; returns now. Nothing in other builds. */
+static inline uint64_t pass_mark(struct mlv_worker *w, enum mlv_pass p,
+				 uint64_t since)
+{
+	uint64_t now;
+
+	if (!MLV_PASS_CYCLES)
+		return 0;
+	now = rte_rdtsc();
+	w->ctr.pass.cycles[p] += now - since;
+	return now;
+}
+
 /* Probe frame i's conntrack bucket (see pass 3), or mark it unprobed
  * when the frame will not be tracked (or is the one after the burst's
  * last: vip[n] is NULL). */
@@ -447,8 +462,13 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	struct vip_memo memo = { .next = 0 };   /* both entries empty */
 	struct drops d;
 	uint64_t rx_bytes = 0;
+	uint64_t tsc = 0, flushed = 0;   /* pass_cycles.h */
 	uint16_t i;
 
+	if (MLV_PASS_CYCLES) {
+		tsc = rte_rdtsc();
+		w->ctr.pass.packets += n;
+	}
 	d.n = 0;
 	ct_follow(w, gen);
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
@@ -469,6 +489,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		verdict[i] = (uint8_t)mlv_parse_fast(
 			rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &pkt[i]);
 	}
+	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
 	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
 	 * bucket. A separate pass so the keys the parser just wrote piece by
 	 * piece have left the store buffer before they are read as whole
@@ -499,6 +520,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			rte_prefetch0(&v->table[slot[i]]);
 		}
 	}
+	tsc = pass_mark(w, MLV_PASS_VIP, tsc);
 	vip[n] = NULL;   /* the frame after the last: nothing to probe */
 	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
 	if (unlikely(!gen)) {
@@ -521,6 +543,8 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	 * used the same bucket. */
 	struct mlv_ct_probe probe[MLV_BURST + 1];
 
+	if (MLV_PASS_CYCLES)
+		flushed = w->ctr.pass.cycles[MLV_PASS_FLUSH];
 	probe_ahead(w, pkt, vip, hash, now_ms, 0, &probe[0]);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
@@ -591,6 +615,9 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;
 		enqueue(w, tx_port, m, MLV_CTR_FORWARDED);
 	}
+	if (MLV_PASS_CYCLES)
+		pass_mark(w, MLV_PASS_BACKEND,
+			  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] - flushed));
 out:
 	if (d.n)
 		rte_pktmbuf_free_bulk(d.m, d.n);

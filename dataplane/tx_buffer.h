@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -43,10 +44,15 @@ static inline void mlv_tx_flush(struct mlv_tx_buffer *b,
 				struct mlv_worker_counters *c)
 {
 	uint16_t n = b->n, sent;
+	uint64_t t0 = 0;
 
 	if (n == 0)
 		return;
+	if (MLV_PASS_CYCLES)
+		t0 = rte_rdtsc();
 	sent = rte_eth_tx_burst(b->port_id, b->queue_id, b->pkts, n);
+	if (MLV_PASS_CYCLES)
+		c->pass.cycles[MLV_PASS_FLUSH] += rte_rdtsc() - t0;
 	if (unlikely(sent < n)) {
 		for (uint16_t i = sent; i < n; i++) {
 			switch (b->outcome[i]) {

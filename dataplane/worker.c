@@ -228,6 +228,12 @@ int mlv_worker_run(void *arg)
 out:
 	mlv_worker_flush(w);
 	mlv_publish_worker_unregister(w->pub, w->id);
+	if (MLV_PASS_CYCLES) {
+		char buf[256];
+
+		mlv_pass_cycles_format(&w->ctr.pass, buf, sizeof(buf));
+		mlv_info("worker %u: pass cycles per packet: %s", w->id, buf);
+	}
 	mlv_debug("worker %u stopped", w->id);
 	return 0;
 }

@@ -78,12 +78,42 @@ static void test_flow_counter_names(void **state)
 	assert_string_equal(mlv_flow_counter_name(MLV_FLOW_NEW_FLOWS), "new_flows");
 }
 
+/* The measurement builds' per-pass line (dataplane/pass_cycles.h): per
+ * packet figures, own = every pass but the flush, and own over flush;
+ * nothing before any packet; a short buffer truncated, never overrun. */
+static void test_pass_cycles_format(void **state)
+{
+	struct mlv_pass_cycles pc = { .packets = 0 };
+	char buf[160], small[12];
+
+	(void)state;
+	memset(buf, 'x', sizeof(buf));
+	assert_int_equal(mlv_pass_cycles_format(&pc, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+
+	pc.cycles[MLV_PASS_PARSE] = 110;
+	pc.cycles[MLV_PASS_VIP] = 120;
+	pc.cycles[MLV_PASS_BACKEND] = 405;
+	pc.cycles[MLV_PASS_FLUSH] = 160;
+	pc.packets = 10;
+	mlv_pass_cycles_format(&pc, buf, sizeof(buf));
+	assert_string_equal(buf, "parse 11.0 vip 12.0 backend 40.5 flush 16.0 "
+				 "own 63.5 own/flush 3.97");
+
+	memset(small, 'x', sizeof(small));
+	assert_true(mlv_pass_cycles_format(&pc, small, sizeof(small) - 1) >
+		    (int)sizeof(small));
+	assert_int_equal(strlen(small), sizeof(small) - 2);
+	assert_int_equal(small[sizeof(small) - 1], 'x');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worker_counter_names),
 		cmocka_unit_test(test_drop_reason_names),
 		cmocka_unit_test(test_flow_counter_names),
+		cmocka_unit_test(test_pass_cycles_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,11 +16,23 @@
 #   dp-bench [--quick] [--json] [--only REGEX] [--cores MAIN,FWD]
 #            [--duration S] [--warmup S] [--repeat N] [--work DIR] [--keep]
 #            [--save FILE] [--maglevd PATH] [--testpmd PATH] [--floor PATH]
+#            [--against PATH]
 #
 # --repeat N runs the measurements of a scenario N times in turn
 # (io, 5tswap, maglevd, floor, io, ...) and reports each one's median run: on a
 # shared machine a neighbour's burst of work then spoils one sample, not
 # the figure.
+#
+# --against PATH compares two builds instead: maglevd (--maglevd, A)
+# and PATH (B), alone, in alternating order (A B, then B A, ...) --repeat
+# times per scenario, nothing else run. It prints each pair's Mpps per
+# worker CPU-second and B/A, then per scenario the median B/A and how
+# many pairs B won; and, when both are measurement builds (meson
+# -Dpass_cycles=true: dataplane/pass_cycles.h), each run's TSC cycles per
+# packet in maglevd's own passes and in the transmit flush (PMD code),
+# and the median of B's own cycles over A's (lower is faster). On a
+# shared host whole-run rates moved by ±15-40 % between runs, own cycles
+# by a few per cent (docs/benchmarks.md, "New-flow round 7").
 #
 # --quick is the CI smoke: tiny pcaps, about a second per run; it fails
 # (exit 1) if any run forwarded nothing, and asserts no speed. A full run
@@ -46,7 +58,7 @@ FLOOR='@FLOOR@'
 TESTPMD=$(command -v dpdk-testpmd || echo /usr/bin/dpdk-testpmd)
 
 QUICK=0 JSON=0 ONLY='' CORES=0,1 DURATION='' WARMUP='' REPEAT=1 WORK='' KEEP=0
-SAVE=''
+SAVE='' AGAINST=''
 # Longest wait for a process to start forwarding (EAL start-up, loading
 # a pcap of a million frames into mbufs).
 START_LIMIT_S=60
@@ -72,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--maglevd) MAGLEVD=${2:?}; shift ;;
 	--testpmd) TESTPMD=${2:?}; shift ;;
 	--floor) FLOOR=${2:?}; shift ;;
+	--against) AGAINST=${2:?}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
@@ -90,7 +103,7 @@ fi
 [[ $DURATION =~ ^[0-9]+(\.[0-9]+)?$ && $WARMUP =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
 	die "--duration/--warmup take seconds"
 [[ $REPEAT =~ ^[1-9][0-9]?$ ]] || die "--repeat takes 1..99"
-for p in "$MAGLEVD" "$GEN" "$RESULT" "$TESTPMD" "$FLOOR"; do
+for p in "$MAGLEVD" "$GEN" "$RESULT" "$TESTPMD" "$FLOOR" ${AGAINST:+"$AGAINST"}; do
 	[ -x "$p" ] || die "$p: not found or not executable"
 done
 
@@ -447,11 +460,64 @@ run_floor() {
 
 # ---- main --------------------------------------------------------------
 # This script and the snapshot polls stay off the forwarding CPU.
+# ---- --against: two maglevd builds, alternating ------------------------
+AB=$WORK/ab.txt
+: > "$AB"
+
+# ab_record SCENARIO SIDE PAIR: the run just made (the last result line,
+# and the pass cycles the worker logged, if any) as one line of $AB:
+# scenario side pair mpps own flush ("-" when absent).
+ab_record() {
+	local last mpps pc
+	last=$(tail -n 1 "$RESULTS")
+	mpps=$(sed -n 's/.*"tool":"maglevd".*"mpps_cpu":\([0-9.e+-]*\).*/\1/p' <<< "$last")
+	pc=$(sed -n 's/.*pass cycles per packet: .* flush \([0-9.]*\) own \([0-9.]*\) .*/\2 \1/p' \
+		"$WORK/$1.maglevd.log" | tail -n 1)
+	echo "$1 $2 $3 ${mpps:--} ${pc:-- -}" >> "$AB"
+}
+
+# ab_report: the pairs of $AB and their medians, per scenario.
+ab_report() {
+	awk '
+	function median(a, n,   i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? b / a : 0 }
+	{ key = $1 SUBSEP $3; mpps[key, $2] = $4; own[key, $2] = $5; fl[key, $2] = $6
+	  if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 }
+	  if ($3 > np[$1]) np[$1] = $3 }
+	END {
+		print "scenario        pair   A Mpps   B Mpps    B/A   A own   B own    B/A A flush B flush"
+		for (k = 1; k <= ns; k++) {
+			s = order[k]; nr = nw = no = 0
+			for (p = 1; p <= np[s]; p++) {
+				K = s SUBSEP p
+				r = ratio(mpps[K, "A"], mpps[K, "B"])
+				o = ratio(own[K, "A"], own[K, "B"])
+				printf "%-15s %4d %8s %8s %6.3f %7s %7s %6.3f %7s %7s\n", s, p,
+					mpps[K, "A"], mpps[K, "B"], r, own[K, "A"], own[K, "B"], o,
+					fl[K, "A"], fl[K, "B"]
+				if (r > 0) { rr[++nr] = r; if (r > 1) nw++ }
+				if (o > 0) oo[++no] = o
+			}
+			printf "%-15s median B/A %.3f (B faster in %d of %d pairs)", s, nr ? median(rr, nr) : 0, nw, nr
+			if (no) printf "; own cycles B/A %.3f (lower: B faster)", median(oo, no)
+			printf "\n"
+			delete rr; delete oo
+		}
+	}' "$AB"
+}
+
 taskset -pc "$MAIN_CPU" $$ > /dev/null || die "cannot pin to CPU $MAIN_CPU"
 TSC_HZ=$("$RESULT" tsc-hz) || die "cannot measure the TSC frequency"
 say "work dir $WORK; forwarding CPU $FWD_CPU, main CPU $MAIN_CPU;" \
 	"window ${DURATION}s after ${WARMUP}s warm-up; TSC $TSC_HZ Hz"
 ran=0
+MAGLEVD_A=$MAGLEVD
 for s in "${SCENARIOS[@]}"; do
 	IFS='|' read -r name desc goal flows frames family iplen flags ct fwd mtu room <<< "$s"
 	[ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]] && continue
@@ -464,6 +530,21 @@ for s in "${SCENARIOS[@]}"; do
 		--family "$family" --ip-len "$iplen" --flags "$flags" > /dev/null ||
 		die "$name: cannot write $pcap"
 	BROKEN=()
+	if [ -n "$AGAINST" ]; then
+		for ((r = 1; r <= REPEAT; r++)); do
+			order="A B"
+			[ $((r % 2)) = 0 ] && order="B A"
+			for side in $order; do
+				bin=$MAGLEVD_A
+				[ "$side" = B ] && bin=$AGAINST
+				say "$name: maglevd $side ($r/$REPEAT)"
+				MAGLEVD=$bin run_maglevd "$name" "$pcap" "$ct" "$fwd" "$mtu" "$frames" "$room"
+				ab_record "$name" "$side" "$r"
+			done
+		done
+		[ $KEEP = 1 ] || rm -f "$pcap"
+		continue
+	fi
 	# The floor forwards IPv4 over ipip only (floor_path.h).
 	runs="testpmd-io testpmd-5tswap maglevd"
 	[ "$family" = 4 ] && [ "$fwd" = ipip ] && runs="$runs floor"
@@ -483,6 +564,11 @@ done
 [ $ran -gt 0 ] || die "no scenario matches --only '$ONLY'"
 
 [ -n "$SAVE" ] && { cp "$RESULTS" "$SAVE" || die "cannot write $SAVE"; }
+if [ -n "$AGAINST" ]; then
+	ab_report
+	[ $QUICK = 1 ] && [ $FAILED = 1 ] && { KEEP=1; exit 1; }
+	exit 0
+fi
 if [ $JSON = 1 ]; then
 	"$RESULT" report --json "$RESULTS" || exit 1
 else
