@@ -458,8 +458,6 @@ run_floor() {
 	measure_child floor "$sc" "$stats" tx_packets "$pre" "$log"
 }
 
-# ---- main --------------------------------------------------------------
-# This script and the snapshot polls stay off the forwarding CPU.
 # ---- --against: two maglevd builds, alternating ------------------------
 AB=$WORK/ab.txt
 : > "$AB"
@@ -512,6 +510,8 @@ ab_report() {
 	}' "$AB"
 }
 
+# ---- main --------------------------------------------------------------
+# This script and the snapshot polls stay off the forwarding CPU.
 taskset -pc "$MAIN_CPU" $$ > /dev/null || die "cannot pin to CPU $MAIN_CPU"
 TSC_HZ=$("$RESULT" tsc-hz) || die "cannot measure the TSC frequency"
 say "work dir $WORK; forwarding CPU $FWD_CPU, main CPU $MAIN_CPU;" \
