@@ -45,28 +45,7 @@ static const struct mlv_gen_vip *echo_vip(const struct mlv_generation *gen,
 	return mlv_gen_find_vip(gen, &k, true);
 }
 
-/* A two-entry memo of the last VIP look-ups in a burst: the frames of a
- * burst mostly go to the same few VIPs, and comparing 20 key bytes is far
- * cheaper than hashing them and probing the generation's index. Two
- * entries, replaced in turn, so that traffic alternating between two
- * VIPs (an IPv4 and an IPv6 service on one host, say) keeps hitting: one
- * entry missed on every frame of dp-bench's est-mixed-ipip, an index
- * probe each (89 instructions). Valid for one burst (one generation).
- * Exact (port-specific) look-ups only. */
-struct vip_memo_entry {
-	uint64_t dst[2];
-	uint32_t port_proto_family;   /* dport, proto, family: key bytes 34..37;
-					 0 = empty (a parsed key's family is
-					 4 or 6) */
-	const struct mlv_gen_vip *vip;
-};
-
-struct vip_memo {
-	struct vip_memo_entry e[2];
-	uint32_t next;                /* the entry a miss replaces */
-};
-
-static inline bool memo_holds(const struct vip_memo_entry *m,
+static inline bool memo_holds(const struct mlv_vip_memo_entry *m,
 			      const uint64_t dst[2], uint32_t ppf)
 {
 	return ((dst[0] ^ m->dst[0]) | (dst[1] ^ m->dst[1]) |
@@ -74,10 +53,10 @@ static inline bool memo_holds(const struct vip_memo_entry *m,
 }
 
 static inline const struct mlv_gen_vip *
-find_vip(struct vip_memo *memo, const struct mlv_generation *gen,
+find_vip(struct mlv_vip_memo *memo, const struct mlv_generation *gen,
 	 const struct mlv_flow_key *key)
 {
-	struct vip_memo_entry *m;
+	struct mlv_vip_memo_entry *m;
 	uint64_t dst[2];
 	uint32_t ppf;
 
@@ -221,13 +200,15 @@ choose(struct mlv_worker *w, const struct mlv_generation *gen,
 }
 
 /* A tracked flow now counts in gen as one of b's active flows; bi is b's
- * index in gen->all_backends. The conntrack table takes it off again
- * when it lets the flow go (ct_follow). */
+ * index in gen->all_backends, active this worker's row of
+ * gen->backend_active (read once a burst). The conntrack table takes it
+ * off again when it lets the flow go (ct_follow). */
 static inline void count_active(struct mlv_worker *w,
 				const struct mlv_generation *gen,
+				uint32_t *active,
 				const struct mlv_gen_backend *b, uint32_t bi)
 {
-	gen->backend_active[w->id][bi]++;
+	active[bi]++;
 	if (b->vip_bounded)
 		gen->vip_active[w->id][b->vip_index]++;
 }
@@ -310,7 +291,8 @@ static inline const struct mlv_gen_backend *
 tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
 		uint32_t hash, uint32_t slot, uint32_t now_ms,
-		const struct mlv_ct_probe *probe, bool *is_new, uint32_t *bi_out)
+		const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
+		uint32_t *bi_out)
 {
 	struct mlv_ct_entry *e;
 	const struct mlv_gen_backend *b = NULL;
@@ -346,7 +328,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	e->backend_all_idx = bi;
 	*bi_out = bi;
 	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms))
-		count_active(w, gen, b, bi);
+		count_active(w, gen, active, b, bi);
 	return b;
 }
 
@@ -437,16 +419,24 @@ static inline uint64_t pass_mark(struct mlv_worker *w, enum mlv_pass p,
 
 /* Probe frame i's conntrack bucket (see pass 3), or mark it unprobed
  * when the frame will not be tracked (or is the one after the burst's
- * last: vip[n] is NULL). */
+ * last: vip[n] is NULL). A frame the table does not hold will read its
+ * slot in the VIP's table (choose), which in a 128 KiB table is an L1
+ * miss: prefetched here, one frame ahead, rather than for every frame in
+ * pass 2, where established flows, which never read it, paid for the
+ * line (own cycles per packet 4 % lower on est-64B-ipip, 4-6 % on
+ * new-64B-ipip: docs/benchmarks.md, "New-flow round 8"). */
 static inline void probe_ahead(struct mlv_worker *w, const struct mlv_pkt *pkt,
 			       const struct mlv_gen_vip *const *vip,
-			       const uint32_t *hash, uint32_t now_ms, uint16_t i,
+			       const uint32_t *hash, const uint32_t *slot,
+			       uint32_t now_ms, uint16_t i,
 			       struct mlv_ct_probe *pr)
 {
 	if (likely(vip[i] != NULL &&
-		   !(pkt[i].flags & (MLV_PKT_F_ICMP_ERROR | MLV_PKT_F_ICMP_ECHO))))
+		   !(pkt[i].flags & (MLV_PKT_F_ICMP_ERROR | MLV_PKT_F_ICMP_ECHO)))) {
 		mlv_ct_probe(w->ct, &pkt[i].key, hash[i], now_ms, pr);
-	else
+		if (pr->hit == NULL)
+			rte_prefetch0(&vip[i]->table[slot[i]]);
+	} else
 		pr->bucket = NULL;
 }
 
@@ -459,7 +449,6 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint32_t hash[MLV_BURST];
 	uint32_t slot[MLV_BURST];   /* in the VIP's table */
 	uint8_t verdict[MLV_BURST];
-	struct vip_memo memo = { .next = 0 };   /* both entries empty */
 	struct drops d;
 	uint64_t rx_bytes = 0;
 	uint64_t tsc = 0, flushed = 0;   /* pass_cycles.h */
@@ -490,6 +479,8 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &pkt[i]);
 	}
 	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
+	if (likely(gen != NULL) && unlikely(w->vip_memo.gen != gen->number))
+		mlv_vip_memo_reset(&w->vip_memo, gen->number);
 	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
 	 * bucket. A separate pass so the keys the parser just wrote piece by
 	 * piece have left the store buffer before they are read as whole
@@ -501,7 +492,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		if (unlikely(verdict[i] != MLV_PARSE_OK || !gen))
 			continue;
 		if (likely(!(p->flags & (MLV_PKT_F_ICMP_ECHO | MLV_PKT_F_FRAGMENT))))
-			vip[i] = find_vip(&memo, gen, &p->key);
+			vip[i] = find_vip(&w->vip_memo, gen, &p->key);
 		else if (p->flags & MLV_PKT_F_FRAGMENT)
 			vip[i] = mlv_gen_find_vip(gen, &p->key, true);
 		else
@@ -511,13 +502,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 
 			hash[i] = mlv_flow_hash_inline(&p->key);
 			mlv_ct_prefetch(w->ct, hash[i]);
-			/* The table slot too, which a new flow reads: in a
-			 * 128 KiB table it is an L1 miss, and unprefetched
-			 * the slot-owner-usable chain in choose() was a
-			 * quarter of the new-flow time in this function
-			 * (perf). */
 			slot[i] = table_slot(v, hash[i]);
-			rte_prefetch0(&v->table[slot[i]]);
 		}
 	}
 	tsc = pass_mark(w, MLV_PASS_VIP, tsc);
@@ -536,6 +521,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
 	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
+	uint32_t *active = gen->backend_active[w->id];
 	/* Each tracked frame's conntrack probe, read one frame ahead of its
 	 * use, so that the bucket's look-up and the choice of the slot to
 	 * claim run beside the frame before it (docs/benchmarks.md,
@@ -543,9 +529,11 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	 * used the same bucket. */
 	struct mlv_ct_probe probe[MLV_BURST + 1];
 
+	/* Once for the burst rather than per forwarded frame (enqueue). */
+	w->tx_dirty |= 1u << tx_port;
 	if (MLV_PASS_CYCLES)
 		flushed = w->ctr.pass.cycles[MLV_PASS_FLUSH];
-	probe_ahead(w, pkt, vip, hash, now_ms, 0, &probe[0]);
+	probe_ahead(w, pkt, vip, hash, slot, now_ms, 0, &probe[0]);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct mlv_pkt *p = &pkt[i];
@@ -556,7 +544,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		uint32_t bi;
 		uint8_t *hdr;
 
-		probe_ahead(w, pkt, vip, hash, now_ms, i + 1, &probe[i + 1]);
+		probe_ahead(w, pkt, vip, hash, slot, now_ms, i + 1, &probe[i + 1]);
 		if (unlikely(v == NULL)) {
 			switch (verdict[i]) {
 			case MLV_PARSE_OK:
@@ -589,7 +577,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 				mlv_ct_probe(w->ct, &p->key, hash[i], now_ms,
 					     &probe[i]);
 			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
-					    &probe[i], &is_new, &bi);
+					    &probe[i], active, &is_new, &bi);
 		} else {
 			b = icmp_error_backend(w, gen, v, p, hash[i], slot[i],
 					       now_ms);
@@ -613,7 +601,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
 		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
 		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;
-		enqueue(w, tx_port, m, MLV_CTR_FORWARDED);
+		mlv_tx_enqueue(&w->tx[tx_port], &w->ctr, m, MLV_CTR_FORWARDED);
 	}
 	if (MLV_PASS_CYCLES)
 		pass_mark(w, MLV_PASS_BACKEND,

@@ -79,6 +79,40 @@ struct mlv_worker_answer {
 	uint32_t expires_in_ms;
 };
 
+/* A two-entry memo of the worker's last VIP look-ups (dataplane/forward.c):
+ * frames mostly go to the same few VIPs, and comparing 20 key bytes is far
+ * cheaper than hashing them and probing the generation's index. Two
+ * entries, replaced in turn, so that traffic alternating between two
+ * VIPs (an IPv4 and an IPv6 service on one host, say) keeps hitting: one
+ * entry missed on every frame of dp-bench's est-mixed-ipip, an index
+ * probe each (89 instructions). Kept across bursts while the generation
+ * stays the same (a look-up per burst was 3 instructions a frame), by
+ * number: numbers are never reused, pointers to freed generations may
+ * be. Exact (port-specific) look-ups only. */
+struct mlv_vip_memo_entry {
+	uint64_t dst[2];
+	uint32_t port_proto_family;   /* dport, proto, family: key bytes 34..37;
+					 0 = empty (a parsed key's family is
+					 4 or 6) */
+	const struct mlv_gen_vip *vip;
+};
+
+struct mlv_vip_memo {
+	struct mlv_vip_memo_entry e[2];
+	uint32_t next;                /* the entry a miss replaces */
+	uint32_t gen;                 /* the generation number the entries
+					 belong to */
+};
+
+/* Forget every entry: the memo now serves generation number gen. */
+static inline void mlv_vip_memo_reset(struct mlv_vip_memo *m, uint32_t gen)
+{
+	m->e[0].port_proto_family = 0;
+	m->e[1].port_proto_family = 0;
+	m->next = 0;
+	m->gen = gen;
+}
+
 struct mlv_worker {
 	/* Written per burst by this worker only. */
 	struct mlv_worker_counters ctr;
@@ -100,6 +134,7 @@ struct mlv_worker {
 	 * mlv_forward_sweep, used only inside them. */
 	const struct mlv_generation *ct_gen;
 	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
+	struct mlv_vip_memo vip_memo;   /* created empty (zeroed) */
 	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
 
 	/* The control thread's conntrack question (mlv_worker_query_post). */

@@ -5,7 +5,8 @@
  *
  * Covered: every frame lands in exactly one counter; the encapsulated
  * frame carries the original IP packet; a flow keeps its backend across a
- * table change and is re-selected when its backend leaves; a full TX
+ * table change and is re-selected when its backend leaves; the VIP memo
+ * forgets a generation once another is published; a full TX
  * queue is counted and leaks no mbuf; and the real worker loop forwards
  * while the control thread publishes hundreds of generations (run under
  * ASan in CI: a generation freed too early would be a use-after-free).
@@ -412,6 +413,34 @@ static void test_flows_keep_backend_until_it_leaves(void **state)
 	mlv_publish_wait(E.pub);
 }
 
+/* The VIP memo outlives a burst but not a generation: after a publish
+ * that takes b1 out of the VIP, new flows (one per burst, so every look-up
+ * after the first would come from the memo) reach only the new
+ * generation's backends. With the old generation's VIP remembered, about
+ * a third of them went to b1 (and ASan saw the freed generation). */
+static void test_vip_memo_follows_the_generation(void **state)
+{
+	enum { N = 24 };
+	struct mlv_config *without_b1 = config("b1", "");
+	int to_b1 = 0;
+
+	(void)state;
+	counters_zero();
+	for (int i = 0; i < N; i++)
+		to_b1 += send_flow((uint16_t)(47000 + i)) == 11;
+	assert_true(to_b1 > 0);   /* b1 takes its share before */
+	publish(without_b1);
+	mlv_publish_wait(E.pub);
+	to_b1 = 0;
+	for (int i = 0; i < N; i++)
+		to_b1 += send_flow((uint16_t)(47100 + i)) == 11;
+	assert_int_equal(to_b1, 0);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_FORWARDED], 2 * N);
+	mlv_config_free(without_b1);
+	publish(E.cfg);
+	mlv_publish_wait(E.pub);
+}
+
 /* Frames of one burst interleaving three VIPs (in runs, alternating,
  * and mixed) each reach a backend of their own VIP: the VIP memo of the
  * burst (dataplane/forward.c) never hands one frame another's VIP. */
@@ -607,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_every_frame_counted_once),
 		cmocka_unit_test(test_encapsulated_frame_carries_the_packet),
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
+		cmocka_unit_test(test_vip_memo_follows_the_generation),
 		cmocka_unit_test(test_interleaved_vips_in_one_burst),
 		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
