@@ -213,6 +213,63 @@ static double ratio(const struct row *r, const char *key)
 	return ratio_of(r->mlv, r->swap, key);
 }
 
+/* maglevd / 5tswap repeat by repeat: the k-th run of each, made a few
+ * seconds apart in the same repeat (dp-bench runs io, 5tswap, maglevd,
+ * floor, io, ...), so a drift of the host's speed between repeats,
+ * which moves 5tswap's rate most, cancels in each. In run order into
+ * out; returns how many, 0 when the two have different numbers of runs
+ * (a run missing: no pairing by position). */
+static size_t paired_ratios(const struct row *r, const char *key, double *out,
+			    size_t cap)
+{
+	size_t n = json_array_size(r->runs[RUN_MLV]);
+
+	if (n == 0 || n != json_array_size(r->runs[RUN_SWAP]) || n > cap)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		out[k] = ratio_of(json_array_get(r->runs[RUN_MLV], k),
+				  json_array_get(r->runs[RUN_SWAP], k), key);
+		if (out[k] < 0)
+			return 0;
+	}
+	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The paired ratios of every scenario repeated more than once: how far
+ * one repeat's ratio strays from the ratio of record (of the medians). */
+static void print_paired(const struct rows *rs)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < rs->n; i++) {
+		double q[64];
+		size_t n = paired_ratios(&rs->r[i], rs->rate, q, 64);
+
+		if (n < 2)
+			continue;
+		if (!any)
+			printf("\n%-16s %7s %6s %6s %6s\n", "scenario", "repeats",
+			       "min", "median", "max");
+		any = true;
+		qsort(q, n, sizeof(q[0]), cmp_double);
+		printf("%-16s %7zu %6.2f %6.2f %6.2f\n", rs->r[i].name, n, q[0],
+		       q[(n - 1) / 2], q[n - 1]);
+	}
+	if (any)
+		printf("\nmin, median, max: maglevd / 5tswap repeat by repeat "
+		       "(each maglevd run over\nthe 5tswap run of the same "
+		       "repeat), the spread the host's speed gives a single\n"
+		       "ratio. The goal is judged on the ratio column above, "
+		       "of the medians.\n");
+}
+
 /* The smallest share of its CPU the forwarding thread had in the
  * scenario's three median runs, or -1. */
 static double min_cpu_share(const struct row *r)
@@ -335,6 +392,7 @@ static void print_table(const struct rows *rs)
 	       strcmp(rs->rate, "mpps") == 0 ? "of wall-clock time"
 					      : "of the forwarding thread's CPU time");
 	print_floor_table(rs);
+	print_paired(rs);
 
 	for (unsigned i = 0; i < rs->n; i++) {
 		const struct row *r = &rs->r[i];
@@ -375,6 +433,21 @@ static json_t *machine(void)
 			 (int)sysconf(_SC_NPROCESSORS_ONLN), "kernel", u.release);
 }
 
+/* paired_ratios as a JSON array in run order; NULL (left out) when the
+ * runs do not pair. */
+static json_t *paired_list(const struct row *r, const char *key)
+{
+	double q[64];
+	size_t n = paired_ratios(r, key, q, 64);
+	json_t *out;
+
+	if (n == 0 || !(out = json_array()))
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(out, json_real(q[k]));
+	return out;
+}
+
 static int print_json(const struct rows *rs)
 {
 	json_t *arr = json_array();
@@ -389,7 +462,7 @@ static int print_json(const struct rows *rs)
 		double mf = ratio_of(r->mlv, r->flr, rs->rate);
 		json_t *o = json_pack(
 			"{s:s, s:O*, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:o*,"
-			" s:o*, s:o*, s:O, s:{s:o*, s:o*, s:o*, s:o*}}",
+			" s:o*, s:o*, s:O, s:o*, s:{s:o*, s:o*, s:o*, s:o*}}",
 			"scenario", r->name, "setup", r->scenario,
 			run_key[RUN_IO], r->io, run_key[RUN_SWAP], r->swap,
 			run_key[RUN_MLV], r->mlv, run_key[RUN_FLOOR], r->flr,
@@ -400,6 +473,7 @@ static int print_json(const struct rows *rs)
 			"ratio_floor_5tswap", fs >= 0 ? json_real(fs) : NULL,
 			"ratio_maglevd_floor", mf >= 0 ? json_real(mf) : NULL,
 			"not_available", r->na,
+			"ratio_maglevd_5tswap_by_repeat", paired_list(r, rs->rate),
 			"every_repeat",
 			run_key[RUN_IO], rate_list(r->runs[RUN_IO], rs->rate),
 			run_key[RUN_SWAP], rate_list(r->runs[RUN_SWAP], rs->rate),
