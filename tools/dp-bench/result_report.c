@@ -213,21 +213,21 @@ static double ratio(const struct row *r, const char *key)
 	return ratio_of(r->mlv, r->swap, key);
 }
 
-/* maglevd / 5tswap repeat by repeat: the k-th run of each, made a few
- * seconds apart in the same repeat (dp-bench runs io, 5tswap, maglevd,
- * floor, io, ...), so a drift of the host's speed between repeats,
- * which moves 5tswap's rate most, cancels in each. In run order into
- * out; returns how many, 0 when the two have different numbers of runs
- * (a run missing: no pairing by position). */
-static size_t paired_ratios(const struct row *r, const char *key, double *out,
-			    size_t cap)
+/* run / 5tswap repeat by repeat (run: RUN_MLV or RUN_FLOOR): the k-th
+ * run of each, made a few seconds apart in the same repeat (dp-bench runs
+ * io, 5tswap, maglevd, floor, io, ...), so a drift of the host's speed
+ * between repeats, which moves 5tswap's rate most, cancels in each. In
+ * run order into out; returns how many, 0 when the two have different
+ * numbers of runs (a run missing: no pairing by position). */
+static size_t paired_ratios(const struct row *r, enum run run, const char *key,
+			    double *out, size_t cap)
 {
-	size_t n = json_array_size(r->runs[RUN_MLV]);
+	size_t n = json_array_size(r->runs[run]);
 
 	if (n == 0 || n != json_array_size(r->runs[RUN_SWAP]) || n > cap)
 		return 0;
 	for (size_t k = 0; k < n; k++) {
-		out[k] = ratio_of(json_array_get(r->runs[RUN_MLV], k),
+		out[k] = ratio_of(json_array_get(r->runs[run], k),
 				  json_array_get(r->runs[RUN_SWAP], k), key);
 		if (out[k] < 0)
 			return 0;
@@ -242,6 +242,21 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* "least median greatest" of run's paired ratios into buf, or n/a. */
+static void paired_cells(const struct row *r, enum run run, const char *key,
+			 char *buf, size_t len)
+{
+	double q[64];
+	size_t n = paired_ratios(r, run, key, q, 64);
+
+	if (n < 2) {
+		snprintf(buf, len, "%6s %6s %6s", "n/a", "n/a", "n/a");
+		return;
+	}
+	qsort(q, n, sizeof(q[0]), cmp_double);
+	snprintf(buf, len, "%6.2f %6.2f %6.2f", q[0], q[(n - 1) / 2], q[n - 1]);
+}
+
 /* The paired ratios of every scenario repeated more than once: how far
  * one repeat's ratio strays from the ratio of record (of the medians). */
 static void print_paired(const struct rows *rs)
@@ -249,25 +264,28 @@ static void print_paired(const struct rows *rs)
 	bool any = false;
 
 	for (unsigned i = 0; i < rs->n; i++) {
+		const struct row *r = &rs->r[i];
 		double q[64];
-		size_t n = paired_ratios(&rs->r[i], rs->rate, q, 64);
+		size_t n = paired_ratios(r, RUN_MLV, rs->rate, q, 64);
+		char mlv[64], flr[64];
 
 		if (n < 2)
 			continue;
 		if (!any)
-			printf("\n%-16s %7s %6s %6s %6s\n", "scenario", "repeats",
-			       "min", "median", "max");
+			printf("\n%-16s %7s %20s %20s\n%-16s %7s %6s %6s %6s "
+			       "%6s %6s %6s\n", "", "", "maglevd / 5tswap",
+			       "floor / 5tswap", "scenario", "repeats", "min",
+			       "median", "max", "min", "median", "max");
 		any = true;
-		qsort(q, n, sizeof(q[0]), cmp_double);
-		printf("%-16s %7zu %6.2f %6.2f %6.2f\n", rs->r[i].name, n, q[0],
-		       q[(n - 1) / 2], q[n - 1]);
+		paired_cells(r, RUN_MLV, rs->rate, mlv, sizeof(mlv));
+		paired_cells(r, RUN_FLOOR, rs->rate, flr, sizeof(flr));
+		printf("%-16s %7zu %s %s\n", r->name, n, mlv, flr);
 	}
 	if (any)
-		printf("\nmin, median, max: maglevd / 5tswap repeat by repeat "
-		       "(each maglevd run over\nthe 5tswap run of the same "
-		       "repeat), the spread the host's speed gives a single\n"
-		       "ratio. The goal is judged on the ratio column above, "
-		       "of the medians.\n");
+		printf("\nmin, median, max: repeat by repeat (each maglevd or "
+		       "floor run over the 5tswap\nrun of the same repeat), the "
+		       "spread the host's speed gives a single ratio. The\ngoal "
+		       "is judged on the ratio column above, of the medians.\n");
 }
 
 /* The smallest share of its CPU the forwarding thread had in the
@@ -435,10 +453,10 @@ static json_t *machine(void)
 
 /* paired_ratios as a JSON array in run order; NULL (left out) when the
  * runs do not pair. */
-static json_t *paired_list(const struct row *r, const char *key)
+static json_t *paired_list(const struct row *r, enum run run, const char *key)
 {
 	double q[64];
-	size_t n = paired_ratios(r, key, q, 64);
+	size_t n = paired_ratios(r, run, key, q, 64);
 	json_t *out;
 
 	if (n == 0 || !(out = json_array()))
@@ -462,7 +480,7 @@ static int print_json(const struct rows *rs)
 		double mf = ratio_of(r->mlv, r->flr, rs->rate);
 		json_t *o = json_pack(
 			"{s:s, s:O*, s:O*, s:O*, s:O*, s:O*, s:o*, s:o*, s:o*,"
-			" s:o*, s:o*, s:O, s:o*, s:{s:o*, s:o*, s:o*, s:o*}}",
+			" s:o*, s:o*, s:O, s:o*, s:o*, s:{s:o*, s:o*, s:o*, s:o*}}",
 			"scenario", r->name, "setup", r->scenario,
 			run_key[RUN_IO], r->io, run_key[RUN_SWAP], r->swap,
 			run_key[RUN_MLV], r->mlv, run_key[RUN_FLOOR], r->flr,
@@ -473,7 +491,10 @@ static int print_json(const struct rows *rs)
 			"ratio_floor_5tswap", fs >= 0 ? json_real(fs) : NULL,
 			"ratio_maglevd_floor", mf >= 0 ? json_real(mf) : NULL,
 			"not_available", r->na,
-			"ratio_maglevd_5tswap_by_repeat", paired_list(r, rs->rate),
+			"ratio_maglevd_5tswap_by_repeat",
+			paired_list(r, RUN_MLV, rs->rate),
+			"ratio_floor_5tswap_by_repeat",
+			paired_list(r, RUN_FLOOR, rs->rate),
 			"every_repeat",
 			run_key[RUN_IO], rate_list(r->runs[RUN_IO], rs->rate),
 			run_key[RUN_SWAP], rate_list(r->runs[RUN_SWAP], rs->rate),
