@@ -224,7 +224,8 @@ bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 	if (v == NULL)
 		return false;   /* updated twice, or removed: nothing pending */
 	ct->pending_victim = NULL;
-	s = mlv_ct__next_of(&ct->spare, tcp_flags);
+	s = mlv_ct__next_from(&ct->spare, (enum mlv_ct_state)ct->spare.state,
+			      tcp_flags);
 	if (!proven_state(s)) {
 		/* An unproven flow (a SYN) does not push out a proven one;
 		 * the packet goes to the table's choice untracked. */

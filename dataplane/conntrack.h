@@ -162,8 +162,10 @@ void mlv_ct_destroy(struct mlv_ct *ct);
  * line a hit usually needs: measured (docs/conntrack.md), a look-up that
  * finds its flow elsewhere in the bucket, a miss, an insert and an
  * eviction all read the other lines, and the stall on those costs more
- * than the bandwidth of fetching them early. Owner worker. */
-static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash);
+ * than the bandwidth of fetching them early. Returns the bucket, for
+ * mlv_ct_probe_bucket. Owner worker. */
+static inline struct mlv_ct_entry *mlv_ct_prefetch(const struct mlv_ct *ct,
+						   uint32_t hash);
 
 /* Find the live entry for key, or claim one for it. *is_new says which;
  * a new entry has state FREE and the key/hash set, and the caller fills
@@ -202,6 +204,15 @@ static inline void mlv_ct_probe(const struct mlv_ct *ct,
 				const struct mlv_flow_key *key, uint32_t hash,
 				uint32_t now_ms, struct mlv_ct_probe *pr);
 
+/* mlv_ct_probe given the flow's bucket, as mlv_ct_prefetch(ct, hash)
+ * returned it: a worker that prefetched the bucket a pass earlier keeps
+ * the pointer rather than computing it again. */
+static inline void mlv_ct_probe_bucket(const struct mlv_ct *ct,
+				       struct mlv_ct_entry *bucket,
+				       const struct mlv_flow_key *key,
+				       uint32_t hash, uint32_t now_ms,
+				       struct mlv_ct_probe *pr);
+
 /* The entry for the probed flow, as mlv_ct_lookup_or_insert returns it
  * (the same contract after it). */
 static inline struct mlv_ct_entry *
@@ -234,6 +245,18 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
  * (false only when the spare stayed out). Owner worker. */
 static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 				 uint8_t tcp_flags, uint32_t now_ms);
+
+/* mlv_ct_take for a probe that found no entry (pr->hit NULL), the
+ * backend fields set, then mlv_ct_update, in one call that writes the
+ * entry once, whole, knowing it new (its state machine folds to the
+ * flow's first state). For a worker that picks the backend before it
+ * claims (so that a frame no backend can take evicts nothing). Returns
+ * as mlv_ct_update. Owner worker. */
+static inline bool mlv_ct_insert(struct mlv_ct *ct,
+				 const struct mlv_flow_key *key, uint32_t hash,
+				 uint32_t now_ms, const struct mlv_ct_probe *pr,
+				 uint32_t backend_uid, uint32_t cached_gen,
+				 uint32_t backend_all_idx, uint8_t tcp_flags);
 
 /* A count per backend that the table keeps for its owner (tracked flows
  * per backend, for bounded loads and the ctl's active counts): while set,
@@ -435,12 +458,14 @@ static inline void mlv_ct__prefetch_line(const void *p)
 	__asm__ __volatile__("" : : "r"(p));
 }
 
-static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
+static inline struct mlv_ct_entry *mlv_ct_prefetch(const struct mlv_ct *ct,
+						   uint32_t hash)
 {
-	const char *b = (const char *)mlv_ct__bucket(ct, hash);
+	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
 
 	mlv_ct__prefetch_line(b);
-	mlv_ct__prefetch_line(b + 64);
+	mlv_ct__prefetch_line((const char *)b + 64);
+	return b;
 }
 
 /* The slow paths of mlv_ct_probe (mlv_ct__probe_rest: everything but a
@@ -451,11 +476,12 @@ static inline void mlv_ct_prefetch(const struct mlv_ct *ct, uint32_t hash)
 /* Inline: only the preferred way, where almost every hit is found until
  * the bucket fills up. The rest (other ways, and the slot a claim would
  * take) is mlv_ct__probe_rest. */
-static inline void mlv_ct_probe(const struct mlv_ct *ct,
-				const struct mlv_flow_key *key, uint32_t hash,
-				uint32_t now_ms, struct mlv_ct_probe *pr)
+static inline void mlv_ct_probe_bucket(const struct mlv_ct *ct,
+				       struct mlv_ct_entry *b,
+				       const struct mlv_flow_key *key,
+				       uint32_t hash, uint32_t now_ms,
+				       struct mlv_ct_probe *pr)
 {
-	struct mlv_ct_entry *b = mlv_ct__bucket(ct, hash);
 	struct mlv_ct_entry *e = &b[mlv_ct__first_way(hash)];
 
 	pr->bucket = b;
@@ -465,6 +491,13 @@ static inline void mlv_ct_probe(const struct mlv_ct *ct,
 		return;
 	}
 	mlv_ct__probe_rest(ct, key, hash, now_ms, pr);
+}
+
+static inline void mlv_ct_probe(const struct mlv_ct *ct,
+				const struct mlv_flow_key *key, uint32_t hash,
+				uint32_t now_ms, struct mlv_ct_probe *pr)
+{
+	mlv_ct_probe_bucket(ct, mlv_ct__bucket(ct, hash), key, hash, now_ms, pr);
 }
 
 static inline struct mlv_ct_entry *
@@ -537,15 +570,16 @@ mlv_ct_next_state(const struct mlv_flow_key *key, enum mlv_ct_state state,
 			    tcp_flags);
 }
 
-/* The next state of the flow in e (see mlv_ct__flow). */
+/* The next state of the flow in e (see mlv_ct__flow) from state. */
 static inline enum mlv_ct_state
-mlv_ct__next_of(const struct mlv_ct_entry *e, uint8_t tcp_flags)
+mlv_ct__next_from(const struct mlv_ct_entry *e, enum mlv_ct_state state,
+		  uint8_t tcp_flags)
 {
 	uint64_t hi;
 
 	memcpy(&hi, e->flow + 8, 8);
 	return mlv_ct__next((hi >> 40) & MLV_CT__NO_PORTS, (uint8_t)(hi >> 32),
-			    (enum mlv_ct_state)e->state, tcp_flags);
+			    state, tcp_flags);
 }
 
 static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
@@ -554,11 +588,39 @@ static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 	if (__builtin_expect(e == &ct->spare, 0))
 		return mlv_ct__update_spare(ct, tcp_flags, now_ms);
 
-	enum mlv_ct_state s = mlv_ct__next_of(e, tcp_flags);
+	enum mlv_ct_state s =
+		mlv_ct__next_from(e, (enum mlv_ct_state)e->state, tcp_flags);
 
 	ct->occupancy += e->state == MLV_CT_FREE;   /* a new flow enters */
 	e->state = (uint8_t)s;
 	e->expires_ms = now_ms + ct->timeout_ms[s];
+	return true;
+}
+
+static inline bool mlv_ct_insert(struct mlv_ct *ct,
+				 const struct mlv_flow_key *key, uint32_t hash,
+				 uint32_t now_ms, const struct mlv_ct_probe *pr,
+				 uint32_t backend_uid, uint32_t cached_gen,
+				 uint32_t backend_all_idx, uint8_t tcp_flags)
+{
+	struct mlv_ct_entry *victim = NULL;
+	struct mlv_ct_entry *e = mlv_ct__vacate(ct, hash, pr, &victim);
+	enum mlv_ct_state s;
+
+	if (__builtin_expect(e == NULL, 0)) {
+		e = mlv_ct__claim_spare(ct, victim, key, hash, now_ms);
+		e->backend_uid = backend_uid;
+		e->cached_gen = cached_gen;
+		e->backend_all_idx = backend_all_idx;
+		return mlv_ct__update_spare(ct, tcp_flags, now_ms);
+	}
+	s = mlv_ct_next_state(key, MLV_CT_FREE, tcp_flags);
+	mlv_ct__write_flow(ct, e, key, mlv_ct__tag(hash), s);
+	e->expires_ms = now_ms + ct->timeout_ms[s];
+	e->backend_uid = backend_uid;
+	e->cached_gen = cached_gen;
+	e->backend_all_idx = backend_all_idx;
+	ct->occupancy++;
 	return true;
 }
 

@@ -27,6 +27,23 @@ struct mlv_ct_entry *mlv_ct__claim_spare(struct mlv_ct *ct,
 					 const struct mlv_flow_key *key,
 					 uint32_t hash, uint32_t now_ms);
 
+/* Write key's flow (tag tag) and state into e's first 16 bytes. */
+static inline void mlv_ct__write_flow(const struct mlv_ct *ct,
+				      struct mlv_ct_entry *e,
+				      const struct mlv_flow_key *key, uint8_t tag,
+				      enum mlv_ct_state state)
+{
+	struct mlv_ct__flow f;
+
+	mlv_ct__flow_of(ct, key, &f);
+
+	uint64_t hi = (f.hi & MLV_CT__HI_MASK) | (uint64_t)tag << 48 |
+		      (uint64_t)state << 56;
+
+	memcpy(e->flow, &f.lo, 8);
+	memcpy(e->flow + 8, &hi, 8);   /* the flow's last bytes, tag, state */
+}
+
 /* Write key's flow (tag tag) into e as a slot just claimed: FREE and
  * expired. */
 static inline void mlv_ct__set_flow(const struct mlv_ct *ct,
@@ -34,15 +51,7 @@ static inline void mlv_ct__set_flow(const struct mlv_ct *ct,
 				    const struct mlv_flow_key *key, uint8_t tag,
 				    uint32_t now_ms)
 {
-	struct mlv_ct__flow f;
-
-	mlv_ct__flow_of(ct, key, &f);
-
-	uint64_t hi = (f.hi & MLV_CT__HI_MASK) | (uint64_t)tag << 48 |
-		      (uint64_t)MLV_CT_FREE << 56;
-
-	memcpy(e->flow, &f.lo, 8);
-	memcpy(e->flow + 8, &hi, 8);   /* the flow's last bytes, tag, state */
+	mlv_ct__write_flow(ct, e, key, tag, MLV_CT_FREE);
 	e->expires_ms = now_ms;        /* expired until mlv_ct_update */
 	e->backend_uid = 0;
 	e->cached_gen = 0;
@@ -230,16 +239,17 @@ static inline void mlv_ct__probe_rest(const struct mlv_ct *ct,
 	pr->least = s.least;
 }
 
-/* Claim the slot the probe chose in the flow's bucket: the first free or
- * expired slot from the flow's preferred way on, else the first of the
- * stalest lowest-class flows, i.e. the way of the least
- * mlv_ct__way_key (mlv_ct__scan_bucket). The four keys were compared with
- * no branch: in a full bucket of flows with unrelated expiries which way
- * is stalest is a coin toss that a branch would mispredict about once per
- * claim. */
+/* The slot the probe chose in the flow's bucket, emptied for the flow: the
+ * first free or expired slot from the flow's preferred way on, else the
+ * first of the stalest lowest-class flows, i.e. the way of the least
+ * mlv_ct__way_key (mlv_ct__scan_bucket), whose flow is let go; or NULL
+ * when that flow is proven (the spare's case: *victim is its way). The
+ * four keys were compared with no branch: in a full bucket of flows with
+ * unrelated expiries which way is stalest is a coin toss that a branch
+ * would mispredict about once per claim. */
 static inline struct mlv_ct_entry *
-mlv_ct__claim(struct mlv_ct *ct, const struct mlv_flow_key *key, uint32_t hash,
-	      uint32_t now_ms, const struct mlv_ct_probe *pr)
+mlv_ct__vacate(struct mlv_ct *ct, uint32_t hash, const struct mlv_ct_probe *pr,
+	       struct mlv_ct_entry **victim)
 {
 	uint32_t w = mlv_ct__first_way(hash);
 	struct mlv_ct_entry *slot =
@@ -250,7 +260,8 @@ mlv_ct__claim(struct mlv_ct *ct, const struct mlv_flow_key *key, uint32_t hash,
 		if (slot->state != MLV_CT_FREE)
 			ct->stats.expired_reused++;
 	} else if (__builtin_expect(code == MLV_CT_CODE_PROVEN, 0)) {
-		return mlv_ct__claim_spare(ct, slot, key, hash, now_ms);
+		*victim = slot;
+		return NULL;
 	} else {
 		ct->stats.evictions++;
 	}
@@ -259,6 +270,20 @@ mlv_ct__claim(struct mlv_ct *ct, const struct mlv_flow_key *key, uint32_t hash,
 		mlv_ct__released(ct, slot);
 		ct->occupancy--;
 	}
+	return slot;
+}
+
+/* Claim the slot the probe chose (mlv_ct__vacate) for key's flow: FREE
+ * and expired until mlv_ct_update. */
+static inline struct mlv_ct_entry *
+mlv_ct__claim(struct mlv_ct *ct, const struct mlv_flow_key *key, uint32_t hash,
+	      uint32_t now_ms, const struct mlv_ct_probe *pr)
+{
+	struct mlv_ct_entry *victim = NULL;
+	struct mlv_ct_entry *slot = mlv_ct__vacate(ct, hash, pr, &victim);
+
+	if (__builtin_expect(slot == NULL, 0))
+		return mlv_ct__claim_spare(ct, victim, key, hash, now_ms);
 	mlv_ct__set_flow(ct, slot, key, mlv_ct__tag(hash), now_ms);
 	return slot;
 }

@@ -275,11 +275,42 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 	return b && b->usable ? b : NULL;
 }
 
+/* A flow the table does not hold: the table's choice (choose), which an
+ * entry claimed for it then remembers; NULL if no backend can take it,
+ * and then nothing is claimed (no tracked flow is evicted for a frame
+ * that is dropped). A path of its own, so that the entry is written once,
+ * whole, with its state machine folded to the first state
+ * (mlv_ct_insert). */
+static inline const struct mlv_gen_backend *
+new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
+		 const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
+		 uint32_t hash, uint32_t slot, uint32_t now_ms,
+		 const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
+		 uint32_t *bi_out)
+{
+	const struct mlv_gen_backend *b = choose(w, gen, vip, slot);
+	uint32_t bi;
+
+	if (unlikely(!b)) {
+		*is_new = false;
+		return NULL;
+	}
+	*is_new = true;
+	w->ctr.ctr[MLV_CTR_CT_NEW]++;
+	bi = mlv_gen_backend_index(gen, b);
+	*bi_out = bi;
+	if (mlv_ct_insert(w->ct, &p->key, hash, now_ms, probe, b->uid,
+			  gen->number, bi, p->tcp_flags))
+		count_active(w, gen, active, b, bi);
+	return b;
+}
+
 /* The backend for a balanced (non-ICMP-error) packet: the tracked one, or
  * a new choice (choose) that the entry then remembers. NULL: no backend
- * (the entry is released). *is_new: a conntrack entry was made. *bi: the
+ * (a tracked flow's entry is released; a new flow claims none). *is_new:
+ * a conntrack entry was made. *bi: the
  * backend's index in gen->all_backends (for its counters), which a flow
- * already counted in gen has in its entry: no pointer division for it.
+ * already counted in gen has in its entry: no look-up for it.
  *
  * Active-flow counts (bounded loads) live in the generation, per worker:
  * a tracked flow is counted in gen when its entry first carries gen's
@@ -294,36 +325,33 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
 		uint32_t *bi_out)
 {
-	struct mlv_ct_entry *e;
-	const struct mlv_gen_backend *b = NULL;
-	bool counted;
+	struct mlv_ct_entry *e = probe->hit;
+	const struct mlv_gen_backend *b;
 	uint32_t bi;
 
-	e = mlv_ct_take(w->ct, &p->key, hash, now_ms, probe, is_new);
-	if (likely(!*is_new)) {
-		b = remembered(gen, vip, e);
-		if (unlikely(!b))
-			w->ctr.ctr[MLV_CTR_CT_RESELECTED]++;
+	if (unlikely(e == NULL))
+		return new_flow_backend(w, gen, vip, p, hash, slot, now_ms, probe,
+					active, is_new, bi_out);
+	*is_new = false;
+	if (likely(e->cached_gen == gen->number)) {
+		/* already counted in gen, and the entry holds b's index */
+		bi = e->backend_all_idx;
+		*bi_out = bi;
+		mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
+		return &gen->all_backends[bi];
 	}
+	/* the flow's first packet in gen */
+	b = remembered(gen, vip, e);
 	if (unlikely(!b)) {
+		w->ctr.ctr[MLV_CTR_CT_RESELECTED]++;
 		b = choose(w, gen, vip, slot);
 		if (unlikely(!b)) {
 			mlv_ct_remove(w->ct, e);
-			*is_new = false;
 			return NULL;
 		}
 		e->backend_uid = b->uid;
 	}
-	if (*is_new)
-		w->ctr.ctr[MLV_CTR_CT_NEW]++;
-	counted = !*is_new && e->cached_gen == gen->number;
 	e->cached_gen = gen->number;
-	if (likely(counted)) {
-		/* already counted in gen, and the entry holds b's indexes */
-		*bi_out = e->backend_all_idx;
-		mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
-		return b;
-	}
 	bi = mlv_gen_backend_index(gen, b);
 	e->backend_all_idx = bi;
 	*bi_out = bi;
@@ -417,7 +445,64 @@ static inline uint64_t pass_mark(struct mlv_worker *w, enum mlv_pass p,
 	return now;
 }
 
-/* Probe frame i's conntrack bucket (see pass 3), or mark it unprobed
+/* A frame pass 3 does not track (probe_ahead left it no bucket): one for
+ * no VIP, an ICMP echo request, or an ICMP error about a VIP's flow.
+ * Returns the backend to forward an ICMP error to; else NULL, and the
+ * frame has been passed on or dropped. Out of the per-frame loop: rare. */
+static __rte_noinline const struct mlv_gen_backend *
+untracked_frame(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
+		const struct mlv_generation *gen, struct rte_mbuf *m,
+		const struct mlv_pkt *p, const struct mlv_gen_vip *v,
+		uint8_t verdict, uint32_t hash, uint32_t slot, uint32_t now_ms)
+{
+	const struct mlv_gen_backend *b;
+
+	if (v == NULL) {
+		switch (verdict) {
+		case MLV_PARSE_OK:
+			not_for_us(w, d, rxq, m, MLV_DROP_NOT_VIP);
+			break;
+		case MLV_PARSE_NOT_IP:
+		case MLV_PARSE_UNSUPPORTED:
+			/* the host's own traffic (ARP, ND, ping, routing
+			 * protocols): the kernel's business */
+			not_for_us(w, d, rxq, m,
+				   (enum mlv_drop_reason)verdict_drop[verdict]);
+			break;
+		default:
+			drop(w, d, m, (enum mlv_drop_reason)verdict_drop[verdict]);
+		}
+		return NULL;
+	}
+	if (p->flags & MLV_PKT_F_ICMP_ECHO) {
+		/* not answered: see docs/architecture.md */
+		drop(w, d, m, MLV_DROP_ICMP_ECHO);
+		return NULL;
+	}
+	if (p->l3_len > v->mtu_room) {
+		too_big(w, d, rxq, m, p, v->mtu_room);
+		return NULL;
+	}
+	b = icmp_error_backend(w, gen, v, p, hash, slot, now_ms);
+	if (!b)
+		drop(w, d, m, MLV_DROP_NO_BACKEND);
+	return b;
+}
+
+/* Parse m into *pkt and *verdict; returns its length (for RX_BYTES).
+ * Only the first segment: ports are set up so that a frame fits one mbuf
+ * (dataplane/port.c); a chained frame's headers beyond its first segment
+ * count as truncated. */
+static inline uint32_t parse_one(const struct rte_mbuf *m, struct mlv_pkt *pkt,
+				 uint8_t *verdict)
+{
+	*verdict = (uint8_t)mlv_parse_fast(rte_pktmbuf_mtod(m, const uint8_t *),
+					   m->data_len, pkt);
+	return m->pkt_len;
+}
+
+/* Probe frame i's conntrack bucket (pass 2 left it in pr->bucket; see
+ * pass 3), or mark it unprobed
  * when the frame will not be tracked (or is the one after the burst's
  * last: vip[n] is NULL). A frame the table does not hold will read its
  * slot in the VIP's table (choose), which in a 128 KiB table is an L1
@@ -433,7 +518,8 @@ static inline void probe_ahead(struct mlv_worker *w, const struct mlv_pkt *pkt,
 {
 	if (likely(vip[i] != NULL &&
 		   !(pkt[i].flags & (MLV_PKT_F_ICMP_ERROR | MLV_PKT_F_ICMP_ECHO)))) {
-		mlv_ct_probe(w->ct, &pkt[i].key, hash[i], now_ms, pr);
+		mlv_ct_probe_bucket(w->ct, pr->bucket, &pkt[i].key, hash[i],
+				    now_ms, pr);
 		if (pr->hit == NULL)
 			rte_prefetch0(&vip[i]->table[slot[i]]);
 	} else
@@ -449,7 +535,20 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint32_t hash[MLV_BURST];
 	uint32_t slot[MLV_BURST];   /* in the VIP's table */
 	uint8_t verdict[MLV_BURST];
+	/* Each tracked frame's conntrack probe: the bucket from pass 2, the
+	 * rest read one frame ahead of its use in pass 3, so that the
+	 * bucket's look-up and the choice of the slot to claim run beside
+	 * the frame before it (docs/benchmarks.md, "New-flow round 6"). A
+	 * probe is redone when the frame before it used the same bucket;
+	 * probe[-1], a sentinel whose bucket no frame has, stands before the
+	 * first. */
+	struct mlv_ct_probe probes[MLV_BURST + 2];
+	struct mlv_ct_probe *probe = probes + 1;
 	struct drops d;
+	/* this burst's forwarded frames, for its TX buffer at the end */
+	struct rte_mbuf *fwd[MLV_BURST];
+	uint16_t n_fwd = 0;
+	uint64_t fwd_bytes = 0;
 	uint64_t rx_bytes = 0;
 	uint64_t tsc = 0, flushed = 0;   /* pass_cycles.h */
 	uint16_t i;
@@ -459,27 +558,32 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		w->ctr.pass.packets += n;
 	}
 	d.n = 0;
+	probes[0].bucket = NULL;
 	ct_follow(w, gen);
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
 
 	/* Pass 1: parse. */
 	for (i = 0; i < n && i < MLV_PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-
-		if (i + MLV_PREFETCH_AHEAD < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + MLV_PREFETCH_AHEAD],
-						       void *));
-		rx_bytes += m->pkt_len;
-		/* Only the first segment: ports are set up so that a frame
-		 * fits one mbuf (dataplane/port.c); a chained frame's headers
-		 * beyond its first segment count as truncated. */
-		verdict[i] = (uint8_t)mlv_parse_fast(
-			rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &pkt[i]);
+	/* In two loops, so that no frame tests whether there is one to
+	 * prefetch. */
+	for (i = 0; i + MLV_PREFETCH_AHEAD < n; i++) {
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + MLV_PREFETCH_AHEAD], void *));
+		rx_bytes += parse_one(pkts[i], &pkt[i], &verdict[i]);
 	}
+	for (; i < n; i++)
+		rx_bytes += parse_one(pkts[i], &pkt[i], &verdict[i]);
 	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
-	if (likely(gen != NULL) && unlikely(w->vip_memo.gen != gen->number))
+	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
+	if (unlikely(!gen)) {
+		/* Nothing published yet: no VIP exists. */
+		for (i = 0; i < n; i++)
+			not_for_us(w, &d, rxq, pkts[i],
+				   verdict[i] == MLV_PARSE_OK ? MLV_DROP_NOT_VIP
+				   : (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+		goto out;
+	}
+	if (unlikely(w->vip_memo.gen != gen->number))
 		mlv_vip_memo_reset(&w->vip_memo, gen->number);
 	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
 	 * bucket. A separate pass so the keys the parser just wrote piece by
@@ -489,7 +593,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_pkt *p = &pkt[i];
 
 		vip[i] = NULL;
-		if (unlikely(verdict[i] != MLV_PARSE_OK || !gen))
+		if (unlikely(verdict[i] != MLV_PARSE_OK))
 			continue;
 		if (likely(!(p->flags & (MLV_PKT_F_ICMP_ECHO | MLV_PKT_F_FRAGMENT))))
 			vip[i] = find_vip(&w->vip_memo, gen, &p->key);
@@ -501,33 +605,18 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			const struct mlv_gen_vip *v = vip[i];
 
 			hash[i] = mlv_flow_hash_inline(&p->key);
-			mlv_ct_prefetch(w->ct, hash[i]);
+			probe[i].bucket = mlv_ct_prefetch(w->ct, hash[i]);
 			slot[i] = table_slot(v, hash[i]);
 		}
 	}
 	tsc = pass_mark(w, MLV_PASS_VIP, tsc);
 	vip[n] = NULL;   /* the frame after the last: nothing to probe */
-	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
-	if (unlikely(!gen)) {
-		/* Nothing published yet: no VIP exists. */
-		for (i = 0; i < n; i++)
-			not_for_us(w, &d, rxq, pkts[i],
-				   verdict[i] == MLV_PARSE_OK ? MLV_DROP_NOT_VIP
-				   : (enum mlv_drop_reason)verdict_drop[verdict[i]]);
-		goto out;
-	}
 
 	/* Pass 3: choose, encapsulate, buffer. */
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
 	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
 	uint32_t *active = gen->backend_active[w->id];
-	/* Each tracked frame's conntrack probe, read one frame ahead of its
-	 * use, so that the bucket's look-up and the choice of the slot to
-	 * claim run beside the frame before it (docs/benchmarks.md,
-	 * "New-flow round 6"). A probe is redone when the frame before it
-	 * used the same bucket. */
-	struct mlv_ct_probe probe[MLV_BURST + 1];
 
 	/* Once for the burst rather than per forwarded frame (enqueue). */
 	w->tx_dirty |= 1u << tx_port;
@@ -545,47 +634,28 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		uint8_t *hdr;
 
 		probe_ahead(w, pkt, vip, hash, slot, now_ms, i + 1, &probe[i + 1]);
-		if (unlikely(v == NULL)) {
-			switch (verdict[i]) {
-			case MLV_PARSE_OK:
-				not_for_us(w, &d, rxq, m, MLV_DROP_NOT_VIP);
-				break;
-			case MLV_PARSE_NOT_IP:
-			case MLV_PARSE_UNSUPPORTED:
-				/* the host's own traffic (ARP, ND, ping,
-				 * routing protocols): the kernel's business */
-				not_for_us(w, &d, rxq, m,
-					   (enum mlv_drop_reason)verdict_drop[verdict[i]]);
-				break;
-			default:
-				drop(w, &d, m,
-				     (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+		if (likely(probe[i].bucket != NULL)) {
+			/* a VIP's flow, not ICMP (probe_ahead) */
+			if (unlikely(p->l3_len > v->mtu_room)) {
+				too_big(w, &d, rxq, m, p, v->mtu_room);
+				continue;
 			}
-			continue;
-		}
-		if (unlikely(p->flags & MLV_PKT_F_ICMP_ECHO)) {
-			/* not answered: see docs/architecture.md */
-			drop(w, &d, m, MLV_DROP_ICMP_ECHO);
-			continue;
-		}
-		if (unlikely(p->l3_len > v->mtu_room)) {
-			too_big(w, &d, rxq, m, p, v->mtu_room);
-			continue;
-		}
-		if (likely(!(p->flags & MLV_PKT_F_ICMP_ERROR))) {
-			if (unlikely(i > 0 && probe[i].bucket == probe[i - 1].bucket))
-				mlv_ct_probe(w->ct, &p->key, hash[i], now_ms,
-					     &probe[i]);
+			if (unlikely(probe[i].bucket == probe[i - 1].bucket))
+				mlv_ct_probe_bucket(w->ct, probe[i].bucket,
+						    &p->key, hash[i], now_ms,
+						    &probe[i]);
 			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
 					    &probe[i], active, &is_new, &bi);
+			if (unlikely(!b)) {
+				drop(w, &d, m, MLV_DROP_NO_BACKEND);
+				continue;
+			}
 		} else {
-			b = icmp_error_backend(w, gen, v, p, hash[i], slot[i],
-					       now_ms);
-			bi = b ? mlv_gen_backend_index(gen, b) : 0;
-		}
-		if (unlikely(!b)) {
-			drop(w, &d, m, MLV_DROP_NO_BACKEND);
-			continue;
+			b = untracked_frame(w, &d, rxq, gen, m, p, v, verdict[i],
+					    hash[i], slot[i], now_ms);
+			if (b == NULL)
+				continue;
+			bi = mlv_gen_backend_index(gen, b);
 		}
 
 		t = &b->encap[tx_slot];
@@ -601,8 +671,10 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
 		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
 		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;
-		mlv_tx_enqueue(&w->tx[tx_port], &w->ctr, m, MLV_CTR_FORWARDED);
+		fwd[n_fwd++] = m;
+		fwd_bytes += (uint32_t)p->l3_len + t->len;   /* m->pkt_len */
 	}
+	mlv_tx_enqueue_forwarded(&w->tx[tx_port], &w->ctr, fwd, n_fwd, fwd_bytes);
 	if (MLV_PASS_CYCLES)
 		pass_mark(w, MLV_PASS_BACKEND,
 			  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] - flushed));

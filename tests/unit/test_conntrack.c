@@ -920,6 +920,107 @@ static void test_probe_ahead_matches_sequential(void **state)
 	mlv_ct_destroy(b);
 }
 
+/* The worker's new-flow path against the general one, on two tables fed
+ * the same packets: a takes every flow with mlv_ct_lookup_or_insert, sets
+ * the backend fields of a new entry and calls mlv_ct_update; b reads the
+ * bucket mlv_ct_prefetch returned with mlv_ct_probe_bucket, then a hit
+ * goes to mlv_ct_take and mlv_ct_update, a miss to mlv_ct_insert. TCP
+ * with every kind of flags, UDP, port-less (fragment) keys and IPv6, in
+ * 16 buckets, so that claims evict, reuse expired slots and meet full
+ * buckets of proven flows (the spare). Entries, counts kept through the
+ * tally, occupancy and statistics must stay identical. */
+static struct mlv_flow_key mixed_flow(uint32_t id)
+{
+	struct mlv_flow_key k = flow(id, id % 5 == 0 ? 17 : 6);
+
+	if (id % 7 == 0) {
+		k.sport = 0;   /* a fragment's 3-tuple */
+		k.dport = 0;
+	}
+	if (id % 11 == 0) {
+		k.family = 6;
+		k.src[15] = (uint8_t)id;
+		k.dst[15] = 0x10;
+	}
+	return k;
+}
+
+static void test_insert_matches_take_and_update(void **state)
+{
+	(void)state;
+	static const uint8_t flags[] = { MLV_TCP_SYN, MLV_TCP_ACK, MLV_TCP_ACK,
+					 MLV_TCP_FIN, MLV_TCP_RST, 0,
+					 MLV_TCP_SYN | MLV_TCP_ACK };
+	enum { BURST = 32, FLOWS = 300, GEN = 7, BACKENDS = 8 };
+	struct mlv_ct_params p = default_params;
+	struct test_mem ma, mb;
+	struct mlv_ct *a, *b;
+	uint32_t count_a[BACKENDS] = { 0 }, count_b[BACKENDS] = { 0 };
+	uint64_t seed = 23;
+	uint32_t now = 100, inserted = 0, hits = 0;
+
+	p.entries = 64;   /* 16 buckets */
+	a = make_ct(&p, &ma);
+	b = make_ct(&p, &mb);
+	b->seed = a->seed;   /* the same IPv6 fingerprints */
+	mlv_ct_set_tally(a, GEN, count_a, BACKENDS);
+	mlv_ct_set_tally(b, GEN, count_b, BACKENDS);
+	for (uint32_t burst = 0; burst < 400; burst++) {
+		now += (uint32_t)(splitmix64(&seed) % 8 == 0 ? 6000 : splitmix64(&seed) % 400);
+		for (uint32_t i = 0; i < BURST; i++) {
+			uint32_t id = (uint32_t)(splitmix64(&seed) % FLOWS);
+			uint64_t hs = id * 0x9e3779b97f4a7c15ull;
+			struct mlv_flow_key k = mixed_flow(id);
+			uint32_t h = (uint32_t)(splitmix64(&hs) >> 32);
+			uint8_t f = flags[splitmix64(&seed) % 7];
+			uint32_t uid = 1000 + id, bi = id % BACKENDS;
+			struct mlv_ct_probe pr;
+			struct mlv_ct_entry *ea, *eb;
+			bool new_a, new_b, tracked_a, tracked_b;
+
+			ea = mlv_ct_lookup_or_insert(a, &k, h, now, &new_a);
+			if (new_a) {
+				ea->backend_uid = uid;
+				ea->cached_gen = GEN;
+				ea->backend_all_idx = bi;
+			}
+			tracked_a = mlv_ct_update(a, ea, f, now);
+			mlv_ct_probe_bucket(b, mlv_ct_prefetch(b, h), &k, h, now, &pr);
+			new_b = pr.hit == NULL;
+			assert_int_equal(new_a, new_b);
+			if (new_b) {
+				tracked_b = mlv_ct_insert(b, &k, h, now, &pr, uid,
+							  GEN, bi, f);
+				inserted++;
+			} else {
+				eb = mlv_ct_take(b, &k, h, now, &pr, &new_b);
+				assert_false(new_b);
+				tracked_b = mlv_ct_update(b, eb, f, now);
+				hits++;
+			}
+			assert_int_equal(tracked_a, tracked_b);
+			/* the worker counts a flow it starts tracking */
+			if (new_a && tracked_a) {
+				count_a[bi]++;
+				count_b[bi]++;
+			}
+		}
+		assert_memory_equal(a->entries, b->entries,
+				    mlv_ct_capacity(a) * sizeof(struct mlv_ct_entry));
+		assert_memory_equal(count_a, count_b, sizeof(count_a));
+		assert_int_equal(mlv_ct_occupancy(a), mlv_ct_occupancy(b));
+		assert_memory_equal(mlv_ct_get_stats(a), mlv_ct_get_stats(b),
+				    sizeof(struct mlv_ct_stats));
+	}
+	const struct mlv_ct_stats *st = mlv_ct_get_stats(b);
+
+	assert_true(inserted > 1000 && hits > 1000);
+	assert_true(st->evictions > 100 && st->untracked > 0 &&
+		    st->expired_reused > 10);
+	mlv_ct_destroy(a);
+	mlv_ct_destroy(b);
+}
+
 /* The claim policy, written out plainly, against the table on random
  * buckets: from the new flow's preferred way (the hash's low bits) on,
  * the first free or expired slot; else the stalest of the lowest eviction
@@ -1244,6 +1345,7 @@ int main(void)
 		cmocka_unit_test(test_claim_matches_policy),
 		cmocka_unit_test(test_bucket_scan),
 		cmocka_unit_test(test_probe_ahead_matches_sequential),
+		cmocka_unit_test(test_insert_matches_take_and_update),
 		cmocka_unit_test(test_sweep_restores_occupancy),
 		cmocka_unit_test(test_flow_identity),
 		cmocka_unit_test(test_8m_entries),

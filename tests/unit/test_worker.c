@@ -495,6 +495,52 @@ static void test_interleaved_vips_in_one_burst(void **state)
 	mlv_publish_wait(E.pub);
 }
 
+/* A new flow no backend can take (a VIP whose backend list is empty) is
+ * dropped as NO_BACKEND and claims nothing: no entry is made, so no
+ * tracked flow is evicted for a frame that goes nowhere. */
+static void test_no_backend_claims_nothing(void **state)
+{
+	static const char empty_vip[] =
+		"  - {name: empty, address: 192.0.2.20, port: 80, protocol: tcp, "
+		"table_size: 251, health: {type: none}, backends: []}\n";
+	enum { N = 24 };
+	struct mlv_config *cfg = config(NULL, empty_vip);
+	struct rte_mbuf *m[N], *out[N];
+	struct mlv_ct_stats before;
+	uint32_t occupancy;
+
+	(void)state;
+	publish(cfg);
+	mlv_publish_wait(E.pub);
+	counters_zero();
+	for (unsigned i = 0; i < N; i++)
+		m[i] = tcp_to_vip((uint16_t)(48000 + i), 10, true);
+	forward(m, N);   /* tracked flows of web */
+	assert_int_equal(take_tx(out, N), N);
+	rte_pktmbuf_free_bulk(out, N);
+	occupancy = mlv_ct_occupancy(E.w->ct);
+	before = *mlv_ct_get_stats(E.w->ct);
+	assert_true(occupancy >= N);
+	for (unsigned i = 0; i < N; i++) {
+		struct frame_spec s;
+
+		frame_spec_init(&s, 4, 6);
+		frame_addr(s.dst, "192.0.2.20");
+		s.sport = (uint16_t)(48100 + i);
+		s.payload_len = 10;
+		m[i] = frame(&s);
+	}
+	forward(m, N);
+	assert_int_equal(E.w->ctr.drop[MLV_DROP_NO_BACKEND], N);
+	assert_int_equal(take_tx(out, N), 0);
+	assert_int_equal(mlv_ct_occupancy(E.w->ct), occupancy);
+	assert_int_equal(mlv_ct_get_stats(E.w->ct)->inserts, before.inserts);
+	assert_int_equal(mlv_ct_get_stats(E.w->ct)->evictions, before.evictions);
+	mlv_config_free(cfg);
+	publish(E.cfg);
+	mlv_publish_wait(E.pub);
+}
+
 /* The key the parser builds for tcp_to_vip(sport, ...). */
 static void tcp_key(uint16_t sport, struct mlv_flow_key *key)
 {
@@ -638,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
 		cmocka_unit_test(test_vip_memo_follows_the_generation),
 		cmocka_unit_test(test_interleaved_vips_in_one_burst),
+		cmocka_unit_test(test_no_backend_claims_nothing),
 		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
 		cmocka_unit_test(test_worker_loop_with_publish_storm),
