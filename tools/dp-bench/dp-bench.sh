@@ -30,9 +30,13 @@
 # many pairs B won; and, when both are measurement builds (meson
 # -Dpass_cycles=true: dataplane/pass_cycles.h), each run's TSC cycles per
 # packet in maglevd's own passes and in the transmit flush (PMD code),
-# and the median of B's own cycles over A's (lower is faster). On a
-# shared host whole-run rates moved by ±15-40 % between runs, own cycles
-# by a few per cent (docs/benchmarks.md, "New-flow round 7").
+# and the median of B's own cycles over A's (lower is faster); and that
+# ratio per cycle of the flush, the PMD's code, the same in both builds,
+# whose cost follows the host's speed of the moment: own cycles per flush
+# cycle compare the two builds without the host's drift between the runs
+# of a pair. On a shared host whole-run rates moved by ±15-40 % between
+# runs, own cycles by a few per cent (docs/benchmarks.md, "New-flow round
+# 7"), own cycles per flush cycle by about 2 % ("New-flow round 9").
 #
 # --quick is the CI smoke: tiny pcaps, about a second per run; it fails
 # (exit 1) if any run forwarded nothing, and asserts no speed. A full run
@@ -489,23 +493,26 @@ ab_report() {
 	  if (!($1 in seen)) { seen[$1] = 1; order[++ns] = $1 }
 	  if ($3 > np[$1]) np[$1] = $3 }
 	END {
-		print "scenario        pair   A Mpps   B Mpps    B/A   A own   B own    B/A A flush B flush"
+		print "scenario        pair   A Mpps   B Mpps    B/A   A own   B own    B/A A flush B flush  B/A per flush"
 		for (k = 1; k <= ns; k++) {
-			s = order[k]; nr = nw = no = 0
+			s = order[k]; nr = nw = no = nf = 0
 			for (p = 1; p <= np[s]; p++) {
 				K = s SUBSEP p
 				r = ratio(mpps[K, "A"], mpps[K, "B"])
 				o = ratio(own[K, "A"], own[K, "B"])
-				printf "%-15s %4d %8s %8s %6.3f %7s %7s %6.3f %7s %7s\n", s, p,
+				f = ratio(fl[K, "B"], fl[K, "A"])   # flush A / flush B
+				printf "%-15s %4d %8s %8s %6.3f %7s %7s %6.3f %7s %7s %14.3f\n", s, p,
 					mpps[K, "A"], mpps[K, "B"], r, own[K, "A"], own[K, "B"], o,
-					fl[K, "A"], fl[K, "B"]
+					fl[K, "A"], fl[K, "B"], o * f
 				if (r > 0) { rr[++nr] = r; if (r > 1) nw++ }
 				if (o > 0) oo[++no] = o
+				if (o > 0 && f > 0) of[++nf] = o * f
 			}
 			printf "%-15s median B/A %.3f (B faster in %d of %d pairs)", s, nr ? median(rr, nr) : 0, nw, nr
 			if (no) printf "; own cycles B/A %.3f (lower: B faster)", median(oo, no)
+			if (nf) printf "; per flush cycle %.3f", median(of, nf)
 			printf "\n"
-			delete rr; delete oo
+			delete rr; delete oo; delete of
 		}
 	}' "$AB"
 }
