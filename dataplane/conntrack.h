@@ -206,7 +206,8 @@ static inline void mlv_ct_probe(const struct mlv_ct *ct,
 
 /* mlv_ct_probe given the flow's bucket, as mlv_ct_prefetch(ct, hash)
  * returned it: a worker that prefetched the bucket a pass earlier keeps
- * the pointer rather than computing it again. */
+ * the pointer rather than computing it again. Owner worker only, plain
+ * loads and stores, like mlv_ct_probe. */
 static inline void mlv_ct_probe_bucket(const struct mlv_ct *ct,
 				       struct mlv_ct_entry *bucket,
 				       const struct mlv_flow_key *key,
