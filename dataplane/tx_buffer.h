@@ -60,15 +60,16 @@ static inline void mlv_tx_flush(struct mlv_tx_buffer *b,
 	if (MLV_PASS_CYCLES)
 		c->pass.cycles[MLV_PASS_FLUSH] += rte_rdtsc() - t0;
 	if (unlikely(sent < n)) {
-		/* frames sent..n-1 stay ours: none of them counts */
-		uint32_t kept = sent == 32 ? UINT32_MAX : (1u << sent) - 1;
+		/* frames sent..n-1 stay ours: none of them counts (sent < n
+		 * <= 32, so the shift is defined) */
+		uint32_t sent_mask = (1u << sent) - 1;
 		uint32_t other = b->icmp_mask | b->exc_mask;
 
 		for (uint16_t i = sent; i < n; i++)
 			if (!(other >> i & 1))
 				b->fwd_bytes -= b->pkts[i]->pkt_len;
-		b->icmp_mask &= kept;
-		b->exc_mask &= kept;
+		b->icmp_mask &= sent_mask;
+		b->exc_mask &= sent_mask;
 		c->drop[MLV_DROP_TX_FULL] += (uint64_t)(n - sent);
 		rte_pktmbuf_free_bulk(&b->pkts[sent], n - sent);
 	}

@@ -621,6 +621,53 @@ static void test_tx_full_counted_not_leaked(void **state)
 	assert_int_equal(rte_mempool_avail_count(E.pool), avail);
 }
 
+/* A full TX queue with ICMP replies and forwarded frames in the same
+ * buffer (one port: replies go back out of it, forwarded frames too):
+ * each sent frame counts as what it was sent for, forwarded bytes only
+ * for forwarded frames that left, and every frame left unsent, reply or
+ * forwarded, as TX_FULL. Bursts of 20 forwarded; 24 replies + 8
+ * forwarded; 16 + 16, of which the ring takes 11 (all replies). */
+static void test_tx_full_mixed_outcomes(void **state)
+{
+	static const uint8_t replies[3] = { 0, 24, 16 }, sizes[3] = { 20, 32, 32 };
+	struct rte_mbuf *m[32], *out[TX_RING];
+	unsigned avail = rte_mempool_avail_count(E.pool), n_out, total = 0;
+	uint64_t icmp_out = 0, fwd_out = 0, fwd_bytes = 0;
+	uint16_t sport = 46500;
+
+	(void)state;
+	counters_zero();
+	for (int b = 0; b < 3; b++) {
+		for (int i = 0; i < sizes[b]; i++)
+			/* too big for the VIP's mtu_room, DF: an ICMP reply */
+			m[i] = i < replies[b] ? tcp_to_vip(sport++, 1470, true)
+					      : tcp_to_vip(sport++, 10, true);
+		forward(m, sizes[b]);
+		total += sizes[b];
+	}
+	n_out = take_tx(out, TX_RING);
+	assert_int_equal(n_out, TX_RING - 1);
+	for (unsigned i = 0; i < n_out; i++) {
+		const uint8_t *p = rte_pktmbuf_mtod(out[i], const uint8_t *);
+
+		if (p[14 + 9] == IPPROTO_ICMP) {
+			icmp_out++;
+		} else {
+			assert_int_equal(p[14 + 9], IPPROTO_IPIP);
+			fwd_out++;
+			fwd_bytes += out[i]->pkt_len;
+		}
+	}
+	assert_int_equal(icmp_out, 24 + 11);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_ICMP_SENT], icmp_out);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_FORWARDED], fwd_out);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_TX_BYTES], fwd_bytes);
+	assert_int_equal(E.w->ctr.drop[MLV_DROP_TX_FULL], total - n_out);
+	assert_int_equal(outcomes_and_drops(), total);
+	rte_pktmbuf_free_bulk(out, n_out);
+	assert_int_equal(rte_mempool_avail_count(E.pool), avail);
+}
+
 /* The real loop on the worker lcore while this (control) thread feeds
  * frames, drains the TX ring and publishes a new generation each round. */
 static void test_worker_loop_with_publish_storm(void **state)
@@ -687,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_no_backend_claims_nothing),
 		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
+		cmocka_unit_test(test_tx_full_mixed_outcomes),
 		cmocka_unit_test(test_worker_loop_with_publish_storm),
 	};
 
