@@ -1,14 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The table build threads (control.build_threads, control.build_cpus;
- * control/build_pool.h): started once the EAL has pinned the control
+ * control/tables/build_pool.h): started once the EAL has pinned the control
  * thread, so an unset build_cpus means the CPU(s) it runs on. */
 #define _GNU_SOURCE /* cpu_set_t, pthread_getaffinity_np */
 #include <pthread.h>
 #include <sched.h>
 
-#include "control/build_pool.h"
-#include "control/cpu_list.h"
+#include "control/tables/build_pool.h"
+#include "control/config/cpu_list.h"
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 
 enum mlv_err mlv_daemon_build_pool_start(struct mlv_daemon *d)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control thread's event loop: one epoll over a signalfd (SIGHUP,
  * SIGTERM, SIGINT), the control socket's, the metrics endpoint's and the
  * health engine's own epoll fds, the config file watch (inotify + debounce timer), rtnetlink
@@ -18,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/config_watch.h"
+#include "daemon/runtime/config_watch.h"
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 #include "daemon/notify.h"
 #include "daemon/stats_file.h"
 

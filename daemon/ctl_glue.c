@@ -1,14 +1,15 @@
-/* The control socket (control/ctl_server.h, docs/control-protocol.md) in
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The control socket (control/ctl/server.h, docs/control-protocol.md) in
  * the daemon: the state its commands read, and the reload and override
  * callbacks that change the daemon; and the Prometheus endpoint
- * (control/metrics.h), which reads the same state. */
+ * (control/metrics/metrics.h), which reads the same state. */
 #include <stdio.h>
 #include <string.h>
 
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 #include "daemon/notify.h"
-#include "dataplane/xdp_steer.h"
+#include "control/steering/steering.h"
 
 static const struct mlv_config *st_config(void *ctx)
 {
@@ -105,7 +106,7 @@ static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
 	return MLV_OK;
 }
 
-/* `lookup`: ask every worker through its mailbox (dataplane/worker.h),
+/* `lookup`: ask every worker through its mailbox (dataplane/worker/worker.h),
  * since RSS may have put the flow on any of them. One question at a
  * time: a mailbox holds one. */
 static enum mlv_err st_track_post(void *ctx, const struct mlv_flow_key *key,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The running daemon's state, owned by the control thread (the main
  * lcore). Workers see only their struct mlv_worker and the publisher.
  *
@@ -12,8 +13,8 @@
  * rte_eal_cleanup -> final stats.
  *
  * Every generation after the first is built from the running config plus
- * runtime state: health (control/health.h), runtime overrides
- * (daemon/overrides.h) and resolved next hops (daemon/next_hop.h), by
+ * runtime state: health (control/health/health.h), runtime overrides
+ * (daemon/runtime/overrides.h) and resolved next hops (daemon/netlink/next_hop.h), by
  * mlv_daemon_publish, whatever triggered it.
  */
 #ifndef MLV_DAEMON_H
@@ -23,21 +24,21 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "control/build_pool.h"
-#include "control/config.h"
-#include "control/ctl_commands.h"
-#include "control/ctl_server.h"
-#include "control/health.h"
-#include "control/metrics.h"
-#include "control/publish.h"
-#include "control/stats.h"
-#include "daemon/eal_args.h"
-#include "daemon/next_hop.h"
-#include "daemon/options.h"
-#include "daemon/overrides.h"
+#include "control/tables/build_pool.h"
+#include "control/config/config.h"
+#include "control/ctl/commands.h"
+#include "control/ctl/server.h"
+#include "control/health/health.h"
+#include "control/metrics/metrics.h"
+#include "control/publish/publish.h"
+#include "control/generation/stats.h"
+#include "daemon/options/eal_args.h"
+#include "daemon/netlink/next_hop.h"
+#include "daemon/options/options.h"
+#include "daemon/runtime/overrides.h"
 #include "daemon/steering.h"
-#include "dataplane/port.h"
-#include "dataplane/worker.h"
+#include "dataplane/worker/port.h"
+#include "dataplane/worker/worker.h"
 
 /* Why a generation was published: X(id, name). */
 #define MLV_PUBLISH_REASONS(X)            \
@@ -101,7 +102,7 @@ struct mlv_daemon {
 	uint64_t reloads_failed;
 	struct mlv_publish_record last_publish;
 
-	/* Runtime state layered over the config (daemon/backend_state.c). */
+	/* Runtime state layered over the config (daemon/generations.c). */
 	struct mlv_overrides overrides;
 	struct mlv_health *health;
 	bool health_dirty;               /* a health batch changed something */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Building and publishing generations from the config plus runtime
  * state, whatever asked for it (start, reload, health, override, next
  * hop). */
@@ -6,7 +7,7 @@
 #include <time.h>
 
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 
 static const char *const reason_names[MLV_PUBLISH__COUNT] = {
 #define REASON_NAME(id, name) [MLV_PUBLISH_##id] = name,
@@ -45,7 +46,7 @@ config_backend(const struct mlv_config *cfg, const struct mlv_gen_pair *pair,
 }
 
 /* An l2dsr backend without a configured MAC: the one the kernel's
- * neighbour table gave (daemon/next_hop.h); none yet leaves has_mac false
+ * neighbour table gave (daemon/netlink/next_hop.h); none yet leaves has_mac false
  * and the builder keeps the backend out of the table. The config is the
  * one being built (a reload builds before it becomes d->cfg). The
  * look-ups only run while such backends exist. */
@@ -67,7 +68,7 @@ static void l2dsr_mac(const struct mlv_daemon *d,
 }
 
 /* Called for each of a build's 10^5 pairs: the health answer comes by
- * position (control/health.h, mlv_health_is_up_at); the name look-ups
+ * position (control/health/health.h, mlv_health_is_up_at); the name look-ups
  * below run only while their sets are non-empty. */
 void mlv_daemon_backend_state(const struct mlv_gen_pair *pair,
 			      struct mlv_gen_backend_state *out, void *ctx)
@@ -115,7 +116,7 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 	enum mlv_err err;
 
 	/* The current generation carries uids forward and lends unchanged
-	 * tables (control/generation.h); the control thread may read it:
+	 * tables (control/generation/generation.h); the control thread may read it:
 	 * only it frees generations. */
 	d->building = cfg;
 	opts.pool = d->build_pool;

@@ -1,4 +1,5 @@
-/* The health-check engine (control/health.h, docs/health.md) in the
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The health-check engine (control/health/health.h, docs/health.md) in the
  * daemon: created before generation 1, processed from the control loop;
  * each batch of transitions is logged and published as one generation. */
 #include <errno.h>
@@ -10,7 +11,7 @@
 #include <time.h>
 
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 
 /* The engine holds a socket per check in flight and sizes its limit from
  * RLIMIT_NOFILE; the soft limit (often 1024) is raised to the hard one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* maglevd: an L4 load balancer on DPDK. See README.md and
  * docs/operations.md; the life cycle is in daemon/daemon.h. */
 #include <errno.h>
@@ -9,13 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/config.h"
+#include "control/config/config.h"
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 #include "daemon/notify.h"
-#include "daemon/options.h"
+#include "daemon/options/options.h"
 #include "daemon/stats_file.h"
-#include "dataplane/port_plan.h"
+#include "dataplane/ports/plan.h"
 
 #define EXIT_USAGE 2
 

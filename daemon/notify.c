@@ -1,10 +1,11 @@
-#include "notify.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "daemon/notify.h"
 
 #include <time.h>
 
 #include <systemd/sd-daemon.h>
 
-#include "daemon/log.h"
+#include "control/base/log.h"
 
 /* sd_notify returns > 0 when sent, 0 without $NOTIFY_SOCKET, < 0 on error;
  * a failed notification is worth a debug line, never a failure. */

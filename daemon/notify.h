@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Telling systemd (Type=notify, conf/maglevd.service) where the daemon
  * is: READY=1 once generation 1 and the control socket are up,
  * RELOADING=1 ... READY=1 around every reload, STOPPING=1 on the way out,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reloads (SIGHUP, config file change, the control socket's `reload`):
  * parse -> validate -> build -> publish, all or nothing, then bring the
  * health checks, steering maps and next hops in line with what was
@@ -5,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "control/config_diags.h"
+#include "control/config/diags.h"
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 #include "daemon/notify.h"
-#include "daemon/restart_only.h"
+#include "daemon/runtime/restart_only.h"
 
 void mlv_daemon_log_diags(const struct mlv_diags *diags)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Deferred second choices in the daemon (docs/generations.md, "Deferred
  * second choices"): a publish that built many tables goes live with their
  * first choices only; the control loop then computes the second choices a
@@ -6,7 +7,7 @@
 #include <time.h>
 
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 
 /* Second choices computed within a build before the rest are deferred:
  * four tables at the default size, a few milliseconds; small configs

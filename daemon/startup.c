@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bringing the data plane up and down, in that order and its reverse. */
 #include <errno.h>
 #include <stdio.h>
@@ -11,9 +12,9 @@
 
 #include <rte_ethdev.h>
 
-#include "control/gen_tables.h"
+#include "control/generation/vip_tables.h"
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "control/base/log.h"
 #include "daemon/notify.h"
 
 /* How long start-up waits for next_hop: auto to resolve before

@@ -1,4 +1,5 @@
-#include "stats_file.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "daemon/stats_file.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -7,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/maglev.h"
+#include "control/tables/maglev.h"
 #include "daemon/daemon.h"
 
 /* json_integer takes a signed 64-bit value: counters stay far below
@@ -163,8 +164,7 @@ static json_t *vip_json(const struct mlv_daemon *d,
 			 "name", v->name,
 			 "address", mlv_ip_format(&ip, addr, sizeof(addr)),
 			 "port", (int)ntohs(v->port_be),
-			 "protocol", v->protocol == 6 ? "tcp" :
-				     v->protocol == 17 ? "udp" : "other",
+			 "protocol", mlv_proto_name(v->protocol),
 			 "forwarding", mlv_forwarding_name(v->forwarding),
 			 "table_size", (json_int_t)v->table_size,
 			 "fingerprint", fp,

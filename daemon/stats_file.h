@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stats file (--stats-file): every counter of the running daemon as
  * one JSON document, replaced atomically (written to a temporary file in
  * the same directory, then renamed over the old one), so a reader never
@@ -6,7 +7,7 @@
  * Field reference: docs/operations.md.
  *
  * Threads: control thread only (reads the workers' counters racily, see
- * dataplane/counters.h).
+ * dataplane/packet/counters.h).
  */
 #ifndef MLV_STATS_FILE_H
 #define MLV_STATS_FILE_H
@@ -15,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "control/error.h"
+#include "control/base/error.h"
 
 struct mlv_daemon;
 

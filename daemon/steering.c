@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _GNU_SOURCE   /* asprintf */
-#include "steering.h"
+#include "daemon/steering.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "dataplane/xdp_steer.h"
+#include "control/base/log.h"
+#include "control/steering/steering.h"
 
 /* Object written for the driver to load: one per instance, next to the
  * instance's control socket (whose lock makes the name ours). */

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* AF_XDP steering in the daemon (docs/deployment.md): for each net_af_xdp
  * device among the EAL arguments, make sure DPDK's driver loads our XDP
  * steering program, then keep the program's VIP maps equal to the
- * running config. The BPF side is dataplane/xdp_steer.h.
+ * running config. The BPF side is control/steering/steering.h.
  *
  * Order in the daemon's life:
  *   1. mlv_steering_prepare, before rte_eal_init and after the daemon
@@ -26,9 +27,9 @@
 
 #include <jansson.h>
 
-#include "control/config.h"
-#include "control/error.h"
-#include "daemon/eal_args.h"
+#include "control/config/config.h"
+#include "control/base/error.h"
+#include "daemon/options/eal_args.h"
 
 struct mlv_xdp_steer;
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Prepare a fresh Debian 12 machine (as root) to build, run and test maglevd:
 # install every package from Debian, reserve hugepages. Idempotent: a second
 # run installs nothing and changes nothing that is already right.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* af_xdp_probe: the daemon's AF_XDP steering path, end to end, for the
  * steer-af-xdp integration test. Starts DPDK with a net_af_xdp port on
  * IFNAME loading our steering object (xdp_prog=OBJ), finds the program
@@ -20,8 +21,8 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "frames.h"
-#include "xdp_steer.h"
+#include "tests/support/frames.h"
+#include "control/steering/steering.h"
 
 #define BURST 32
 

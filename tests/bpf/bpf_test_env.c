@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BPF test fixtures: see bpf_test_env.h. */
 #define _GNU_SOURCE   /* unshare */
-#include "bpf_test_env.h"
+#include "tests/bpf/bpf_test_env.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared fixtures of the BPF tests: a private network namespace (so
  * attaching XDP programs and binding AF_XDP sockets touches nothing
  * outside the test), BPF_PROG_TEST_RUN on a frame, and an AF_XDP socket

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Integration test of the backend decapsulator: two network namespaces
 # joined by a veth pair. The "backend" namespace has the VIPs on lo and
 # maglev-decap attached natively to its veth; the "lb" namespace sends

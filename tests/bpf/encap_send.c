@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* encap_send: send one UDP datagram wrapped the way maglevd wraps it
- * (dataplane/encap.c: IPIP or GUE, IPv4 or IPv6 outer) as a raw Ethernet
+ * (dataplane/packet/encap.c: IPIP or GUE, IPv4 or IPv6 outer) as a raw Ethernet
  * frame on an interface, for the decapsulation integration test. Only
  * for addresses inside the test's own namespaces.
  *
@@ -18,9 +19,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control/addr.h"
-#include "encap.h"
-#include "frames.h"
+#include "control/base/addr.h"
+#include "dataplane/packet/encap.h"
+#include "tests/support/frames.h"
 
 static int usage(void)
 {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Integration test of AF_XDP steering the way the daemon uses it: DPDK's
 # net_af_xdp PMD loads our steering object (xdp_prog=) on a veth, the
 # control module finds it and installs a VIP (af_xdp_probe). From a client

@@ -1,6 +1,7 @@
-/* The backend decapsulator (dataplane/bpf/xdp_decap.bpf.c) through
- * BPF_PROG_TEST_RUN, configured by tools/maglev-decap's code: frames
- * encapsulated by maglevd's own encapsulator (dataplane/encap.c) must
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The backend decapsulator (dataplane/bpf/decap/xdp_decap.bpf.c) through
+ * BPF_PROG_TEST_RUN, configured by tools/bin/maglev-decap's code: frames
+ * encapsulated by maglevd's own encapsulator (dataplane/packet/encap.c) must
  * come out as the inner packet behind an Ethernet header of the inner
  * family, byte for byte; everything it must not touch comes out
  * unchanged. Expected frames are built independently (tests/unit/
@@ -22,11 +23,11 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include "bpf_test_env.h"
-#include "decap_ctl.h"
-#include "encap.h"
-#include "frames.h"
-#include "xdp_steer.h"
+#include "tests/bpf/bpf_test_env.h"
+#include "tools/bin/maglev-decap/decap_ctl.h"
+#include "dataplane/packet/encap.h"
+#include "tests/support/frames.h"
+#include "control/steering/steering.h"
 
 #define FRAME_CAP 2048
 #define GUE_PORT 6080

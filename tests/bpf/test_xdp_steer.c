@@ -1,5 +1,6 @@
-/* The steering program (dataplane/bpf/xdp_steer.bpf.c) through
- * BPF_PROG_TEST_RUN, and its control module (dataplane/xdp_steer.c):
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The steering program (dataplane/bpf/steer/xdp_steer.bpf.c) through
+ * BPF_PROG_TEST_RUN, and its control module (control/steering/steering.c):
  * which frames go to the AF_XDP socket and which to the kernel, the
  * counters, and how a sync changes the VIP set.
  *
@@ -24,10 +25,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include "bpf/xdp_attached.h"
-#include "bpf_test_env.h"
-#include "frames.h"
-#include "xdp_steer.h"
+#include "control/xdp/attached.h"
+#include "tests/bpf/bpf_test_env.h"
+#include "tests/support/frames.h"
+#include "control/steering/steering.h"
 
 #define FRAME_CAP 2048
 

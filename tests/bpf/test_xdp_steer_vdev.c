@@ -1,4 +1,5 @@
-/* mlv_xdp_steer_vdev_iface (dataplane/xdp_steer.c): recognising a
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mlv_xdp_steer_vdev_iface (control/steering/steering.c): recognising a
  * net_af_xdp device among EAL arguments. Pure string work: no root. */
 #include <net/if.h>
 #include <setjmp.h>
@@ -8,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "xdp_steer.h"
+#include "control/steering/steering.h"
 
 static void af_xdp_vdevs_are_recognised(void **state)
 {

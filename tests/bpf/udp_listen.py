@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """UDP listener for the decapsulation integration test: binds PORT on
 every --bind address, writes --ready once bound, and exits 0 as soon as
 every --expect payload has arrived (printing each datagram received), or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The table build threads (control.build_threads, control.build_cpus)
 in the real daemon: a start and a reload that rebuild every table give
 the same tables whether the control thread builds alone or with helper

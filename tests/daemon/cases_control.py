@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The control socket against the real daemon: every command and the
 shape of its reply, the socket's permissions and start-up rules, and
 hostile clients (docs/control-protocol.md)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Live control against the real daemon (issue 4): a drained backend gets
 no new flows in the packet path while its established flows stay,
 reloads by editing the file (atomic rename and in place; valid and

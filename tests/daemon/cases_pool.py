@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Daemon cases about the mbuf pools (dataplane.mbufs, dataplane.mbuf_size):
 a device that keeps more frames in the pool than it holds must make
 maglevd exit with an error, not a signal; the setting then lets it run.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """maglevd and its host: the systemd unit (systemd-analyze verify) and
 the sd_notify protocol; next_hop: auto and AF_XDP steering on veth pairs
 in network namespaces the case creates (and removes), with traffic only

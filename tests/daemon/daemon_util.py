@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the daemon test cases (tests/daemon/test_daemon.py):
 configs, the daemon process, its stats file, pcap files and a control
 socket client. Every wait polls a condition with a deadline."""

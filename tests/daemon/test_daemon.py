@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Tests of the maglevd executable (suite 'daemon').
 
 Usage: test_daemon.py CASE MAGLEVD SOURCE_ROOT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the packet core: parse any byte string; when it
  * parses, check the result's invariants, hash it with every flow-hash
  * implementation, encapsulate it with every template that can carry it,
@@ -10,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/encap.h"
-#include "dataplane/flow_hash.h"
-#include "dataplane/packet_parse.h"
+#include "dataplane/packet/encap.h"
+#include "dataplane/packet/flow_hash.h"
+#include "dataplane/packet/parse.h"
 
 #define CHECK(c)                                                          \
 	do {                                                              \

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes the parser fuzzer's seed corpus: one valid frame of each kind the
- * parser distinguishes, built with tests/unit/frames.c.
+ * parser distinguishes, built with tests/support/frames.c.
  * usage: fuzz_gen_corpus DIR   (files DIR/<name>.bin, overwritten) */
 #include <stdio.h>
 #include <string.h>
 
-#include "frames.h"
+#include "tests/support/frames.h"
 
 static int write_seed(const char *dir, const char *name,
 		      const struct frame_spec *s)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz the packet parser (plus encapsulation and ICMP replies) with
 # libFuzzer, ASan and UBSan for a bounded time.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Acceptance bounds for "the flows follow the weights".
 
 With a uniform flow hash, each new flow lands on backend i independently

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Many short flows to a lab VIP, from inside a client namespace; prints
 one JSON object: which backend answered each flow.
 

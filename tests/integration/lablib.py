@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Harness of the integration tests: drives the namespace lab
 (tools/lab/lab), maglevd inside it, and client programs inside the client
 namespaces (burst.py, longconn.py).
@@ -216,7 +217,7 @@ class Lab:
 
     def ctl(self, lb, *args, check_ok=True):
         """maglevctl -o json ARGS; the parsed reply (None: no reply)."""
-        p = subprocess.run([os.path.join(self.build, "tools", "maglevctl",
+        p = subprocess.run([os.path.join(self.build, "tools", "bin", "maglevctl",
                                          "maglevctl"),
                             "-s", self.socket_path(lb), "-o", "json", "-t", "10"]
                            + [str(a) for a in args],

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Long-lived TCP connections to a lab VIP, from inside a client namespace.
 Each is one HTTP/1.1 keep-alive connection to the backends' nginx that
 sends a request every INTERVAL seconds and reads the answer, so any

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A bad YAML edit is rejected and traffic is unaffected: after a reload of
 an invalid file the generation and every table fingerprint stay as they
 were, the failure is counted and logged with its file:line:col, long-lived

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Drain: a backend set to `state: drain` in the YAML (then reloaded) keeps
 its established connections, which continue without a reset, and gets
 no new flow at all. If the control socket is wired, the same through

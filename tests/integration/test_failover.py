@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Two maglevd instances with the same backends build the same tables
 (equal fingerprints), so a TCP connection moved mid-stream from one to
 the other (the client's route to the VIP switched, as an ECMP change

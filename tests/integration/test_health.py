@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A backend's server stops: within fall x interval of the health check the
 backend leaves every VIP's table; from then on every new connection
 succeeds (and none goes to it); long-lived connections to the other

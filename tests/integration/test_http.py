@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """HTTP and UDP through the VIP, IPv4 and IPv6, and the flows follow the
 weights: every request succeeds; the backends' shares are inside exact
 binomial bounds (binomial.py) around the weight shares; maglevd's own

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Add a backend by editing the YAML and reloading (SIGHUP): long-lived
 TCP connections opened before the reload stay up with zero resets on the
 backend they had, and new flows reach the new backend, in the proportion

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The packet-test checker's shared state and its parts: every output
  * frame is matched to the input frame it came from and verified byte by
  * byte (check_frame.c, check_icmp.c), then the totals are compared with
@@ -10,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "expect.h"
-#include "frame_index.h"
-#include "scenario.h"
+#include "tests/packet/expect.h"
+#include "tests/packet/frame_index.h"
+#include "tests/packet/scenario.h"
 
 struct check_ctx {
 	const struct scenario *sc;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The backend every input frame must reach, worked out before reading the
  * output by replaying the data path's choices in input order (one worker
  * and one queue: the daemon sees the frames in file order).
@@ -20,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "tests/packet/check.h"
 
 #define UNPLACED INT16_MIN
 

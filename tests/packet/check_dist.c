@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The spread of flows over backends.
  *
  * Distribution: with the table built from weights w_i, a new flow lands
@@ -19,7 +20,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "check.h"
+#include "tests/packet/check.h"
 
 #define ALPHA 1e-6
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Verifying one output frame that carries a client packet to a backend:
  * IPIP / GUE (outer headers checked field by field against
  * docs/forwarding.md) or L2 DSR (MAC rewrite only), the inner packet
@@ -9,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
-#include "csum.h"
+#include "tests/packet/check.h"
+#include "tests/packet/csum.h"
 
 #define OUTER_TTL       64        /* docs/forwarding.md: outer TTL/hop limit */
 #define GUE_SPORT_BASE  49152     /* GUE source port = BASE + (hash & MASK) */

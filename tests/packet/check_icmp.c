@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Verifying ICMP "fragmentation needed" (RFC 792/1191) and ICMPv6 "packet
  * too big" (RFC 4443) replies the daemon sends to clients whose DF packet
  * would not fit the port MTU after encapsulation: L2 header (the input's,
@@ -8,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
-#include "csum.h"
+#include "tests/packet/check.h"
+#include "tests/packet/csum.h"
 
 #define REPLY_TOS   0xc0     /* CS6, as Linux sends ICMP errors */
 #define REPLY_TTL   64

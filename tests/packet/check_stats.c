@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The daemon's own counters against what the test fed and observed:
  * rx_packets equals the frames fed, every drop reason equals the number of
  * frames expected to be dropped for it, forwarded and icmp_sent equal
@@ -9,8 +10,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "check.h"
-#include "stats_json.h"
+#include "tests/packet/check.h"
+#include "tests/packet/stats_json.h"
 
 static void want_counter(struct check_ctx *c, json_t *doc, const char *name,
 			 uint64_t want, uint64_t *got)

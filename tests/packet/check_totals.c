@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every input frame's fate against its expectation: forwarded exactly as
  * often as it was fed, answered with exactly one ICMP reply per feed, or
  * never seen in the output. */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "check.h"
+#include "tests/packet/check.h"
 
 void check_totals(struct check_ctx *c)
 {

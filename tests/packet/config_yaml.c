@@ -1,11 +1,12 @@
-#include "config_yaml.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/config_yaml.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "control/table_builder.h"
+#include "control/tables/builder.h"
 
 static const char *fwd_name(enum sc_fwd f)
 {

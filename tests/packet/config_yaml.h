@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writing a scenario's load-balancer configuration as maglevd YAML
  * (docs/config.md): one net_pcap port reading rx and writing tx, an
  * explicit next-hop MAC, no health checks, a small connection table, and
@@ -8,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 struct sc_config_paths {
 	const char *rx_pcap;     /* net_pcap rx_pcap= (a file or a FIFO) */

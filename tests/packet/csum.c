@@ -1,4 +1,5 @@
-#include "csum.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/csum.h"
 
 uint32_t pkt_csum_add(uint32_t sum, const void *data, size_t len)
 {

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Internet checksum (RFC 1071) for the packet tests, written here on
- * purpose instead of reusing dataplane/encap.c or DPDK's rte_ip helpers:
+ * purpose instead of reusing dataplane/packet/encap.c or DPDK's rte_ip helpers:
  * the checker must verify the daemon's checksums with code that shares
  * nothing with the code under test. Pure functions; any thread. */
 #ifndef PKT_CSUM_H

@@ -1,11 +1,12 @@
-#include "expect.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/expect.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/table_builder.h"
-#include "dataplane/flow_hash.h"
+#include "control/tables/builder.h"
+#include "dataplane/packet/flow_hash.h"
 
 int expect_build(struct expect_tables *out, const struct sc_vip *vips,
 		 uint32_t n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the checker expects, computed independently of the daemon's
  * run-time state: each VIP's table and second choices built here from the
  * scenario's backends with the VIP's builder (mlv_table_build: the
@@ -11,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 struct expect_table {
 	uint32_t size;

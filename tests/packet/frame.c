@@ -1,8 +1,9 @@
-#include "frame.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/frame.h"
 
 #include <string.h>
 
-#include "csum.h"
+#include "tests/packet/csum.h"
 
 void pkt_fill_payload(uint8_t *buf, uint32_t len, uint32_t id)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Building test frames byte by byte: Ethernet (optionally one 802.1Q tag),
  * IPv4 (with options) or IPv6 (with extension headers), fragments, and
  * TCP/UDP/ICMP/ICMPv6 with correct checksums. Written for the packet tests

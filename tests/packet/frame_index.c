@@ -1,4 +1,5 @@
-#include "frame_index.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/frame_index.h"
 
 #include <stdio.h>
 #include <stdlib.h>

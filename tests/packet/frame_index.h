@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A map from an IP packet's bytes to the input frame that carried it, so
  * that the checker can find the input of every output frame by content
  * (the inner packet must be byte-identical) instead of relying on output
@@ -8,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 struct frame_index {
 	const struct scenario *sc;

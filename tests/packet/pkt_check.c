@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pkt-check: verify a packet-test run.
  *
  *   pkt-check SCENARIO DIR [--fed N]
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "tests/packet/check.h"
 
 static int compare_input(struct check_ctx *c, const char *path)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pkt-gen: write a packet-test scenario's input and configuration.
  *
  *   pkt-gen SCENARIO DIR SOCKET
@@ -11,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config_yaml.h"
-#include "scenario.h"
+#include "tests/packet/config_yaml.h"
+#include "tests/packet/scenario.h"
 
 static void usage(void)
 {

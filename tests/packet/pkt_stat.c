@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pkt-stat: the driver's view of the daemon's stats file.
  *
  *   pkt-stat wait FILE COUNTER MIN TIMEOUT_S PID
@@ -14,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poll_wait.h"
-#include "stats_json.h"
+#include "tests/packet/poll_wait.h"
+#include "tests/packet/stats_json.h"
 
 static int get(const char *file, const char *counter, uint64_t *v,
 	       char *why, size_t why_len)

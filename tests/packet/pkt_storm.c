@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pkt-storm: feed the "storm" scenario's frames into a running maglevd
  * through a FIFO while making it reload many times.
  *
@@ -26,9 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "poll_wait.h"
-#include "scenario.h"
-#include "stats_json.h"
+#include "tests/packet/poll_wait.h"
+#include "tests/packet/scenario.h"
+#include "tests/packet/stats_json.h"
 
 #define BATCH 32                 /* frames written between stats reads */
 

@@ -1,4 +1,5 @@
-#include "poll_wait.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/poll_wait.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Waiting for a condition on the daemon's stats file without fixed
  * sleeps: re-read the file every POLL_WAIT_STEP_MS until the condition
  * holds, the daemon has exited, or a deadline passes. Test code;

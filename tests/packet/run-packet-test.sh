@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One packet test through the real daemon:
 #   generate the scenario's input pcap and config (pkt-gen), run maglevd on a
 #   net_pcap port reading it, wait until the daemon's stats file shows every

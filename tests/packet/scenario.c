@@ -1,4 +1,5 @@
-#include "scenario.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/scenario.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A packet-test scenario: the load balancer's configuration (port, VIPs,
  * backends) and the list of input frames, each with the outcome the spec
  * (issue 3, docs/forwarding.md, docs/flow-hash.md) says it must have.
@@ -17,9 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/counters.h"
-#include "dataplane/flow_key.h"
-#include "frame.h"
+#include "dataplane/packet/counters.h"
+#include "dataplane/packet/flow_key.h"
+#include "tests/packet/frame.h"
 
 #define SC_MAX_VIPS      16
 #define SC_MAX_BACKENDS  8

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* basic4 / basic6: every forwarding method for IPv4 and IPv6 VIPs, TCP and
  * UDP, with VLAN tags, IPv4 options, IPv6 extension headers, DSCP/ECN
  * values and TTLs varied per packet; IPv4 VIPs with IPv6 backends (4in6)
  * and GUE carrying each family over the other. */
 #include <stdio.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 #define FLOWS_PER_VIP   24
 #define PKTS_PER_FLOW   4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* flows: thousands of concurrent flows with several packets each, their
  * packets randomly interleaved (in order within a flow), through a
  * connection table much smaller than the flow count so that entries are
@@ -8,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 #define TCP_FLOWS      2000
 #define TCP_PKTS       4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fragments: IPv4 and IPv6 datagrams cut into fragments, sent in order,
  * reversed, first-last and shuffled among each other, every fragment of a
  * datagram expected at the one backend its 3-tuple (source, destination,
@@ -7,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 #define DATAGRAMS_PER_VIP 16
 #define FRAG_SIZE         512     /* upper-layer bytes per fragment */

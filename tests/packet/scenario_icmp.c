@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* icmp: path-MTU discovery in both directions.
  *  - ICMP fragmentation-needed / ICMPv6 packet-too-big sent by a router to
  *    a VIP, quoting a packet the VIP (through a backend) sent to a client:
@@ -11,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 #define FLOWS_PER_VIP 6
 

@@ -1,11 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* malformed: every class of frame the data plane must refuse, each
- * expected under its own drop reason (dataplane/counters.h), with a valid
+ * expected under its own drop reason (dataplane/packet/counters.h), with a valid
  * packet after each one so the run also shows that garbage does not
  * disturb forwarding. */
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 /* A valid packet of a fresh flow to vip, expected forwarded. */
 static void valid(struct scenario *sc, uint16_t v)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* storm: the input for the generation-storm test. The feeder (pkt-storm)
  * writes these frames cyclically into the daemon while it reloads between
  * two configurations (vips[] and alt_vips[]) many times. A flow may land
@@ -7,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "tests/packet/scenario.h"
 
 /* Three times more flows than the connection table holds, so that flows
  * keep being evicted and re-selected from whichever table is live: both

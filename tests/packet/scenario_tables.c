@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tables: the other table builders, second-choice failover and bounded
  * loads (issue 8, docs/table-builders.md).
  *
@@ -18,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "control/table_builder.h"
-#include "expect.h"
-#include "scenario.h"
+#include "control/tables/builder.h"
+#include "tests/packet/expect.h"
+#include "tests/packet/scenario.h"
 
 #define BOUNDED_FLOWS  800   /* half on b-1's slots */
 #define BOUNDED_PKTS   2

@@ -1,4 +1,5 @@
-#include "stats_json.h"
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/packet/stats_json.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading maglevd's stats file (--stats-file; its format is in
  * docs/operations.md): the one place the packet tests know its JSON
  * layout. The daemon replaces the file atomically (write + rename), so a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # maglevd configuration for the lab (sourced by tools/lab/lab). Four VIPs,
 # all with the same backends and forwarding method:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # maglevd inside a lab LB namespace (sourced by tools/lab/lab). State in
 # $LAB_STATE/lbN/: maglevd.yaml (written by "lab up"), maglevd.pid,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The real servers on each lab backend (sourced by tools/lab/lab):
 #   nginx   on port 80 of every address (the VIPs on lo and its own): a page

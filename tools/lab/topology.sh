@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The lab's namespaces, links and addresses (sourced by tools/lab/lab).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """UDP echo for a lab backend: answers every datagram with
 "NAME PAYLOAD", so the client sees which backend served it.
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* IP and MAC addresses as the config model and the control plane hold
+ * them. Plain C. All functions are pure; any thread. */
+#ifndef MLV_ADDR_H
+#define MLV_ADDR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#define MLV_AF_NONE 0
+#define MLV_AF_INET 4
+#define MLV_AF_INET6 6
+
+/* An IPv4 or IPv6 address in network byte order. IPv4 uses bytes[0..3]
+ * and keeps bytes[4..15] zero, so memcmp over the struct compares. */
+struct mlv_ip {
+	uint8_t family;      /* MLV_AF_INET or MLV_AF_INET6; NONE = unset */
+	uint8_t bytes[16];
+};
+
+struct mlv_mac {
+	uint8_t bytes[6];
+};
+
+/* Longest text mlv_ip_format writes, with the NUL. */
+#define MLV_IP_STRLEN 46
+#define MLV_MAC_STRLEN 18
+
+/* Parse dotted IPv4 or IPv6 text. Returns true and fills *out on success. */
+bool mlv_ip_parse(const char *text, struct mlv_ip *out);
+/* Format into buf (MLV_IP_STRLEN bytes). Returns buf. */
+const char *mlv_ip_format(const struct mlv_ip *ip, char *buf, size_t len);
+bool mlv_ip_equal(const struct mlv_ip *a, const struct mlv_ip *b);
+
+/* Parse "02:00:00:00:01:21" (also '-' separators). */
+bool mlv_mac_parse(const char *text, struct mlv_mac *out);
+const char *mlv_mac_format(const struct mlv_mac *mac, char *buf, size_t len);
+
+/* The name of an L4 protocol number as config, the control socket, the
+ * stats file and metrics write it: "tcp", "udp", or "other". Pure. */
+const char *mlv_proto_name(uint8_t proto);
+
+#endif

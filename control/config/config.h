@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The validated in-memory configuration model and its loader.
+ *
+ * mlv_config_load() reads a YAML file with libyaml, validates all of it and
+ * either returns a complete model or collects every error it found as
+ * "file:line:col: message" diagnostics; a model is never half-built. The
+ * reference for every key is docs/config.md.
+ *
+ * Threads: the loader and the model are used by the control thread (and by
+ * `maglevd --check-config`, tools and tests); nothing here is shared with
+ * workers. The generation builder copies what workers need.
+ */
+#ifndef MLV_CONFIG_H
+#define MLV_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "control/base/addr.h"
+#include "control/base/error.h"
+#include "control/tables/builder.h"
+
+#define MLV_NAME_MAX      64    /* VIP, backend and port names, with NUL */
+#define MLV_PATH_MAX      256   /* file paths, HTTP paths, device names */
+#define MLV_MAX_WORKERS   64
+#define MLV_MAX_PORTS     16
+#define MLV_MAX_VIPS      65535
+#define MLV_CONFIG_MAX_FILE_BYTES (64u << 20) /* refuse larger YAML files */
+
+enum mlv_forwarding { MLV_FWD_IPIP = 0, MLV_FWD_GUE, MLV_FWD_L2DSR };
+enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP };
+enum mlv_idle_policy { MLV_IDLE_ADAPTIVE = 0, MLV_IDLE_POLL };
+enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_DOWN };
+
+/* Where a value came from, for diagnostics raised after parsing. */
+struct mlv_src_pos {
+	uint32_t line;   /* 1-based; 0 = not from the file (a default) */
+	uint32_t col;    /* 1-based */
+};
+
+struct mlv_health_config {
+	enum mlv_health_type type;
+	uint32_t interval_ms;
+	uint32_t timeout_ms;
+	uint16_t port;             /* 0 = the backend's service port (VIP port) */
+	uint8_t rise;
+	uint8_t fall;
+	uint16_t expect_status;    /* http: expected status code */
+	char path[MLV_PATH_MAX];   /* http: request path */
+	char host[MLV_PATH_MAX];   /* http: Host header; "" = backend address */
+};
+
+struct mlv_backend_config {
+	char name[MLV_NAME_MAX];
+	struct mlv_ip address;
+	uint32_t weight;           /* default 100; 0 = no new flows */
+	enum mlv_backend_state state;
+	bool has_mac;
+	struct mlv_mac mac;        /* l2dsr: the backend's MAC on the link */
+	struct mlv_src_pos pos;
+};
+
+struct mlv_vip_config {
+	char name[MLV_NAME_MAX];
+	struct mlv_ip address;
+	uint16_t port;             /* host byte order */
+	uint8_t protocol;          /* IPPROTO_TCP or IPPROTO_UDP */
+	enum mlv_forwarding forwarding;
+	uint16_t gue_port;         /* gue: outer UDP destination port */
+	uint32_t table_size;       /* prime */
+	struct mlv_health_config health;
+	uint32_t n_backends;
+	struct mlv_backend_config *backends; /* sorted by name after load */
+	struct mlv_src_pos pos;
+	enum mlv_table_kind table;  /* which builder fills the table */
+	double max_load;           /* bounded loads: 0 = off, else >= 1.0 */
+	uint32_t vnodes;           /* ring: points per unit of weight */
+};
+
+struct mlv_port_config {
+	char name[MLV_NAME_MAX];
+	char device[MLV_PATH_MAX];   /* DPDK port: PCI address or vdev name */
+	struct mlv_ip address;       /* outer IPv4 source; family NONE = unset */
+	struct mlv_ip address6;      /* outer IPv6 source; family NONE = unset */
+	bool next_hop_auto;          /* resolve from the kernel neighbour table */
+	struct mlv_mac next_hop;     /* when !next_hop_auto */
+	char tx_port[MLV_NAME_MAX];  /* two-arm: transmit via this port; "" = self */
+	uint16_t mtu;                /* default 1500 */
+	bool exception;              /* non-VIP traffic is sent out this port */
+	struct mlv_src_pos pos;
+};
+
+struct mlv_conntrack_config {
+	uint32_t entries_per_worker;
+	uint32_t tcp_timeout_ms;
+	uint32_t tcp_handshake_timeout_ms;
+	uint32_t tcp_closing_timeout_ms;   /* after FIN or RST */
+	uint32_t udp_timeout_ms;
+};
+
+struct mlv_config {
+	char *path;                    /* the file it was loaded from */
+
+	/* dataplane: restart-only */
+	uint32_t n_eal_args;
+	char **eal_args;
+	uint32_t workers;
+	enum mlv_idle_policy idle;
+	uint32_t idle_max_sleep_us;
+	uint32_t n_ports;
+	struct mlv_port_config *ports;
+	struct mlv_conntrack_config conntrack;
+	uint32_t mbufs;                /* per pool; 0 = automatic (the floor) */
+	uint32_t mbuf_size;            /* data room in bytes, headroom
+					  included; 0 = automatic */
+
+	/* control */
+	char control_socket[MLV_PATH_MAX];
+	uint32_t control_socket_mode;  /* e.g. 0660 */
+	char metrics_listen[MLV_PATH_MAX]; /* "IP:PORT" or "[IP6]:PORT";
+					      "" = no metrics listener */
+	uint32_t build_threads;    /* table build threads, control thread
+				      included (control/tables/build_pool.h) */
+	char build_cpus[MLV_PATH_MAX]; /* CPU list for the build helpers
+					  ("0-1,4"); "" = the control
+					  thread's CPUs */
+
+	/* defaults, already applied to every VIP */
+	uint32_t default_table_size;
+	enum mlv_forwarding default_forwarding;
+	struct mlv_health_config default_health;
+	enum mlv_table_kind default_table;
+	double default_max_load;
+	uint32_t default_vnodes;
+
+	uint32_t n_vips;
+	struct mlv_vip_config *vips;   /* in file order */
+};
+
+enum mlv_diag_level { MLV_DIAG_ERROR = 0, MLV_DIAG_WARNING };
+
+struct mlv_diag {
+	enum mlv_diag_level level;
+	struct mlv_src_pos pos;
+	char message[256];
+};
+
+/* Diagnostics collected while loading. */
+struct mlv_diags {
+	char *file;              /* the file name the positions refer to */
+	uint32_t n;
+	uint32_t n_errors;
+	uint32_t cap;
+	struct mlv_diag *items;
+};
+
+/* Load, parse and validate path. On MLV_OK *out is a complete model (free
+ * with mlv_config_free) and diags may hold warnings. On MLV_E_CONFIG *out
+ * is NULL and diags holds every error found (sorted by position, at most
+ * 1000 stored; n_errors counts all); MLV_E_IO if the file cannot be read
+ * (diags says why), MLV_E_NOMEM on allocation failure. diags must be
+ * initialised with mlv_diags_init and released with mlv_diags_free; it may
+ * be reused across loads (diags->file is replaced, items accumulate). */
+enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
+			     struct mlv_diags *diags);
+
+/* The same for YAML held in memory; name is used in diagnostics. */
+enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
+				    size_t len, struct mlv_config **out,
+				    struct mlv_diags *diags);
+
+void mlv_config_free(struct mlv_config *cfg);
+
+/* Look-ups by name; NULL if absent. */
+const struct mlv_vip_config *mlv_config_vip(const struct mlv_config *cfg,
+					    const char *name);
+const struct mlv_port_config *mlv_config_port(const struct mlv_config *cfg,
+					      const char *name);
+
+void mlv_diags_init(struct mlv_diags *d);
+void mlv_diags_free(struct mlv_diags *d);
+/* Print each diagnostic as "file:line:col: error: message\n" (or
+ * "warning:"); a diagnostic without a position (the file cannot be read,
+ * is too large) prints as "file: error: message\n". */
+void mlv_diags_print(const struct mlv_diags *d, FILE *f);
+
+/* "500ms", "1s", "5m", "1h" -> milliseconds. False on bad text/overflow. */
+bool mlv_parse_duration_ms(const char *text, uint32_t *out_ms);
+
+const char *mlv_forwarding_name(enum mlv_forwarding f);
+
+#endif

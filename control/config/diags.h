@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Adding to and ordering a struct mlv_diags (declared in config.h).
+ * Internal to the config loader; same thread rules as config.h. */
+#ifndef MLV_CONFIG_DIAGS_H
+#define MLV_CONFIG_DIAGS_H
+
+#include <stdarg.h>
+
+#include "control/config/config.h"
+
+/* At most this many diagnostics are stored; a hostile file could produce
+ * one per node. Past the limit the last stored item says so, and
+ * n_errors keeps counting. */
+#define MLV_DIAGS_MAX 1000u
+
+/* Append a diagnostic formatted like printf. Returns MLV_E_NOMEM if it
+ * could not be stored (n_errors still counts an error), else MLV_OK. */
+enum mlv_err mlv_diag_add(struct mlv_diags *d, enum mlv_diag_level level,
+			  struct mlv_src_pos pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+enum mlv_err mlv_diag_vadd(struct mlv_diags *d, enum mlv_diag_level level,
+			   struct mlv_src_pos pos, const char *fmt,
+			   va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+/* Stable sort of items[from..n-1] by (line, col), so the report reads in
+ * file order although checks run in schema order. */
+void mlv_diags_sort(struct mlv_diags *d, uint32_t from);
+
+/* Replace d->file with a copy of name. MLV_E_NOMEM on failure. */
+enum mlv_err mlv_diags_set_file(struct mlv_diags *d, const char *name);
+
+#endif

@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Cross-field config checks: the rules no single key's type can express. */
+#include "control/config/validate_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/config/cpu_list.h"
+#include "control/tables/maglev.h"
+#include "control/config/mbuf_size.h"
+#include "control/tables/builder.h"
+
+static const char *fwd_name(enum mlv_forwarding f)
+{
+	return mlv_forwarding_name(f);
+}
+
+/* Item nodes of a list value, indexable; NULL (and no error) if the value
+ * is not a list of exactly n items, e.g. because it was rejected. */
+static const struct mlv_ynode **list_items(struct mlv_cfg_ctx *ctx,
+					   const struct mlv_ynode *list,
+					   uint32_t n)
+{
+	const struct mlv_ynode **items;
+	const struct mlv_ynode *it;
+	uint32_t i = 0;
+
+	if (list == NULL || list->kind != MLV_YNODE_SEQ || list->n != n || n == 0)
+		return NULL;
+	items = calloc(n, sizeof(*items));
+	if (items == NULL) {
+		ctx->nomem = true;
+		return NULL;
+	}
+	for (it = list->first; it != NULL; it = it->next)
+		items[i++] = it;
+	return items;
+}
+
+static bool is_unicast(const struct mlv_ip *ip)
+{
+	static const uint8_t zero[16];
+
+	if (ip->family == MLV_AF_INET) {
+		if (memcmp(ip->bytes, zero, 4) == 0 || ip->bytes[0] >= 224)
+			return false;   /* 0.0.0.0, multicast, class E, broadcast */
+		return true;
+	}
+	return memcmp(ip->bytes, zero, 16) != 0 && ip->bytes[0] != 0xff;
+}
+
+/* ---- health ---- */
+
+void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
+			   const struct mlv_cfg_seen *seen)
+{
+	struct mlv_health_config *h = obj;
+	char a[32], b[32];
+
+	if (mlv_cfg_usable(seen, "timeout") && mlv_cfg_usable(seen, "interval") &&
+	    h->timeout_ms >= h->interval_ms) {
+		/* Point at whichever of the two this mapping set. */
+		const char *at = mlv_cfg_value(seen, "timeout") != NULL ? "timeout"
+									: "interval";
+
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, at),
+			      "health timeout (%s) must be shorter than the interval (%s)",
+			      mlv_cfg_format_duration(h->timeout_ms, a, sizeof(a)),
+			      mlv_cfg_format_duration(h->interval_ms, b, sizeof(b)));
+	}
+	if (mlv_cfg_given(seen, "path") && h->path[0] != '/')
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "path"),
+			      "health path '%s' must start with '/'", h->path);
+}
+
+/* ---- dataplane ---- */
+
+/* An mbuf must hold the largest frame any port may receive behind the
+ * encapsulation headroom: the port with the largest MTU decides. */
+static void check_mbuf_size(struct mlv_cfg_ctx *ctx, const struct mlv_config *cfg,
+			    const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_port_config *widest = NULL;
+
+	if (cfg->mbuf_size == 0 || !mlv_cfg_given(seen, "mbuf_size"))
+		return;
+	for (uint32_t i = 0; i < cfg->n_ports; i++)
+		if (widest == NULL || cfg->ports[i].mtu > widest->mtu)
+			widest = &cfg->ports[i];
+	if (widest != NULL && cfg->mbuf_size < mlv_mbuf_size_min(widest->mtu))
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "mbuf_size"),
+			      "'mbuf_size' is %u; port '%s' (mtu %u) needs at least %u: "
+			      "%u bytes of headroom for the outer headers, the mtu and "
+			      "%u for Ethernet, two VLAN tags and the FCS",
+			      cfg->mbuf_size, widest->name, widest->mtu,
+			      mlv_mbuf_size_min(widest->mtu), MLV_MBUF_HEADROOM,
+			      MLV_FRAME_OVERHEAD);
+}
+
+void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
+			      const struct mlv_cfg_seen *seen)
+{
+	struct mlv_config *cfg = obj;
+	const struct mlv_ynode **items;
+	const struct mlv_port_config *exception = NULL;
+	uint32_t i, j;
+
+	check_mbuf_size(ctx, cfg, seen);
+	if (mlv_cfg_given(seen, "ports") && cfg->n_ports == 0)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "ports"),
+			      "at least one port is required");
+	items = list_items(ctx, mlv_cfg_value(seen, "ports"), cfg->n_ports);
+	if (items == NULL)
+		return;
+	for (i = 0; i < cfg->n_ports; i++) {
+		const struct mlv_port_config *p = &cfg->ports[i];
+
+		for (j = 0; j < i && p->name[0]; j++) {
+			if (strcmp(cfg->ports[j].name, p->name) == 0) {
+				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "name"),
+					      "duplicate port name '%s' (first at line %u)",
+					      p->name, cfg->ports[j].pos.line);
+				break;
+			}
+		}
+		for (j = 0; j < i && p->device[0]; j++) {
+			if (strcmp(cfg->ports[j].device, p->device) == 0) {
+				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "device"),
+					      "device '%s' is already used by port '%s'",
+					      p->device, cfg->ports[j].name);
+				break;
+			}
+		}
+		if (p->tx_port[0] != '\0') {
+			if (strcmp(p->tx_port, p->name) == 0) {
+				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "tx_port"),
+					      "port '%s' names itself as tx_port; leave tx_port out for one-arm mode",
+					      p->name);
+			} else if (mlv_config_port(cfg, p->tx_port) == NULL) {
+				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "tx_port"),
+					      "tx_port '%s' is not the name of a port",
+					      p->tx_port);
+			}
+		}
+		if (p->exception) {
+			if (exception != NULL)
+				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "exception"),
+					      "only one port can be the exception port ('%s' already is)",
+					      exception->name);
+			else
+				exception = p;
+		}
+	}
+	free(items);
+}
+
+/* ---- VIPs ---- */
+
+void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
+{
+	struct mlv_vip_config *vip = elem;
+
+	vip->forwarding = ctx->cfg->default_forwarding;
+	vip->table_size = ctx->cfg->default_table_size;
+	vip->health = ctx->cfg->default_health;
+	vip->table = ctx->cfg->default_table;
+	vip->max_load = ctx->cfg->default_max_load;
+	vip->vnodes = ctx->cfg->default_vnodes;
+}
+
+static bool port_has_family(const struct mlv_config *cfg, uint8_t family)
+{
+	uint32_t i;
+
+	for (i = 0; i < cfg->n_ports; i++) {
+		if (family == MLV_AF_INET && cfg->ports[i].address.family == family)
+			return true;
+		if (family == MLV_AF_INET6 && cfg->ports[i].address6.family == family)
+			return true;
+	}
+	return false;
+}
+
+/* The arguments of the --vdev (or --vdev=) EAL option for device dev,
+ * "name,key=value,..."; NULL if there is none. */
+static const char *vdev_args(const struct mlv_config *cfg, const char *dev)
+{
+	size_t n = strlen(dev);
+
+	for (uint32_t i = 0; i < cfg->n_eal_args; i++) {
+		const char *a = cfg->eal_args[i];
+
+		if (strncmp(a, "--vdev=", 7) == 0)
+			a += 7;
+		else if (strcmp(a, "--vdev") == 0 && i + 1 < cfg->n_eal_args)
+			a = cfg->eal_args[++i];
+		else
+			continue;
+		if (strncmp(a, dev, n) == 0 && (a[n] == ',' || a[n] == '\0'))
+			return a;
+	}
+	return NULL;
+}
+
+/* Whether the port's device is a vdev over a kernel interface, which the
+ * kernel keeps a neighbour table for: net_af_xdp or net_af_packet with
+ * iface=, or net_tap. Text rules because the config is checked before
+ * any device exists; the daemon asks the driver. */
+static bool device_has_kernel_iface(const struct mlv_config *cfg,
+				    const char *dev)
+{
+	const char *args = vdev_args(cfg, dev);
+
+	if (strncmp(dev, "net_tap", 7) == 0)
+		return true;
+	if (strncmp(dev, "net_af_xdp", 10) != 0 &&
+	    strncmp(dev, "net_af_packet", 13) != 0)
+		return false;
+	return strstr(dev, "iface=") != NULL ||
+	       (args != NULL && strstr(args, "iface=") != NULL);
+}
+
+/* The first port that transmits (some port's tx_port, or a port without
+ * one) and has a kernel interface: true and its index in *idx. False
+ * with *idx the first transmitting port, for the message. */
+static bool first_kernel_tx_port(const struct mlv_config *cfg, uint32_t *idx)
+{
+	bool found_tx = false;
+
+	for (uint32_t i = 0; i < cfg->n_ports; i++) {
+		bool transmits = cfg->ports[i].tx_port[0] == '\0';
+
+		for (uint32_t j = 0; j < cfg->n_ports && !transmits; j++)
+			transmits = strcmp(cfg->ports[j].tx_port,
+					   cfg->ports[i].name) == 0;
+		if (!transmits)
+			continue;
+		if (!found_tx)
+			*idx = i;
+		found_tx = true;
+		if (device_has_kernel_iface(cfg, cfg->ports[i].device)) {
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Can this VIP's forwarding method carry traffic to backend b? */
+static void check_backend_carriable(struct mlv_cfg_ctx *ctx,
+				    const struct mlv_vip_config *vip,
+				    const struct mlv_backend_config *b,
+				    const struct mlv_ynode *item)
+{
+	uint8_t fam = b->address.family;
+
+	if (vip->forwarding == MLV_FWD_L2DSR) {
+		/* The frame goes to the backend's MAC unchanged; the address
+		 * family does not matter, the MAC does. Without 'mac' the
+		 * daemon looks the address up in the neighbour table of a
+		 * transmitting port's kernel interface (daemon/netlink/next_hop.h). */
+		uint32_t tx = 0;
+
+		if (b->has_mac || ctx->cfg->n_ports == 0 ||
+		    first_kernel_tx_port(ctx->cfg, &tx))
+			return;
+		mlv_cfg_error(ctx, item->pos,
+			      "l2dsr backend '%s' has no 'mac', and no transmitting port has a kernel interface whose neighbour table could give it (port '%s' is device '%s'): set 'mac', or use net_af_xdp or net_af_packet with iface=",
+			      b->name, ctx->cfg->ports[tx].name,
+			      ctx->cfg->ports[tx].device);
+		return;
+	}
+	if (fam == MLV_AF_NONE)
+		return;
+	if (vip->forwarding == MLV_FWD_IPIP && vip->address.family == MLV_AF_INET6 &&
+	    fam == MLV_AF_INET) {
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(item, "address"),
+			      "ipip cannot carry IPv6 VIP '%s' to IPv4 backend '%s' (there is no IPv6-in-IPv4 here); use an IPv6 backend address or forwarding: gue",
+			      vip->name, b->name);
+		return;
+	}
+	if (ctx->cfg->n_ports > 0 && !port_has_family(ctx->cfg, fam))
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(item, "address"),
+			      "backend '%s' is IPv%d but no port has an %s to send %s packets from",
+			      b->name, fam,
+			      fam == MLV_AF_INET ? "IPv4 'address'" : "IPv6 'address6'",
+			      fwd_name(vip->forwarding));
+}
+
+struct name_ref {
+	const char *name;
+	uint32_t index;
+};
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Report every name that repeats an earlier one (file order). */
+static void check_unique_names(struct mlv_cfg_ctx *ctx, const char *what,
+			       const char *const *names, uint32_t n,
+			       const struct mlv_ynode **items,
+			       const char *where)
+{
+	struct name_ref *refs;
+	uint32_t i;
+
+	if (n < 2)
+		return;
+	refs = calloc(n, sizeof(*refs));
+	if (refs == NULL) {
+		ctx->nomem = true;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		refs[i].name = names[i];
+		refs[i].index = i;
+	}
+	qsort(refs, n, sizeof(*refs), name_ref_cmp);
+	for (i = 1; i < n; i++) {
+		const struct name_ref *first = &refs[i - 1];
+
+		if (refs[i].name[0] == '\0' || strcmp(refs[i].name, first->name) != 0)
+			continue;
+		while (first > refs && strcmp(first[-1].name, first->name) == 0)
+			first--;
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[refs[i].index], "name"),
+			      "duplicate %s name '%s'%s (first at line %u)", what,
+			      refs[i].name, where, items[first->index]->pos.line);
+	}
+	free(refs);
+}
+
+static int backend_name_cmp(const void *a, const void *b)
+{
+	const struct mlv_backend_config *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+static void check_backends(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,
+			   const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_ynode **items;
+	const char **names;
+	char where[MLV_NAME_MAX + 16];
+	bool fwd_known = mlv_cfg_usable(seen, "forwarding") &&
+			 vip->address.family != MLV_AF_NONE;
+	uint32_t i;
+
+	items = list_items(ctx, mlv_cfg_value(seen, "backends"), vip->n_backends);
+	if (items == NULL)
+		return;
+	names = calloc(vip->n_backends, sizeof(*names));
+	if (names == NULL) {
+		ctx->nomem = true;
+		goto out;
+	}
+	for (i = 0; i < vip->n_backends; i++) {
+		const struct mlv_backend_config *b = &vip->backends[i];
+
+		names[i] = b->name;
+		if (items[i]->kind != MLV_YNODE_MAP)
+			continue;
+		if (b->address.family != MLV_AF_NONE && !is_unicast(&b->address))
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "address"),
+				      "backend address of '%s' must be a unicast address",
+				      b->name);
+		if (fwd_known)
+			check_backend_carriable(ctx, vip, b, items[i]);
+	}
+	snprintf(where, sizeof(where), " in VIP '%s'", vip->name);
+	check_unique_names(ctx, "backend", names, vip->n_backends, items, where);
+out:
+	free(names);
+	free(items);
+}
+
+/* vnodes belongs to rings; a ring must fit MLV_RING_MAX_POINTS. */
+static void check_table_choice(struct mlv_cfg_ctx *ctx,
+			       const struct mlv_vip_config *vip,
+			       const struct mlv_cfg_seen *seen)
+{
+	uint64_t points = 0;
+
+	if (!mlv_cfg_usable(seen, "table") || !mlv_cfg_usable(seen, "vnodes"))
+		return;
+	if (mlv_cfg_given(seen, "vnodes") && vip->table != MLV_TABLE_RING)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "vnodes"),
+			      "vnodes is only used with table: ring (VIP '%s' uses %s)",
+			      vip->name, mlv_table_kind_name(vip->table));
+	if (vip->table != MLV_TABLE_RING)
+		return;
+	for (uint32_t i = 0; i < vip->n_backends; i++)
+		points += (uint64_t)vip->backends[i].weight * vip->vnodes;
+	if (points > MLV_RING_MAX_POINTS)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "vnodes"),
+			      "ring of VIP '%s' would have %llu points (sum of weight x vnodes %u); at most %u: lower vnodes or the weights",
+			      vip->name, (unsigned long long)points, vip->vnodes,
+			      MLV_RING_MAX_POINTS);
+}
+
+void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
+			    const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_config *cfg = obj;
+	cpu_set_t set;
+	char why[96];
+
+	if (!mlv_cfg_given(seen, "build_cpus") || cfg->build_cpus[0] == '\0')
+		return;
+	if (mlv_cpu_list_parse(cfg->build_cpus, &set, why, sizeof(why)) != MLV_OK)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "build_cpus"),
+			      "control.build_cpus \"%s\": %s", cfg->build_cpus,
+			      why);
+}
+
+void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
+			const struct mlv_cfg_seen *seen)
+{
+	struct mlv_vip_config *vip = obj;
+
+	if (vip->address.family != MLV_AF_NONE && !is_unicast(&vip->address))
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "address"),
+			      "VIP address must be a unicast address");
+	if (mlv_cfg_given(seen, "gue_port") && mlv_cfg_usable(seen, "forwarding") &&
+	    vip->forwarding != MLV_FWD_GUE)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "gue_port"),
+			      "gue_port is only used with forwarding: gue (VIP '%s' uses %s)",
+			      vip->name, fwd_name(vip->forwarding));
+	check_backends(ctx, vip, seen);
+	if (ctx->nomem)
+		return;
+	check_table_choice(ctx, vip, seen);
+	if (mlv_cfg_given(seen, "backends") && vip->n_backends == 0)
+		mlv_cfg_warn(ctx, mlv_cfg_pos(seen, "backends"),
+			     "VIP '%s' has no backends; its traffic will be dropped",
+			     vip->name);
+	if (mlv_cfg_usable(seen, "table_size") && vip->table_size != 0 &&
+	    vip->n_backends > vip->table_size / 100)
+		mlv_cfg_warn(ctx, mlv_cfg_pos(seen, "table_size"),
+			     "VIP '%s' has %u backends for %u table slots; Maglev balances evenly only while backends <= table_size/100 (%u); raise table_size",
+			     vip->name, vip->n_backends, vip->table_size,
+			     vip->table_size / 100);
+	/* Name order makes every instance build byte-identical tables. */
+	if (vip->n_backends > 1)
+		qsort(vip->backends, vip->n_backends, sizeof(*vip->backends),
+		      backend_name_cmp);
+}
+
+/* ---- the whole file ---- */
+
+struct vip_ref {
+	const struct mlv_vip_config *vip;
+	uint32_t index;
+};
+
+static int vip_ref_cmp(const void *a, const void *b)
+{
+	const struct vip_ref *x = a, *y = b;
+	int c = memcmp(&x->vip->address, &y->vip->address, sizeof(x->vip->address));
+
+	if (c == 0)
+		c = (int)x->vip->port - (int)y->vip->port;
+	if (c == 0)
+		c = (int)x->vip->protocol - (int)y->vip->protocol;
+	if (c == 0)
+		c = x->index < y->index ? -1 : x->index > y->index;
+	return c;
+}
+
+static bool same_service(const struct mlv_vip_config *a,
+			 const struct mlv_vip_config *b)
+{
+	return mlv_ip_equal(&a->address, &b->address) && a->port == b->port &&
+	       a->protocol == b->protocol;
+}
+
+static void check_unique_vips(struct mlv_cfg_ctx *ctx, const struct mlv_config *cfg,
+			      const struct mlv_ynode **items)
+{
+	struct vip_ref *refs;
+	uint32_t i, n = 0;
+
+	refs = calloc(cfg->n_vips, sizeof(*refs));
+	if (refs == NULL) {
+		ctx->nomem = true;
+		return;
+	}
+	for (i = 0; i < cfg->n_vips; i++) {
+		const struct mlv_vip_config *v = &cfg->vips[i];
+
+		/* Incomplete VIPs were reported already. */
+		if (v->address.family == MLV_AF_NONE || v->port == 0 || v->protocol == 0)
+			continue;
+		refs[n].vip = v;
+		refs[n].index = i;
+		n++;
+	}
+	qsort(refs, n, sizeof(*refs), vip_ref_cmp);
+	for (i = 1; i < n; i++) {
+		const struct vip_ref *first = &refs[i - 1];
+		char addr[MLV_IP_STRLEN];
+
+		if (!same_service(refs[i].vip, first->vip))
+			continue;
+		while (first > refs && same_service(first[-1].vip, first->vip))
+			first--;
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[refs[i].index], "address"),
+			      "VIP '%s' duplicates VIP '%s' (line %u): both are %s%s%s port %u/%s",
+			      refs[i].vip->name, first->vip->name,
+			      first->vip->pos.line,
+			      refs[i].vip->address.family == MLV_AF_INET6 ? "[" : "",
+			      mlv_ip_format(&refs[i].vip->address, addr, sizeof(addr)),
+			      refs[i].vip->address.family == MLV_AF_INET6 ? "]" : "",
+			      refs[i].vip->port, mlv_proto_name(refs[i].vip->protocol));
+	}
+	free(refs);
+}
+
+void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
+			 const struct mlv_cfg_seen *seen)
+{
+	struct mlv_config *cfg = obj;
+	const struct mlv_ynode **items;
+	const char **names;
+	uint32_t i;
+
+	items = list_items(ctx, mlv_cfg_value(seen, "vips"), cfg->n_vips);
+	if (items == NULL)
+		return;
+	names = calloc(cfg->n_vips, sizeof(*names));
+	if (names == NULL) {
+		ctx->nomem = true;
+		goto out;
+	}
+	for (i = 0; i < cfg->n_vips; i++)
+		names[i] = cfg->vips[i].name;
+	check_unique_names(ctx, "VIP", names, cfg->n_vips, items, "");
+	check_unique_vips(ctx, cfg, items);
+out:
+	free(names);
+	free(items);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Cross-field config checks, hooked into the schema tables
+ * (schema.c) and run by the walk in apply.c once the keys
+ * of one mapping are converted. Internal to the config loader. */
+#ifndef MLV_CONFIG_VALIDATE_H
+#define MLV_CONFIG_VALIDATE_H
+
+#include "control/config/schema_internal.h"
+
+/* health: timeout shorter than interval, path starts with '/'. */
+void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
+			   const struct mlv_cfg_seen *seen);
+/* dataplane: at least one port; unique port names and devices; tx_port
+ * names another port; at most one exception port; mbuf_size holds a
+ * frame of the largest port MTU behind the headroom. */
+void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
+			      const struct mlv_cfg_seen *seen);
+/* control: build_cpus is a CPU list (control/config/cpu_list.h). */
+void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
+			    const struct mlv_cfg_seen *seen);
+/* One VIP: gue_port only with gue, address families the forwarding can
+ * carry, l2dsr MACs, unique backend names, balance warnings; then sorts
+ * the backends by name (the Maglev builder relies on it). */
+void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
+			const struct mlv_cfg_seen *seen);
+/* The whole file: unique VIP names and (address, port, protocol). */
+void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
+			 const struct mlv_cfg_seen *seen);
+/* A new VIP inherits defaults.{forwarding,table_size,health}. */
+void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem);
+
+#endif

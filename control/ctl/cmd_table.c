@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The commands about Maglev tables: table (contents), lookup (where a
+ * new flow goes) and whatif (how much a change would move). */
+#include "control/ctl/commands_internal.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/tables/maglev.h"
+#include "control/tables/builder.h"
+#include "dataplane/packet/flow_hash.h"
+
+/* ---- table ---- */
+
+static json_t *slot_map(const struct mlv_gen_vip *v)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; arr && i < v->table_size; i++) {
+		uint16_t s = v->table[i];
+
+		if (json_array_append_new(arr, json_integer(
+				s < v->n_backends ? (json_int_t)s : -1))) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
+json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen;
+	const struct mlv_gen_vip *v;
+	json_t *reply = NULL, *backends;
+	uint32_t *slots;
+
+	v = mlv_ctl_need_vip(st, args, &gen, &reply);
+	if (!v)
+		return reply;
+	slots = mlv_ctl_count_slots(v);
+	if (!slots)
+		return NULL;
+	backends = json_array();
+	for (uint32_t i = 0; backends && i < v->n_backends; i++)
+		if (json_array_append_new(backends, json_pack("{s:s, s:I, s:f}",
+				"name", v->backends[i].name,
+				"slots", (json_int_t)slots[i],
+				"share", (double)slots[i] / v->table_size))) {
+			json_decref(backends);
+			backends = NULL;
+		}
+	reply = json_pack("{s:b, s:s, s:I, s:s, s:f, s:I, s:o, s:o, s:I}", "ok", 1,
+			  "vip", v->name, "generation", (json_int_t)gen->number,
+			  "table", mlv_table_kind_name(v->table_kind),
+			  "max_load", v->max_load,
+			  "table_size", (json_int_t)v->table_size,
+			  "fingerprint", mlv_ctl_fingerprint(v->fingerprint),
+			  "backends", backends,
+			  "unassigned", (json_int_t)slots[v->n_backends]);
+	free(slots);
+	/* the map holds indices into "backends", -1 for no backend */
+	if (reply && mlv_ctl_arg_flag(args, "dump") &&
+	    json_object_set_new(reply, "slots", slot_map(v))) {
+		json_decref(reply);
+		reply = NULL;
+	}
+	return reply;
+}
+
+/* ---- lookup ---- */
+
+/* Conntrack states as the reply names them (docs/control-protocol.md). */
+static const char *const ct_state_names[MLV_CT__NSTATES] = {
+	[MLV_CT_FREE] = "other",
+	[MLV_CT_TCP_OPENING] = "opening",
+	[MLV_CT_TCP_ESTABLISHED] = "established",
+	[MLV_CT_TCP_CLOSING] = "closing",
+	[MLV_CT_UDP] = "udp",
+	[MLV_CT_OTHER] = "other",
+};
+
+/* A lookup waiting for the workers (a deferred reply). */
+struct lookup_wait {
+	struct mlv_ctl_state *st;
+	json_t *reply;           /* everything but "tracked" */
+	struct mlv_flow_key key;
+	uint32_t hash;
+	bool posted;             /* ticket is outstanding */
+	uint64_t ticket;
+};
+
+/* What the workers said, the backend named through the current
+ * generation: a uid it no longer has (a backend removed since) is null. */
+static json_t *tracked_json(const struct mlv_ctl_state *st,
+			    const struct mlv_ctl_tracked *t)
+{
+	const struct mlv_generation *gen = mlv_ctl_gen(st);
+	const struct mlv_gen_backend *b;
+
+	if (!t->found)
+		return json_false();
+	b = gen ? mlv_gen_find_backend_uid(gen, t->backend_uid) : NULL;
+	return json_pack("{s:I, s:s?, s:s, s:I}",
+			 "worker", (json_int_t)t->worker,
+			 "backend", b ? b->name : NULL,
+			 "state", t->state < MLV_CT__NSTATES ?
+				  ct_state_names[t->state] : "other",
+			 "expires_in_ms", (json_int_t)t->expires_in_ms);
+}
+
+/* Complete the reply with tracked (stolen; NULL: out of memory) and,
+ * if error is not NULL, "tracked_error". */
+static json_t *lookup_finish(struct lookup_wait *lw, json_t *tracked,
+			     const char *error)
+{
+	json_t *reply = lw->reply;
+
+	lw->reply = NULL;
+	if (!tracked || json_object_set_new(reply, "tracked", tracked) ||
+	    (error && json_object_set_new(reply, "tracked_error",
+					  json_string(error)))) {
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+/* mlv_ctl_deferred.poll: post the question once the workers' mailboxes
+ * are free, then wait for every answer or the deadline. */
+static bool lookup_poll(void *arg, bool expired, json_t **reply)
+{
+	struct lookup_wait *lw = arg;
+	struct mlv_ctl_state *st = lw->st;
+	struct mlv_ctl_tracked t = { 0 };
+	bool done = false;
+	enum mlv_err rc;
+
+	if (!lw->posted) {
+		rc = st->track_post(st->ctx, &lw->key, lw->hash, &lw->ticket);
+		if (rc == MLV_OK)
+			lw->posted = true;
+		else if (rc != MLV_E_BUSY)
+			goto failed;
+	}
+	if (lw->posted) {
+		rc = st->track_poll(st->ctx, lw->ticket, &done, &t);
+		if (rc != MLV_OK)
+			goto failed;
+		if (done) {
+			lw->posted = false;
+			*reply = lookup_finish(lw, tracked_json(st, &t), NULL);
+			return true;
+		}
+	}
+	if (!expired)
+		return false;
+	*reply = lookup_finish(lw, json_null(), "workers did not answer");
+	return true;
+failed:
+	*reply = lookup_finish(lw, json_null(), mlv_strerror(rc));
+	return true;
+}
+
+/* mlv_ctl_deferred.release */
+static void lookup_release(void *arg)
+{
+	struct lookup_wait *lw = arg;
+
+	if (lw->posted && lw->st->track_cancel)
+		lw->st->track_cancel(lw->st->ctx, lw->ticket);
+	json_decref(lw->reply);
+	free(lw);
+}
+
+/* Defer the reply until the workers say whether they track key; without
+ * the means to ask, reply at once with "tracked": null. */
+static json_t *lookup_tracked(struct mlv_ctl_state *st, json_t *reply,
+			      const struct mlv_flow_key *key, uint32_t hash)
+{
+	struct lookup_wait *lw;
+
+	if (!reply)
+		return NULL;
+	if (!st->defer || !st->track_post || !st->track_poll) {
+		if (json_object_set_new(reply, "tracked", json_null())) {
+			json_decref(reply);
+			return NULL;
+		}
+		return reply;
+	}
+	lw = calloc(1, sizeof(*lw));
+	if (!lw) {
+		json_decref(reply);
+		return NULL;
+	}
+	*lw = (struct lookup_wait){ .st = st, .reply = reply, .key = *key,
+				    .hash = hash };
+	*st->defer = (struct mlv_ctl_deferred){
+		.poll = lookup_poll, .release = lookup_release, .arg = lw,
+		.timeout_ms = MLV_CTL_TRACK_TIMEOUT_MS,
+	};
+	return NULL;
+}
+
+json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen;
+	const struct mlv_gen_vip *v;
+	const struct mlv_gen_backend *b = NULL;
+	const char *src = mlv_ctl_arg_str(args, "src");
+	struct mlv_flow_key key;
+	struct mlv_ip ip;
+	json_t *reply = NULL;
+	char src_text[MLV_IP_STRLEN], be_text[MLV_IP_STRLEN];
+	uint64_t sport = 0;
+	uint32_t hash, slot;
+
+	v = mlv_ctl_need_vip(st, args, &gen, &reply);
+	if (!v)
+		return reply;
+	if (!mlv_ip_parse(src, &ip))
+		return mlv_ctl_fail("\"%s\" is not an IPv4 or IPv6 address", src);
+	if (ip.family != v->family)
+		return mlv_ctl_fail("VIP \"%s\" is IPv%u; %s is not", v->name,
+				    v->family, src);
+	mlv_ctl_arg_uint(args, "sport", &sport);
+
+	/* The key exactly as the parser builds it for a packet from
+	 * src:sport to the VIP (dataplane/packet/flow_key.h): IPv4 in bytes 0..3,
+	 * the rest zero; ports in network byte order. */
+	memset(&key, 0, sizeof(key));
+	memcpy(key.src, ip.bytes, sizeof(key.src));
+	memcpy(key.dst, v->address, sizeof(key.dst));
+	key.sport = htons((uint16_t)sport);
+	key.dport = v->port_be;
+	key.proto = v->protocol;
+	key.family = v->family;
+	hash = mlv_flow_hash(&key);
+	slot = hash % v->table_size;
+	if (v->table[slot] < v->n_backends)
+		b = &v->backends[v->table[slot]];
+	return lookup_tracked(st, json_pack(
+			 "{s:b, s:s, s:s, s:I, s:I, s:I, s:s?, s:s?}",
+			 "ok", 1, "vip", v->name,
+			 "src", mlv_ip_format(&ip, src_text, sizeof(src_text)),
+			 "sport", (json_int_t)sport,
+			 "hash", (json_int_t)hash, "slot", (json_int_t)slot,
+			 "backend", b ? b->name : NULL,
+			 "address", b ? mlv_ip_format(&b->address, be_text,
+						      sizeof(be_text)) : NULL),
+			 &key, hash);
+}
+
+/* ---- whatif ---- */
+
+/* The VIP's backends (effective weights) with `name` removed, or added
+ * with `weight`, sorted by name as the generation builder sorts them.
+ * from_old[j] is the index in vip->backends of new backend j, or ADDED
+ * for the added one. */
+#define ADDED UINT32_MAX
+static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
+			    const char *name, uint32_t weight,
+			    struct mlv_table_backend *out, uint32_t *from_old)
+{
+	uint32_t n = 0;
+	bool placed = !add;
+
+	for (uint32_t i = 0; i < v->n_backends; i++) {
+		const struct mlv_gen_backend *b = &v->backends[i];
+
+		if (!placed && strcmp(name, b->name) < 0) {
+			out[n] = (struct mlv_table_backend){ name, weight, false };
+			from_old[n++] = ADDED;
+			placed = true;
+		}
+		if (!add && strcmp(name, b->name) == 0)
+			continue;
+		out[n] = (struct mlv_table_backend){ b->name, b->weight,
+						     b->no_second };
+		from_old[n++] = (uint16_t)i;
+	}
+	if (!placed) {
+		out[n] = (struct mlv_table_backend){ name, weight, false };
+		from_old[n++] = ADDED;
+	}
+	return n;
+}
+
+/* How many of the VIP's tracked connections the change would move.
+ * Conntrack pins a tracked flow to its backend while that backend stays
+ * usable, so adding a backend moves none (only new flows see the new
+ * table) and removing one moves exactly its own flows (they are
+ * re-selected). Counts are the generation's racy active counts
+ * (mlv_ctl_backend_active); the total is summed from the same reads so
+ * the fraction never exceeds 1. */
+static json_t *tracked_moves(const struct mlv_generation *gen,
+			     const struct mlv_gen_vip *v, bool add,
+			     const char *name)
+{
+	uint64_t total = 0, moved = 0;
+
+	for (uint32_t i = 0; i < v->n_backends; i++) {
+		uint64_t a = mlv_ctl_backend_active(gen, &v->backends[i]);
+
+		total += a;
+		if (!add && strcmp(v->backends[i].name, name) == 0)
+			moved = a;
+	}
+	return json_pack("{s:I, s:I, s:f, s:s}",
+			 "connections", (json_int_t)total,
+			 "moved", (json_int_t)moved,
+			 "fraction_moved", total ? (double)moved / total : 0.0,
+			 "explanation", add ?
+			 "tracked connections stay pinned to their backends by "
+			 "conntrack; only new flows use the new table" :
+			 "the removed backend's tracked connections are "
+			 "re-selected; every other tracked connection stays "
+			 "pinned by conntrack");
+}
+
+json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen;
+	const struct mlv_gen_vip *v;
+	const char *action = mlv_ctl_arg_str(args, "action");
+	const char *name = mlv_ctl_arg_str(args, "backend");
+	bool add = strcmp(action, "add") == 0;
+	struct mlv_table_backend *set = NULL;
+	struct mlv_table_spec spec;
+	uint32_t *from_old = NULL;
+	uint16_t *slots = NULL;
+	uint64_t weight = 100;     /* the config's default backend weight */
+	uint32_t n, moved = 0, own = 0;
+	json_t *reply = NULL, *tracked;
+	enum mlv_err rc;
+
+	v = mlv_ctl_need_vip(st, args, &gen, &reply);
+	if (!v)
+		return reply;
+	if (add && mlv_ctl_find_backend(v, name))
+		return mlv_ctl_fail("VIP \"%s\" already has a backend \"%s\"",
+				    v->name, name);
+	if (!add && !mlv_ctl_find_backend(v, name))
+		return mlv_ctl_fail("VIP \"%s\" has no backend \"%s\"", v->name, name);
+	if (mlv_ctl_arg_uint(args, "weight", &weight) && !add)
+		return mlv_ctl_fail("a weight only goes with add");
+	if (add && v->n_backends >= MLV_MAGLEV_MAX_BACKENDS)
+		return mlv_ctl_fail("VIP \"%s\" cannot take another backend", v->name);
+
+	set = calloc((size_t)v->n_backends + 1, sizeof(*set));
+	from_old = calloc((size_t)v->n_backends + 1, sizeof(*from_old));
+	slots = malloc((size_t)v->table_size * sizeof(*slots));
+	if (!set || !from_old || !slots)
+		goto out;
+	n = changed_set(v, add, name, (uint32_t)weight, set, from_old);
+	/* the VIP's own builder: whatif answers for the table it would get */
+	spec = (struct mlv_table_spec){ .kind = v->table_kind,
+					.size = v->table_size,
+					.vnodes = v->vnodes };
+	rc = mlv_table_build(&spec, set, n, slots, NULL, NULL);
+	if (rc != MLV_OK) {
+		reply = rc == MLV_E_NOMEM ? NULL :
+			mlv_ctl_fail("cannot build the table: %s", mlv_strerror(rc));
+		goto out;
+	}
+	for (uint32_t i = 0; i < v->table_size; i++) {
+		/* both sides as indices into vip->backends: the old table's
+		 * own, the new one's mapped back; an unassigned slot is
+		 * MLV_MAGLEV_NO_BACKEND on both, the added backend ADDED */
+		uint32_t after = slots[i] == MLV_MAGLEV_NO_BACKEND ?
+				 MLV_MAGLEV_NO_BACKEND : from_old[slots[i]];
+		uint32_t before = v->table[i];
+
+		if (after != before)
+			moved++;
+		/* the slots the changed backend owns: before for a removal,
+		 * after for an addition; moving just those would be ideal */
+		if (add ? after == ADDED
+			: (before < v->n_backends &&
+			   strcmp(v->backends[before].name, name) == 0))
+			own++;
+	}
+	tracked = tracked_moves(gen, v, add, name);
+	reply = json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o, s:o}",
+			  "ok", 1, "vip", v->name, "action", action,
+			  "table", mlv_table_kind_name(v->table_kind),
+			  "backend", name, "table_size", (json_int_t)v->table_size,
+			  "slots_moved", (json_int_t)moved,
+			  "fraction_moved", (double)moved / v->table_size,
+			  "backend_slots", (json_int_t)own,
+			  "minimum_fraction", (double)own / v->table_size,
+			  "weight", add ? json_integer((json_int_t)weight) :
+			  json_null(),
+			  "tracked", tracked);
+out:
+	free(set);
+	free(from_old);
+	free(slots);
+	return reply;
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Read-only views over the current generation and the counters: the
+ * vips, backends and stats commands. */
+#include "control/ctl/commands_internal.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- vips ---- */
+
+static json_t *vip_json(const struct mlv_ctl_state *st,
+			const struct mlv_generation *gen,
+			const struct mlv_gen_vip *v)
+{
+	char addr[MLV_IP_STRLEN];
+	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:o, s:I, s:I}",
+			      "name", v->name,
+			      "address", mlv_ctl_vip_addr(v, addr, sizeof(addr)),
+			      "port", (int)ntohs(v->port_be),
+			      "protocol", mlv_proto_name(v->protocol),
+			      "forwarding", mlv_forwarding_name(v->forwarding),
+			      "table_size", (json_int_t)v->table_size,
+			      "fingerprint", mlv_ctl_fingerprint(v->fingerprint),
+			      "backends", (json_int_t)v->n_backends,
+			      "usable_backends", (json_int_t)v->n_usable);
+
+	if (o && st->stats) {
+		struct mlv_flow_counters c;
+
+		mlv_stats_vip(st->stats, gen, v, &c);
+		if (!mlv_ctl_set_flow_counters(o, &c)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+json_t *mlv_ctl_cmd_vips(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen = mlv_ctl_gen(st);
+	json_t *arr;
+
+	(void)args;
+	if (!gen)
+		return mlv_ctl_fail("no generation available yet");
+	arr = json_array();
+	for (uint32_t i = 0; arr && i < gen->n_vips; i++)
+		if (json_array_append_new(arr, vip_json(st, gen, &gen->vips[i]))) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	return json_pack("{s:b, s:I, s:o}", "ok", 1,
+			 "generation", (json_int_t)gen->number, "vips", arr);
+}
+
+/* ---- backends ---- */
+
+static json_t *override_json(const struct mlv_gen_backend_state *s)
+{
+	if (!s->drain_override && !s->has_weight_override)
+		return json_null();
+	return json_pack("{s:b, s:o}", "drain", s->drain_override,
+			 "weight", s->has_weight_override ?
+			 json_integer(s->weight_override) : json_null());
+}
+
+static json_t *backend_json(const struct mlv_ctl_state *st,
+			    const struct mlv_generation *gen,
+			    const struct mlv_gen_vip *v,
+			    const struct mlv_gen_backend *b, uint32_t slots)
+{
+	struct mlv_gen_backend_state s;
+	char addr[MLV_IP_STRLEN];
+	json_t *o;
+
+	mlv_ctl_backend_state(st, v->name, b->name, &s);
+	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:o, s:I, s:I}",
+		      "vip", v->name, "name", b->name,
+		      "address", mlv_ip_format(&b->address, addr, sizeof(addr)),
+		      "weight", (json_int_t)b->weight,
+		      "state", mlv_ctl_backend_state_name(b),
+		      "healthy", s.healthy,
+		      "override", override_json(&s),
+		      "slots", (json_int_t)slots,
+		      "active_connections",
+		      (json_int_t)mlv_ctl_backend_active(gen, b));
+	if (o && st->stats) {
+		struct mlv_flow_counters c;
+
+		mlv_stats_backend(st->stats, gen, b, &c);
+		if (!mlv_ctl_set_flow_counters(o, &c)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static bool append_vip_backends(const struct mlv_ctl_state *st,
+				const struct mlv_generation *gen,
+				const struct mlv_gen_vip *v, json_t *arr)
+{
+	uint32_t *slots = mlv_ctl_count_slots(v);
+	bool ok = slots != NULL;
+
+	for (uint32_t i = 0; ok && i < v->n_backends; i++)
+		ok = json_array_append_new(arr, backend_json(st, gen, v,
+					   &v->backends[i], slots[i])) == 0;
+	free(slots);
+	return ok;
+}
+
+json_t *mlv_ctl_cmd_backends(struct mlv_ctl_state *st, const json_t *args)
+{
+	const struct mlv_generation *gen = mlv_ctl_gen(st);
+	const char *only = mlv_ctl_arg_str(args, "vip");
+	const struct mlv_gen_vip *vip = NULL;
+	json_t *arr;
+
+	if (!gen)
+		return mlv_ctl_fail("no generation available yet");
+	if (only) {
+		vip = mlv_ctl_find_vip(gen, only);
+		if (!vip)
+			return mlv_ctl_fail("no VIP named \"%s\"", only);
+	}
+	arr = json_array();
+	for (uint32_t i = 0; arr && i < gen->n_vips; i++) {
+		if (vip && vip != &gen->vips[i])
+			continue;
+		if (!append_vip_backends(st, gen, &gen->vips[i], arr)) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return json_pack("{s:b, s:I, s:o}", "ok", 1,
+			 "generation", (json_int_t)gen->number, "backends", arr);
+}
+
+/* ---- stats ---- */
+
+static json_t *counters_json(const struct mlv_worker_counters *c)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; o && i < MLV_CTR__COUNT; i++)
+		if (json_object_set_new(o, mlv_worker_counter_name((enum mlv_worker_counter)i),
+					json_integer((json_int_t)c->ctr[i]))) {
+			json_decref(o);
+			o = NULL;
+		}
+	return o;
+}
+
+static json_t *drops_json(const struct mlv_worker_counters *c)
+{
+	json_t *o = json_object();
+	uint64_t total = 0;
+
+	for (int i = 0; o && i < MLV_DROP__COUNT; i++) {
+		total += c->drop[i];
+		if (json_object_set_new(o, mlv_drop_reason_name((enum mlv_drop_reason)i),
+					json_integer((json_int_t)c->drop[i]))) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	if (o && json_object_set_new(o, "total", json_integer((json_int_t)total))) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static json_t *conntrack_json(const struct mlv_ct *const *cts, uint32_t n)
+{
+	uint64_t occ = 0, cap = 0, ins = 0, ev = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!cts[i])
+			continue;
+		occ += mlv_ct_occupancy(cts[i]);
+		cap += mlv_ct_capacity(cts[i]);
+		ins += mlv_ct_get_stats(cts[i])->inserts;
+		ev += mlv_ct_get_stats(cts[i])->evictions;
+	}
+	return json_pack("{s:I, s:I, s:I, s:I}", "occupancy", (json_int_t)occ,
+			 "capacity", (json_int_t)cap, "inserts", (json_int_t)ins,
+			 "evictions", (json_int_t)ev);
+}
+
+static json_t *per_worker_json(const struct mlv_ctl_state *st)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; arr && i < st->n_workers; i++) {
+		const struct mlv_worker_counters *c = st->worker_ctr[i];
+		json_t *o;
+
+		if (!c)
+			continue;
+		o = json_pack("{s:I, s:o, s:o}", "worker", (json_int_t)i,
+			      "counters", counters_json(c), "drops", drops_json(c));
+		if (o && st->worker_ct && st->worker_ct[i] &&
+		    json_object_set_new(o, "conntrack",
+					conntrack_json(&st->worker_ct[i], 1))) {
+			json_decref(o);
+			o = NULL;
+		}
+		if (json_array_append_new(arr, o)) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
+json_t *mlv_ctl_cmd_stats(struct mlv_ctl_state *st, const json_t *args)
+{
+	struct mlv_worker_counters sum;
+	struct timespec now;
+	json_t *reply;
+
+	if (!st->worker_ctr || st->n_workers == 0)
+		return mlv_ctl_fail("worker counters not available");
+	mlv_stats_workers(st->worker_ctr, st->n_workers, &sum);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* time_ns lets clients turn two replies into rates */
+	reply = json_pack("{s:b, s:I, s:I, s:o, s:o}", "ok", 1,
+			  "time_ns", (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec,
+			  "workers", (json_int_t)st->n_workers,
+			  "counters", counters_json(&sum),
+			  "drops", drops_json(&sum));
+	if (reply && json_object_set_new(reply, "rates", mlv_ctl_rates_json(st)))
+		goto fail;
+	if (reply && st->worker_ct &&
+	    json_object_set_new(reply, "conntrack",
+				conntrack_json(st->worker_ct, st->n_workers)))
+		goto fail;
+	if (reply && mlv_ctl_arg_flag(args, "per_worker") &&
+	    json_object_set_new(reply, "per_worker", per_worker_json(st)))
+		goto fail;
+	return reply;
+fail:
+	json_decref(reply);
+	return NULL;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The control-socket commands (the table is control/protocol/spec.h; the
+ * protocol and every reply: docs/control-protocol.md).
+ *
+ * Handlers read the daemon through struct mlv_ctl_state, which the daemon
+ * fills in once and passes as the server's ctx with mlv_ctl_handle as
+ * its handler. Every pointer and callback in it may be NULL: a command
+ * that needs a missing piece replies {"ok": false, "error": "... not
+ * available"} instead of failing.
+ *
+ * Threads: everything runs on the control thread, inside
+ * mlv_ctl_process. The generation a handler gets from `generation` stays
+ * valid for the whole handler because only the control thread frees
+ * generations (control/publish/publish.h), and a handler never holds it across a
+ * reload or override callback.
+ */
+#ifndef MLV_CTL_COMMANDS_H
+#define MLV_CTL_COMMANDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "control/config/config.h"
+#include "control/ctl/server.h"
+#include "control/base/error.h"
+#include "control/generation/generation.h"
+#include "control/generation/stats.h"
+#include "dataplane/packet/conntrack.h"
+#include "dataplane/packet/counters.h"
+#include "dataplane/packet/flow_key.h"
+
+/* Runtime overrides the control socket can ask for: X(ID, name). */
+#define MLV_CTL_OVERRIDE_OPS(X)          \
+	X(DRAIN,        "drain")         \
+	X(UNDRAIN,      "undrain")       \
+	X(WEIGHT,       "weight")        \
+	X(WEIGHT_RESET, "weight_reset")
+
+enum mlv_ctl_override_op {
+#define MLV_CTL_OV_ENUM(id, name) MLV_CTL_OV_##id,
+	MLV_CTL_OVERRIDE_OPS(MLV_CTL_OV_ENUM)
+#undef MLV_CTL_OV_ENUM
+	MLV_CTL_OV__COUNT
+};
+
+const char *mlv_ctl_override_op_name(enum mlv_ctl_override_op op);
+
+struct mlv_ctl_override {
+	enum mlv_ctl_override_op op;
+	const char *vip;         /* a VIP of the current generation */
+	const char *backend;     /* a backend of that VIP */
+	uint32_t weight;         /* MLV_CTL_OV_WEIGHT: 0..MLV_MAGLEV_MAX_WEIGHT */
+};
+
+/* The last reloads, whatever started them (socket, SIGHUP, inotify). */
+#define MLV_CTL_RELOAD_HISTORY 8
+
+struct mlv_health;
+
+struct mlv_ctl_reload_entry {
+	int64_t time;            /* CLOCK_REALTIME seconds */
+	bool ok;
+	uint32_t generation;     /* current after the reload */
+	char summary[200];       /* first error, or "" */
+};
+
+struct mlv_ctl_reload_log {
+	struct mlv_ctl_reload_entry entries[MLV_CTL_RELOAD_HISTORY];
+	uint32_t next;           /* slot the next entry goes to */
+	uint32_t n;              /* entries held, <= MLV_CTL_RELOAD_HISTORY */
+	uint64_t n_ok;
+	uint64_t n_failed;
+};
+
+/* What the workers know about one flow (the `lookup` command). */
+struct mlv_ctl_tracked {
+	bool found;              /* false: no worker tracks it */
+	uint32_t worker;         /* the worker that does (the first one) */
+	uint32_t backend_uid;    /* mlv_gen_find_backend_uid; may be gone */
+	uint8_t state;           /* enum mlv_ct_state */
+	uint32_t expires_in_ms;  /* from when the worker looked */
+};
+
+/* The last two samples of the summed worker counters, from which `stats`
+ * reports per-second rates (mlv_ctl_sample). */
+struct mlv_ctl_rate_samples {
+	struct mlv_worker_counters prev, cur;
+	uint64_t prev_ns, cur_ns;   /* CLOCK_MONOTONIC of each sample */
+	uint32_t n;                 /* samples taken, saturating at 2 */
+};
+
+/* How long `lookup` waits for the workers before replying without them. */
+#define MLV_CTL_TRACK_TIMEOUT_MS 100u
+
+struct mlv_ctl_state {
+	void *ctx;               /* passed to every callback below */
+
+	/* The running config and the current generation (control thread:
+	 * return the daemon's pointers; NULL before there is one). */
+	const struct mlv_config *(*config)(void *ctx);
+	const struct mlv_generation *(*generation)(void *ctx);
+
+	/* Cumulative per-VIP / per-backend counters (control/generation/stats.h). */
+	const struct mlv_stats *stats;
+
+	/* Per-worker counter blocks and conntrack tables, [n_workers]; an
+	 * entry may be NULL. Read racily (dataplane/packet/counters.h). */
+	uint32_t n_workers;
+	const struct mlv_worker_counters *const *worker_ctr;
+	const struct mlv_ct *const *worker_ct;
+
+	struct timespec started;          /* CLOCK_MONOTONIC at start */
+	const char *config_path;          /* NULL: the config's own path */
+
+	/* Health and runtime overrides per (VIP, backend): the same function
+	 * the daemon passes to mlv_gen_build, so what status shows is what
+	 * the tables were built from. */
+	mlv_gen_state_fn backend_state;
+	void *backend_state_ctx;
+
+	/* The health-check engine (control/health/health.h) behind backend_state,
+	 * for the `health` command; NULL: "health checks not available". */
+	const struct mlv_health *health;
+
+	/* Reload the config file and publish it. On failure the running
+	 * generation is untouched and diags holds the errors (diags is
+	 * initialised and freed by the caller); warnings may come with
+	 * success. */
+	enum mlv_err (*reload)(void *ctx, struct mlv_diags *diags);
+
+	/* Apply a runtime override and publish the result. Returns MLV_OK or
+	 * an error with a sentence in detail (detail_len bytes). */
+	enum mlv_err (*set_override)(void *ctx, const struct mlv_ctl_override *ov,
+				     char *detail, size_t detail_len);
+
+	/* Whether a worker tracks a flow, asked without touching the
+	 * workers' tables (they are theirs): track_post sends the question
+	 * (key, hash = mlv_flow_hash(key)) to every worker and returns
+	 * MLV_OK with a *ticket, or MLV_E_BUSY while an earlier question is
+	 * outstanding (ask again later). track_poll returns MLV_OK with
+	 * *done false until every worker answered, then *done true and *out
+	 * (the question is then no longer outstanding); another error ends
+	 * the wait. track_cancel gives a posted, unfinished question up (its
+	 * answers are discarded). All NULL: lookup says "tracked": null. */
+	enum mlv_err (*track_post)(void *ctx, const struct mlv_flow_key *key,
+				   uint32_t hash, uint64_t *ticket);
+	enum mlv_err (*track_poll)(void *ctx, uint64_t ticket, bool *done,
+				   struct mlv_ctl_tracked *out);
+	void (*track_cancel)(void *ctx, uint64_t ticket);
+
+	/* For status: the server's own counters (may be NULL). */
+	const struct mlv_ctl_server *server;
+
+	/* Kept by this module; the daemon adds its own reloads with
+	 * mlv_ctl_note_reload. Zero-initialise. */
+	struct mlv_ctl_reload_log reloads;
+
+	/* Kept by mlv_ctl_sample for the rates in `stats`. Zero-initialise. */
+	struct mlv_ctl_rate_samples rates;
+
+	/* Set by mlv_ctl_handle only while a handler runs: where a handler
+	 * that must wait (lookup) defers its reply. */
+	struct mlv_ctl_deferred *defer;
+};
+
+/* The server handler (mlv_ctl_handler_fn): ctx is a struct
+ * mlv_ctl_state. Checks "command" and "args" against the table, runs the
+ * command and returns its reply (a new reference), or NULL if memory ran
+ * out or (defer->poll set) the reply is deferred: `lookup` waits up to
+ * MLV_CTL_TRACK_TIMEOUT_MS for the workers' answer. defer may be NULL:
+ * then nothing is deferred and lookup says "tracked": null. */
+json_t *mlv_ctl_handle(const json_t *request, void *ctx,
+		       struct mlv_ctl_deferred *defer);
+
+/* Record a reload in the status history: ok, the generation current
+ * afterwards, and a one-line summary (the first error; NULL or "" if
+ * none). The `reload` command records its own; the daemon calls this for
+ * reloads started elsewhere (SIGHUP, file change). */
+void mlv_ctl_note_reload(struct mlv_ctl_state *st, bool ok,
+			 uint32_t generation, const char *summary);
+
+/* Take a sample of the workers' summed counters (and drops) at now_ns
+ * (CLOCK_MONOTONIC nanoseconds), keeping it and the one before: `stats`
+ * reports rates over the interval between the two. Call periodically
+ * (the daemon: once per second); a sample whose now_ns is not after the
+ * last one is ignored, so the interval is never zero or negative. No-op
+ * without worker counters. Control thread only (the same thread as the
+ * handlers that read the samples); the worker counters are read racily
+ * as in mlv_stats_workers. */
+void mlv_ctl_sample(struct mlv_ctl_state *st, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal to the control-socket commands (commands.c, ctl_cmd_*.c):
+ * the handlers and the helpers they share. Control thread only. */
+#ifndef MLV_CTL_CMD_H
+#define MLV_CTL_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "control/ctl/commands.h"
+#include "control/protocol/spec.h"
+
+/* One handler per command in MLV_CTL_COMMANDS: args has passed
+ * mlv_ctl_args_check (it may be NULL when the request had none). Returns
+ * the reply, or NULL when memory ran out. */
+#define MLV_CTL_CMD_DECL(id, name, help) \
+	json_t *mlv_ctl_cmd_##name(struct mlv_ctl_state *st, const json_t *args);
+MLV_CTL_COMMANDS(MLV_CTL_CMD_DECL)
+#undef MLV_CTL_CMD_DECL
+
+/* {"ok": true} */
+json_t *mlv_ctl_ok(void);
+/* {"ok": false, "error": <formatted>} */
+json_t *mlv_ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Typed argument access; absent arguments give NULL / false. */
+const char *mlv_ctl_arg_str(const json_t *args, const char *name);
+bool mlv_ctl_arg_flag(const json_t *args, const char *name);
+bool mlv_ctl_arg_uint(const json_t *args, const char *name, uint64_t *out);
+
+/* The current generation, or NULL if none or no callback. */
+const struct mlv_generation *mlv_ctl_gen(const struct mlv_ctl_state *st);
+const struct mlv_config *mlv_ctl_config(const struct mlv_ctl_state *st);
+
+/* By name in gen / vip; NULL if absent. */
+const struct mlv_gen_vip *mlv_ctl_find_vip(const struct mlv_generation *gen,
+					   const char *name);
+const struct mlv_gen_backend *mlv_ctl_find_backend(const struct mlv_gen_vip *vip,
+						   const char *name);
+
+/* The generation, and in it the VIP called args.vip: NULL with *reply set
+ * to the error reply when either is missing. */
+const struct mlv_gen_vip *mlv_ctl_need_vip(const struct mlv_ctl_state *st,
+					   const json_t *args,
+					   const struct mlv_generation **gen,
+					   json_t **reply);
+
+/* Text forms: "192.0.2.10", "0x0123456789abcdef" (protocols:
+ * mlv_proto_name, control/base/addr.h). */
+const char *mlv_ctl_vip_addr(const struct mlv_gen_vip *vip, char *buf,
+			     size_t len);
+/* 64-bit values do not survive JSON numbers (doubles): hex text. */
+json_t *mlv_ctl_fingerprint(uint64_t fp);
+
+/* Health and overrides of (vip, backend) from st->backend_state;
+ * defaults (healthy, no override) without a callback. */
+void mlv_ctl_backend_state(const struct mlv_ctl_state *st, const char *vip,
+			   const char *backend, struct mlv_gen_backend_state *out);
+
+/* "active", "draining" or "down". */
+const char *mlv_ctl_backend_state_name(const struct mlv_gen_backend *b);
+
+/* Set one key per flow counter (counters.h names) into obj. Returns
+ * false when memory ran out. */
+bool mlv_ctl_set_flow_counters(json_t *obj, const struct mlv_flow_counters *c);
+
+/* Slots per backend of vip: [n_backends] counts, plus [n_backends] for
+ * slots without a backend. calloc'd; NULL when memory ran out. */
+uint32_t *mlv_ctl_count_slots(const struct mlv_gen_vip *vip);
+
+/* Active (tracked) connections of b: the sum over workers of
+ * gen->backend_active, read while workers change it, so approximate (each
+ * worker's count is whole; the sum is not a snapshot). A flow counts in a
+ * generation from its first packet in it, so just after a publish the
+ * number grows back as established flows send packets. */
+uint64_t mlv_ctl_backend_active(const struct mlv_generation *gen,
+				const struct mlv_gen_backend *b);
+
+/* The rates object of the `stats` reply from st->rates: per-second
+ * rates of every counter and drop reason over the last sample interval
+ * (a counter that went backwards rates 0), or JSON null until two
+ * samples exist. NULL when memory ran out. */
+json_t *mlv_ctl_rates_json(const struct mlv_ctl_state *st);
+
+#endif

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A generation: everything the workers need to forward packets, built by
+ * the control thread from a validated config plus runtime state (health,
+ * overrides, port MACs), fully validated, then published with one pointer
+ * swap (control/publish/publish.h) and never modified again while workers may see
+ * it. Plain C: no DPDK types, so it can be built and tested without EAL.
+ *
+ * Threads: mlv_gen_build/mlv_gen_free on the control thread only. The
+ * look-up functions are pure reads and may be called by any thread holding
+ * the generation (workers between RCU quiescent states).
+ */
+#ifndef MLV_GENERATION_H
+#define MLV_GENERATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/config/config.h"
+#include "dataplane/packet/counters.h"
+#include "dataplane/packet/encap.h"
+#include "dataplane/packet/flow_key.h"
+
+/* One backend of one VIP, as the workers see it. */
+struct mlv_gen_backend {
+	uint32_t uid;        /* stable for (VIP name, backend name) for the
+				process lifetime; what conntrack remembers */
+	uint16_t index;      /* position in vip->backends (name order) */
+	bool usable;         /* present and healthy: tracked flows may keep
+				it (a draining backend is usable) */
+	bool draining;       /* owns no slots; keeps its established flows */
+	bool no_second;      /* never a second choice (state: down) */
+	bool vip_bounded;    /* its VIP has max_load: the data plane keeps
+				the VIP's vip_active total (see there) */
+	struct mlv_ip address;
+	uint32_t weight;     /* effective weight (after overrides/health):
+				its share of the table. A backend that is
+				down but keeps its slots has weight > 0
+				and usable == false. */
+	uint32_t vip_index;  /* its VIP in gen->vips */
+	uint32_t all_index;  /* its position in gen->all_backends: per
+				packet, a load instead of a pointer
+				difference divided by this struct's size */
+	/* Bounded loads: the most active flows it may hold before a new
+	 * flow goes to the second choice, as a fraction of the VIP's total
+	 * (+1): max_load x weight / (sum of usable weights). 0 if the VIP
+	 * has no max_load or the backend takes no new flows. */
+	double load_bound;
+	const struct mlv_encap_tmpl *encap; /* [gen->n_tx] one per transmit slot */
+	char name[MLV_NAME_MAX];
+};
+
+struct mlv_gen_vip {
+	uint32_t uid;                 /* stable for the VIP name */
+	uint8_t family;               /* 4 or 6 */
+	uint8_t protocol;
+	uint16_t port_be;             /* network byte order, as in flow keys */
+	uint8_t address[16];
+	enum mlv_forwarding forwarding;
+	uint32_t table_size;
+	uint64_t table_mod_m;         /* mlv_fastmod_m(table_size): slot = hash
+					 mod table_size without a division */
+	const uint16_t *table;        /* table_size slots, MLV_MAGLEV_NO_BACKEND if none */
+	const uint16_t *second;       /* each slot's second choice (never the
+					 slot's first, never no_second), or
+					 MLV_MAGLEV_NO_BACKEND */
+	uint64_t fingerprint;
+	enum mlv_table_kind table_kind;
+	uint32_t vnodes;              /* ring: points per unit of weight */
+	double max_load;              /* bounded loads; 0 = off */
+	uint32_t n_backends;
+	const struct mlv_gen_backend *backends;
+	uint32_t n_usable;            /* backends that can take new flows */
+	uint16_t mtu_room;            /* largest inner IP packet that fits the
+					 transmit port MTU after encapsulation */
+	char name[MLV_NAME_MAX];
+};
+
+/* What the daemon knows about the ports when it builds a generation:
+ * constant after start except next-hop MACs, which may be re-resolved. */
+struct mlv_gen_port_info {
+	uint8_t mac[6];              /* the DPDK port's own MAC */
+	uint8_t next_hop[6];         /* where encapsulated packets go */
+	uint16_t mtu;
+	struct mlv_ip address;       /* outer source, IPv4 */
+	struct mlv_ip address6;      /* outer source, IPv6 */
+	uint16_t tx_slot;            /* transmit slot used by traffic arriving here */
+};
+
+/* Runtime state the control plane layers over the config. */
+struct mlv_gen_backend_state {
+	bool healthy;                /* false: leaves the table, flows re-selected */
+	bool drain_override;         /* drain set at runtime */
+	bool has_weight_override;
+	uint32_t weight_override;
+	bool has_mac;                /* l2dsr: a resolved MAC (neighbour table)
+					that replaces the configured one */
+	uint8_t mac[6];
+	/* With healthy == false: keep the backend's table slots for now
+	 * (usable == false, weight unchanged), so the VIP's table and second
+	 * choices are reused as they are and its new flows fail over to each
+	 * slot's second choice at once; publish a build without it next to
+	 * rebalance (instant failover, docs/table-builders.md). */
+	bool keep_slots;
+};
+
+/* The (VIP, backend) pair a state callback is asked about: its names, and
+ * its position in the config being built (cfg->vips[vip_index].backends
+ * [backend_index]), so that a callback can keep per-pair state in arrays
+ * indexed like the config instead of looking names up 10^5 times a build.
+ * The names are authoritative: callers outside a build (the control
+ * socket) pass MLV_GEN_PAIR_NO_INDEX for a position they do not know. */
+#define MLV_GEN_PAIR_NO_INDEX UINT32_MAX
+struct mlv_gen_pair {
+	const char *vip;
+	const char *backend;
+	uint32_t vip_index;
+	uint32_t backend_index;
+};
+
+/* Called by the builder for each (vip, backend) to get runtime state;
+ * NULL callback = all healthy, no overrides. Called on the building
+ * thread, in config order of VIPs. */
+typedef void (*mlv_gen_state_fn)(const struct mlv_gen_pair *pair,
+				 struct mlv_gen_backend_state *out, void *ctx);
+
+struct mlv_generation {
+	uint32_t number;             /* increases by one per publish */
+	uint32_t n_vips;
+	const struct mlv_gen_vip *vips;
+	uint32_t n_all_backends;     /* every VIP's backends, contiguous: */
+	const struct mlv_gen_backend *all_backends; /* vip->backends points in here */
+	uint32_t n_tx;               /* transmit slots (distinct tx ports) */
+	uint32_t n_ports;
+	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
+	uint32_t n_workers;
+	/* Counters this generation's packets are counted in, per worker:
+	 * backend_ctr[w][backend - all_backends]. There is no per-VIP row:
+	 * every forwarded packet is counted on one backend of its VIP, so a
+	 * VIP's counts are the sum of its backends' rows (control/generation/stats.h),
+	 * and workers save a row of increments per packet. */
+	struct mlv_flow_counters **backend_ctr;
+	/* Active (tracked) flows per worker, for bounded loads:
+	 * backend_active[w][backend - all_backends], vip_active[w][vip -
+	 * vips]. Start at zero; worker w alone writes its arrays (a flow is
+	 * counted in a generation from its first packet in it). vip_active
+	 * is kept only for VIPs with max_load, the only readers of it (the
+	 * data plane's bound); others stay 0, and their totals are summed
+	 * from backend_active (control/ctl/cmd_table.c): one fewer
+	 * read-modify-write of a single hot word per new and evicted flow. */
+	uint32_t **backend_active;
+	uint32_t **vip_active;
+	uint32_t n_bounded_vips;     /* VIPs with max_load: the workers keep
+					vip_active only when there are some */
+	void *priv;                  /* builder-owned look-up structures */
+	/* How each VIP got its table (they add up to n_vips), for logs and
+	 * tests. A table input is (builder, size, vnodes, max_load, and the
+	 * (name, effective weight, no_second) list), control/generation/vip_tables.h.
+	 * reused: `previous` held a table for the same input, now shared
+	 * with it. built: the first VIP with an input `previous` had no
+	 * table for. shared: a later VIP with such an input, sharing the
+	 * table built for the first. n_vips - n_tables_reused VIPs changed
+	 * since `previous`; n_tables_built tables were built for them. */
+	uint32_t n_tables_reused;
+	uint32_t n_tables_built;
+	uint32_t n_tables_shared;
+	/* Tables it holds whose second choices were deferred (all "none"
+	 * until mlv_gen_complete_second and a later build replace them). */
+	uint32_t n_tables_no_second;
+	/* Config port index transmitting for each slot: [n_tx]. */
+	uint16_t tx_ports[MLV_MAX_PORTS];
+	/* Owned by control/publish/publish.c while the generation waits for its grace
+	 * period; never read by workers. */
+	uint64_t retire_token;
+	struct mlv_generation *retire_next;
+};
+
+/* Build generation `number` for cfg. ports[] describes cfg->ports in
+ * order. previous (NULL for the first) carries uids forward: a (VIP,
+ * backend) pair present in both keeps its uid, a new one gets a uid never
+ * used before; it also lets unchanged VIP tables be shared with it. Returns MLV_OK and *out, or an error
+ * with nothing allocated. Control thread.
+ *
+ * Details (docs/generations.md):
+ * - uids are never reused along a chain of generations each built from
+ *   the one before (the counter lives in the generation); pass the current
+ *   generation as previous on every rebuild.
+ * - Backends are ordered by name (strcmp), whatever the config order, so
+ *   tables are byte-identical across instances.
+ * - Unhealthy: weight 0, not usable (with keep_slots: weight kept, not
+ *   usable). `state: down`: weight kept, not usable, never a second
+ *   choice. Drain (config state, weight 0 after overrides, or runtime
+ *   drain): weight 0, usable. An l2dsr backend with no MAC (neither
+ *   configured nor resolved) is treated as unhealthy.
+ * - Each VIP's table and second choices come from its configured builder
+ *   (control/tables/builder.h).
+ * - gen->ports[i].tx_slot is set; a port transmits via itself or its
+ *   tx_port. ports[i].mtu/address/address6 left zero/unset fall back to the
+ *   config port's values.
+ * - VIPs with the same builder, table size, vnodes, max_load and (name,
+ *   effective weight, no_second) list share one table, second-choice
+ *   array and fingerprint (they are a pure function of them), built once
+ *   per build, or taken by reference from previous when it holds one for
+ *   that input (whatever VIP it was built for). vip->table and
+ *   vip->second are read-only and may point outside gen's allocation;
+ *   they stay valid while any generation holding them is alive.
+ * - vip->mtu_room is the smallest room over the VIP's transmit ports and
+ *   backend address families (conservative for mixed-family backends).
+ * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
+ * (address, port, protocol), duplicate backend names, an unknown tx_port,
+ * or bad table-builder input; MLV_E_RANGE for n_workers 0 or above
+ * MLV_MAX_WORKERS, too many ports/VIPs/backends, or a ring with more than
+ * MLV_RING_MAX_POINTS points; MLV_E_CONFIG when a
+ * transmitting port has no address of a backend's family or the method
+ * cannot carry the VIP's family; MLV_E_LIMIT when uids run out;
+ * MLV_E_NOMEM. */
+enum mlv_err mlv_gen_build(const struct mlv_config *cfg,
+			   const struct mlv_gen_port_info *ports,
+			   uint32_t n_workers, uint32_t number,
+			   mlv_gen_state_fn state, void *state_ctx,
+			   const struct mlv_generation *previous,
+			   struct mlv_generation **out);
+
+struct mlv_build_pool;
+
+/* Build options (mlv_gen_build_opt); all zero is mlv_gen_build. */
+struct mlv_gen_build_opts {
+	/* Defer second choices (docs/generations.md, "Deferred second
+	 * choices"): once second_slots_now slots' worth of second choices
+	 * were computed in this build, tables built for VIPs that do not read
+	 * them at once (no max_load, no backend owning slots while unusable)
+	 * are published without them, for builders that can add them later
+	 * (Maglev). Their first choices and fingerprints are exact. */
+	bool defer_second;
+	uint64_t second_slots_now;
+	/* Threads that build the new tables (control/tables/build_pool.h); NULL:
+	 * the calling thread alone. The generation is the same either way. */
+	struct mlv_build_pool *pool;
+};
+
+/* mlv_gen_build with options (NULL: none). Same contract, plus: with
+ * defer_second, a backend whose state says keep_slots keeps them only if
+ * the table it would keep them in has second choices; otherwise it leaves
+ * the table as if keep_slots were false (instant failover needs second
+ * choices; without them the table is rebuilt instead). Control thread. */
+enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
+			       const struct mlv_gen_port_info *ports,
+			       uint32_t n_workers, uint32_t number,
+			       mlv_gen_state_fn state, void *state_ctx,
+			       const struct mlv_generation *previous,
+			       const struct mlv_gen_build_opts *opts,
+			       struct mlv_generation **out);
+
+/* Compute the deferred second choices of up to max_tables of gen's tables
+ * (about as long each as one table's second choices), as new table
+ * objects linked from the old ones: gen and its tables do not change, the
+ * next mlv_gen_build with gen as previous takes the completed copies.
+ * *left receives how many of gen's tables still lack them. Returns MLV_OK
+ * or the first error (MLV_E_NOMEM); the tables not done count in *left.
+ * Control thread (the links are control-thread state, like the table
+ * reference counts). */
+enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
+				     uint32_t max_tables, uint32_t *left);
+
+/* Free a generation no worker can still see, dropping its references to
+ * the tables it shares; a table goes with the last generation holding it.
+ * NULL is a no-op. Control thread only: table reference counts are plain
+ * integers (control/generation/vip_tables.h). */
+void mlv_gen_free(struct mlv_generation *gen);
+
+/* The VIP matching (dst, dport, proto, family) of key, or NULL. For
+ * fragments and ICMP errors (key ports 0) pass any_port = true: the VIP
+ * with the lowest port on that address and protocol matches. Any thread
+ * holding gen. */
+const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
+					   const struct mlv_flow_key *key,
+					   bool any_port);
+
+/* The backend with uid in vip, or NULL if it is no longer there. */
+const struct mlv_gen_backend *mlv_gen_find_backend(
+	const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
+	uint32_t uid);
+
+/* The VIP / backend with this uid anywhere in gen, or NULL. Backend uids
+ * are unique within a generation (one per VIP and backend name pair).
+ * For the control plane (stats folding); any thread holding gen. */
+const struct mlv_gen_vip *mlv_gen_find_vip_uid(const struct mlv_generation *gen,
+					       uint32_t uid);
+const struct mlv_gen_backend *mlv_gen_find_backend_uid(
+	const struct mlv_generation *gen, uint32_t uid);
+
+/* a mod d without a division (Lemire, Kaser, Kurz, "Faster remainder by
+ * direct computation", 2019): with m = mlv_fastmod_m(d), the low 64 bits
+ * of m * a are the fraction a / d in 0.64 fixed point, and multiplying
+ * that by d keeps the remainder in the high 64 bits. Exact for every
+ * 32-bit a and d >= 1 (d = 1 gives m = 0 and so 0). Two multiplications
+ * instead of a 32-bit divide on the new-flow path (choose/from_table in
+ * dataplane/worker/forward.c), which picks the slot as plain % did. Pure; any
+ * thread. */
+static inline uint64_t mlv_fastmod_m(uint32_t d)
+{
+	return UINT64_C(0xFFFFFFFFFFFFFFFF) / d + 1;
+}
+
+static inline uint32_t mlv_fastmod(uint32_t a, uint64_t m, uint32_t d)
+{
+	uint64_t frac = m * a;
+
+	return (uint32_t)(((unsigned __int128)frac * d) >> 64);
+}
+
+/* Index of backend in gen->all_backends (for counters). */
+static inline uint32_t mlv_gen_backend_index(const struct mlv_generation *gen,
+					     const struct mlv_gen_backend *b)
+{
+	(void)gen;
+	return b->all_index;
+}
+
+/* Index of vip in gen->vips (for per-VIP arrays: vip_active). */
+static inline uint32_t mlv_gen_vip_index(const struct mlv_generation *gen,
+					 const struct mlv_gen_vip *vip)
+{
+	return (uint32_t)(vip - gen->vips);
+}
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Names and one-line descriptions for logs, status and metrics. */
+#include <stdio.h>
+
+#include "control/health/health_internal.h"
+
+const char *mlv_health_counter_name(enum mlv_health_counter c)
+{
+	static const char *const names[] = {
+#define MLV_HEALTH_CTR_NAME(id, name, help) [MLV_HEALTH_CTR_##id] = name,
+		MLV_HEALTH_COUNTERS(MLV_HEALTH_CTR_NAME)
+#undef MLV_HEALTH_CTR_NAME
+	};
+
+	return (unsigned)c < MLV_HEALTH_CTR__COUNT ? names[c] : "unknown";
+}
+
+const char *mlv_health_type_name(enum mlv_health_type t)
+{
+	switch (t) {
+	case MLV_HEALTH_NONE: return "none";
+	case MLV_HEALTH_TCP:  return "tcp";
+	case MLV_HEALTH_HTTP: return "http";
+	}
+	return "unknown";
+}
+
+int mlv_health_event_describe(const struct mlv_health_event *e, char *buf,
+			      size_t len)
+{
+	char addr[MLV_IP_STRLEN];
+	const char *open = e->address.family == MLV_AF_INET6 ? "[" : "";
+	const char *close = e->address.family == MLV_AF_INET6 ? "]" : "";
+	char more[48] = "";
+
+	mlv_ip_format(&e->address, addr, sizeof(addr));
+	if (e->n_pairs > 1)
+		snprintf(more, sizeof(more), " and %u more", e->n_pairs - 1);
+	return snprintf(buf, len,
+			"%s%s%s%s:%u%s is %s after %u consecutive %s (%s); "
+			"affects %s/%s%s",
+			e->type == MLV_HEALTH_HTTP ? "http://" : "tcp ",
+			open, addr, close, e->port,
+			e->type == MLV_HEALTH_HTTP ? e->path : "",
+			e->up ? "up" : "down", e->consecutive,
+			e->up ? (e->consecutive == 1 ? "success" : "successes")
+			      : (e->consecutive == 1 ? "failure" : "failures"),
+			e->reason,
+			e->n_pairs ? e->pairs[0].vip : "-",
+			e->n_pairs ? e->pairs[0].backend : "-", more);
+}

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Checks on the wire: the non-blocking TCP connect and the HTTP exchange
+ * as small state machines driven by the engine's epoll.
+ *
+ * connect (EINPROGRESS) --EPOLLOUT--> tcp: success
+ *                                     http: send request --> read until
+ *                                     "HTTP/x.y NNN " --> compare status
+ * A deadline in the heap (started + timeout) covers the whole check, except
+ * that a stage the engine itself started late gets a timeout of its own
+ * (stage_started_late).
+ *
+ * Sockets are closed with SO_LINGER {on, 0}: an RST instead of a FIN, so
+ * the checker leaves no TIME_WAIT behind (100,000 checks a second would
+ * otherwise exhaust ephemeral ports), as HAProxy does for its checks. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "control/health/health_internal.h"
+
+/* epoll tag: the conn's index + 1 (0 is the timerfd) and its sequence. */
+static uint64_t conn_tag(const struct health_conn *c)
+{
+	return ((uint64_t)c->seq << 32) | (uint64_t)(c->index + 1);
+}
+
+static struct health_conn *conn_get(struct mlv_health *h)
+{
+	struct health_conn *c = h->free_conns;
+
+	if (h->in_flight >= h->max_in_flight)
+		return NULL;
+	if (c) {
+		h->free_conns = c->next_free;
+	} else {
+		struct health_conn **nc;
+
+		/* The pool grows to max_in_flight at most; keep the pointer
+		 * array exactly sized to that bound's growth steps. */
+		nc = realloc(h->conns, ((size_t)h->n_conns + 1) * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		h->conns = nc;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		c->index = h->n_conns;
+		h->conns[h->n_conns++] = c;
+	}
+	c->next_free = NULL;
+	c->fd = -1;
+	c->seq++;
+	c->rx_len = 0;
+	c->req_len = 0;
+	c->req_sent = 0;
+	h->in_flight++;
+	return c;
+}
+
+static void conn_put(struct mlv_health *h, struct health_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);   /* also leaves the epoll set */
+	c->fd = -1;
+	c->probe = NULL;
+	c->seq++;           /* any event still queued for it is now stale */
+	c->next_free = h->free_conns;
+	h->free_conns = c;
+	h->in_flight--;
+}
+
+void health_check_abort(struct mlv_health *h, struct health_probe *p)
+{
+	if (!p->conn)
+		return;
+	conn_put(h, p->conn);
+	p->conn = NULL;
+}
+
+void health_conns_free(struct mlv_health *h)
+{
+	for (uint32_t i = 0; i < h->n_conns; i++) {
+		if (h->conns[i]->fd >= 0)
+			close(h->conns[i]->fd);
+		free(h->conns[i]);
+	}
+	free(h->conns);
+	h->conns = NULL;
+	h->n_conns = 0;
+	h->free_conns = NULL;
+	h->in_flight = 0;
+}
+
+/* The check could not be run for a reason of ours, not the backend's
+ * (no fd, no memory): try again next interval without counting it. */
+static void local_error(struct mlv_health *h, struct health_probe *p,
+			uint64_t now)
+{
+	health_check_abort(h, p);
+	h->counters[MLV_HEALTH_CTR_LOCAL_ERRORS]++;
+	p->phase = PHASE_SCHEDULED;
+	if (health_heap_set(h, p, now + (uint64_t)p->spec.interval_ms * 1000000u))
+		p->phase = PHASE_OFF;   /* no memory even for the heap */
+}
+
+static void fail_errno(struct mlv_health *h, struct health_probe *p,
+		       const char *what, int err, uint64_t now)
+{
+	char text[MLV_HEALTH_REASON_MAX];
+
+	snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
+	health_probe_finish(h, p, false, text, now);
+}
+
+static int watch(struct mlv_health *h, struct health_conn *c, uint32_t events,
+		 bool add)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = conn_tag(c) };
+
+	return epoll_ctl(h->ep, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static socklen_t target_addr(const struct health_spec *s,
+			     struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (s->address.family == MLV_AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(s->port);
+		memcpy(&sin->sin_addr, s->address.bytes, 4);
+		return sizeof(*sin);
+	}
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons(s->port);
+	memcpy(&sin6->sin6_addr, s->address.bytes, 16);
+	return sizeof(*sin6);
+}
+
+static void read_status(struct mlv_health *h, struct health_conn *c,
+			uint64_t now)
+{
+	struct health_probe *p = c->probe;
+	char text[MLV_HEALTH_REASON_MAX];
+	char shown[HEALTH_STATUS_PREFIX + 1];
+	uint16_t status = 0;
+
+	for (;;) {
+		ssize_t n = recv(c->fd, c->rx + c->rx_len,
+				 sizeof(c->rx) - c->rx_len, MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				fail_errno(h, p, "recv", errno, now);
+			return;
+		}
+		if (n == 0) {
+			if (c->rx_len)
+				snprintf(text, sizeof(text),
+					 "HTTP: connection closed after %u "
+					 "bytes, before a status line",
+					 c->rx_len);
+			else
+				snprintf(text, sizeof(text),
+					 "HTTP: connection closed without a "
+					 "response");
+			health_probe_finish(h, p, false, text, now);
+			return;
+		}
+		c->rx_len = (uint16_t)(c->rx_len + n);
+		switch (health_http_parse_status(c->rx, c->rx_len, &status)) {
+		case HTTP_NEED_MORE:
+			continue;
+		case HTTP_MALFORMED:
+			snprintf(text, sizeof(text),
+				 "HTTP: malformed status line \"%s\"",
+				 health_printable(c->rx, c->rx_len, shown,
+						  sizeof(shown)));
+			health_probe_finish(h, p, false, text, now);
+			return;
+		case HTTP_STATUS:
+			if (status == p->spec.expect_status) {
+				snprintf(text, sizeof(text), "HTTP %u", status);
+				health_probe_finish(h, p, true, text, now);
+			} else {
+				snprintf(text, sizeof(text),
+					 "HTTP %u (expected %u)", status,
+					 p->spec.expect_status);
+				health_probe_finish(h, p, false, text, now);
+			}
+			return;
+		}
+	}
+}
+
+/* The engine moves a check on to its next stage only when it runs. If
+ * that is at or after the deadline, the backend finished its part in time
+ * as far as anyone can tell, and the delay was the engine's (the control
+ * thread was busy): the stage it starts now, whose time the backend never
+ * had, gets a whole timeout. At most twice per check (connect done,
+ * request sent after a wait), so a check cannot be prolonged for ever;
+ * an http check lasts at most three timeouts plus the engine's delays.
+ * p is in the heap (its deadline), so this cannot allocate. */
+static void stage_started_late(struct mlv_health *h, struct health_probe *p,
+			       uint64_t now)
+{
+	if (now >= p->due_ns)
+		(void)health_heap_set(h, p, now + (uint64_t)p->spec.timeout_ms *
+							  1000000u);
+}
+
+/* registered: whether c->fd is already in the epoll set. */
+static void send_request(struct mlv_health *h, struct health_conn *c,
+			 bool registered, uint64_t now)
+{
+	struct health_probe *p = c->probe;
+	/* Resuming after waiting for room in the socket buffer. */
+	bool resumed = c->stage == CONN_SENDING;
+
+	c->stage = CONN_SENDING;
+	while (c->req_sent < c->req_len) {
+		ssize_t n = send(c->fd, c->req + c->req_sent,
+				 c->req_len - c->req_sent,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (watch(h, c, EPOLLOUT, !registered))
+					local_error(h, p, now);
+				return;
+			}
+			fail_errno(h, p, "send", errno, now);
+			return;
+		}
+		c->req_sent = (uint16_t)(c->req_sent + n);
+	}
+	if (resumed)
+		stage_started_late(h, p, now);
+	c->stage = CONN_READING;
+	if (watch(h, c, EPOLLIN, !registered)) {
+		local_error(h, p, now);
+		return;
+	}
+	/* The answer may already be there (loopback): read without waiting
+	 * for another round through epoll. */
+	read_status(h, c, now);
+}
+
+static void connected(struct mlv_health *h, struct health_conn *c,
+		      bool registered, uint64_t now)
+{
+	if (c->probe->spec.type == MLV_HEALTH_TCP) {
+		health_probe_finish(h, c->probe, true, "connected", now);
+		return;
+	}
+	stage_started_late(h, c->probe, now);
+	send_request(h, c, registered, now);
+}
+
+void health_check_start(struct mlv_health *h, struct health_probe *p,
+			uint64_t now)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct health_conn *c;
+	int family = p->spec.address.family == MLV_AF_INET ? AF_INET : AF_INET6;
+
+	if (h->in_flight >= h->max_in_flight ||
+	    (h->wait_head && p->phase != PHASE_WAITING)) {
+		/* Out of slots, or others already waiting: join the end of
+		 * the line (first come, first served, so a probe whose check
+		 * just ended cannot take the slot back from the waiters);
+		 * process() starts waiters as checks end. */
+		health_wait_push(h, p);
+		return;
+	}
+	health_wait_remove(h, p);
+	c = conn_get(h);
+	if (!c) {
+		local_error(h, p, now);
+		return;
+	}
+	c->probe = p;
+	p->conn = c;
+	p->phase = PHASE_RUNNING;
+	p->postponed = false;
+	p->started_ns = now;
+	h->counters[MLV_HEALTH_CTR_CHECKS_STARTED]++;
+
+	c->fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       IPPROTO_TCP);
+	if (c->fd < 0 ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) ||
+	    health_heap_set(h, p, now + (uint64_t)p->spec.timeout_ms * 1000000u)) {
+		local_error(h, p, now);
+		return;
+	}
+	if (p->spec.type == MLV_HEALTH_HTTP) {
+		size_t n = health_http_request(&p->spec, c->req, sizeof(c->req));
+
+		/* mlv_health_check_config bounds path and host, so this
+		 * cannot happen; a local error rather than a crash if it did. */
+		if (n == 0) {
+			local_error(h, p, now);
+			return;
+		}
+		c->req_len = (uint16_t)n;
+	}
+	sslen = target_addr(&p->spec, &ss);
+	if (connect(c->fd, (struct sockaddr *)&ss, sslen) == 0) {
+		connected(h, c, false, now);
+		return;
+	}
+	if (errno != EINPROGRESS) {
+		fail_errno(h, p, "connect", errno, now);
+		return;
+	}
+	c->stage = CONN_CONNECTING;
+	if (watch(h, c, EPOLLOUT, true))
+		local_error(h, p, now);
+}
+
+void health_check_event(struct mlv_health *h, uint64_t data, uint32_t events,
+			uint64_t now)
+{
+	uint32_t index = (uint32_t)data - 1;
+	uint32_t seq = (uint32_t)(data >> 32);
+	struct health_conn *c;
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (index >= h->n_conns)
+		return;
+	c = h->conns[index];
+	if (!c->probe || c->seq != seq)
+		return;   /* the check ended (timeout, sync) since */
+	switch (c->stage) {
+	case CONN_CONNECTING:
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len))
+			err = errno;
+		if (err)
+			fail_errno(h, c->probe, "connect", err, now);
+		else if (events & EPOLLOUT)
+			connected(h, c, true, now);
+		else if (events & (EPOLLERR | EPOLLHUP))
+			health_probe_finish(h, c->probe, false,
+					    "connect: connection failed", now);
+		break;
+	case CONN_SENDING:
+		send_request(h, c, true, now);
+		break;
+	case CONN_READING:
+		read_status(h, c, now);
+		break;
+	}
+}
+
+void health_check_timeout(struct mlv_health *h, struct health_probe *p,
+			  uint64_t now)
+{
+	static const char *const during[] = {
+		[CONN_CONNECTING] = "while connecting",
+		[CONN_SENDING] = "while sending the request",
+		[CONN_READING] = "waiting for the status line",
+	};
+	char text[MLV_HEALTH_REASON_MAX];
+
+	snprintf(text, sizeof(text), "timeout after %ums %s",
+		 p->spec.timeout_ms, p->conn ? during[p->conn->stage] : "");
+	health_probe_finish(h, p, false, text, now);
+}

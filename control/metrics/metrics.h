@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The Prometheus endpoint: GET /metrics over HTTP on
+ * control.metrics_listen, served by libmicrohttpd inside the control
+ * thread's own event loop (docs/metrics.md).
+ *
+ * libmicrohttpd runs without threads of its own, in its epoll mode: all
+ * its sockets sit in one epoll set, which this module nests, together
+ * with a timerfd for libmicrohttpd's connection timeouts, in an epoll fd
+ * of its own. The daemon adds mlv_metrics_fd() to its epoll set (EPOLLIN,
+ * level-triggered) and calls mlv_metrics_process() whenever it is
+ * readable; that is all the wiring needed. Pages are rendered inside
+ * mlv_metrics_process from the control thread's state
+ * (control/metrics/render.h), so no lock is taken and nothing is shared
+ * with libmicrohttpd threads (there are none).
+ *
+ * Never blocking: every socket is non-blocking; a slow or idle client
+ * holds one connection slot until the idle timeout and nothing else;
+ * beyond max_connections new clients wait in the listen backlog.
+ * Rendering is CPU work proportional to the number of VIPs and backends
+ * (docs/metrics.md gives the size per backend).
+ *
+ * Routes: GET or HEAD /metrics -> the exposition (200, text/plain;
+ * version=0.0.4); / -> a short HTML index; any other path 404; any
+ * other method 405 with Allow: GET, HEAD; a request with a body 413 (the
+ * body is skipped, never stored). Connections are kept alive between
+ * requests, as Prometheus expects.
+ *
+ * Threads: every function is for the control thread, the one that owns
+ * the state the sources point to.
+ */
+#ifndef MLV_METRICS_H
+#define MLV_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/base/error.h"
+#include "control/metrics/render.h"
+
+#define MLV_METRICS_DEFAULT_MAX_CONNECTIONS 32u
+#define MLV_METRICS_DEFAULT_TIMEOUT_S 10u
+
+struct mlv_metrics_params {
+	/* "IP:PORT" or "[IP6]:PORT", address literals only (the config's
+	 * control.metrics_listen). Port 0 binds a free port: read it back
+	 * with mlv_metrics_port() (tests). */
+	const char *listen;
+	/* Where the numbers come from; copied. src.ctl is required and
+	 * must outlive the server, as must everything it points to. */
+	struct mlv_metrics_sources src;
+	/* 0 = the MLV_METRICS_DEFAULT_* value. */
+	uint32_t max_connections;    /* open HTTP connections at once */
+	uint32_t timeout_s;          /* an idle connection is closed after this */
+	/* Problems after start (a failed accept, a client error), one line
+	 * without newline; NULL = not reported. */
+	void (*log)(void *ctx, const char *line);
+	void *log_ctx;
+};
+
+struct mlv_metrics;
+
+/* Bind and listen. Returns MLV_OK and *out; MLV_E_INVAL for NULL
+ * arguments, no src.ctl or a malformed listen string; MLV_E_IO if the
+ * socket cannot be bound (address in use, not local) or the epoll/timer
+ * fds cannot be made; MLV_E_NOMEM. err (err_len bytes, may be NULL) gets
+ * one line naming the address and the reason. */
+enum mlv_err mlv_metrics_create(const struct mlv_metrics_params *p,
+				struct mlv_metrics **out, char *err,
+				size_t err_len);
+
+/* Close every connection and the listener, free everything. NULL is a
+ * no-op. */
+void mlv_metrics_destroy(struct mlv_metrics *m);
+
+/* The fd to watch for EPOLLIN (level-triggered). It becomes readable
+ * when a client needs service and when a connection timeout is due, so
+ * watching it is enough: the daemon's loop needs no timer for metrics.
+ * Valid until mlv_metrics_destroy. */
+int mlv_metrics_fd(const struct mlv_metrics *m);
+
+/* Accept, read requests, render and send pages, close timed-out
+ * connections. Never blocks; bounded work per call (the fd stays
+ * readable while work remains). Returns MLV_OK, or MLV_E_IO if
+ * libmicrohttpd reports an internal failure (the server stays usable;
+ * the reason went to the log callback). */
+enum mlv_err mlv_metrics_process(struct mlv_metrics *m);
+
+/* Milliseconds until libmicrohttpd next needs mlv_metrics_process()
+ * without the fd having fired for a socket (a connection timeout), or -1
+ * for none. Informational: the fd already becomes readable then (an
+ * internal timerfd), so a loop may ignore this; one that bounds its
+ * epoll_wait with it anyway stays correct. */
+int mlv_metrics_timeout_ms(struct mlv_metrics *m);
+
+/* The bound port (the chosen one when listen asked for port 0). */
+uint16_t mlv_metrics_port(const struct mlv_metrics *m);
+
+/* What the server has done, for tests and status. */
+struct mlv_metrics_server_stats {
+	uint64_t scrapes;            /* /metrics pages served */
+	uint64_t index;              /* / served */
+	uint64_t not_found;          /* 404s */
+	uint64_t bad_method;         /* 405s */
+	uint64_t render_failures;    /* 500s: out of memory while rendering */
+	uint32_t connections;        /* open now */
+};
+
+void mlv_metrics_stats(struct mlv_metrics *m,
+		       struct mlv_metrics_server_stats *out);
+
+#endif

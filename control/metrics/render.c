@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The /metrics page (render.h): process, configuration, worker,
+ * conntrack, health-engine and XDP families here; VIPs and backends in
+ * render_lb.c. Names and units: docs/metrics.md. */
+#define _GNU_SOURCE
+#include "control/metrics/render.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "control/tables/maglev.h"
+#include "control/metrics/page_internal.h"
+
+#ifndef MLV_VERSION
+#define MLV_VERSION "unknown"
+#endif
+
+struct mlv_metrics_renderer {
+	/* Slots per backend of one generation, [n_slots]. Keyed by pointer
+	 * and number: numbers only grow, so a freed generation's address
+	 * reused by a later one cannot match a stale cache. */
+	const struct mlv_generation *slots_gen;
+	uint32_t slots_gen_number;
+	uint32_t *slots;
+	uint32_t n_slots;
+	double start_time;          /* unix seconds; 0 until first computed */
+	int64_t last_reload_ok;     /* unix seconds of the newest successful
+				       reload seen in the log; 0 = none */
+};
+
+enum mlv_err mlv_metrics_renderer_create(struct mlv_metrics_renderer **out)
+{
+	if (!out)
+		return MLV_E_INVAL;
+	*out = calloc(1, sizeof(**out));
+	return *out ? MLV_OK : MLV_E_NOMEM;
+}
+
+void mlv_metrics_renderer_destroy(struct mlv_metrics_renderer *r)
+{
+	if (!r)
+		return;
+	free(r->slots);
+	free(r);
+}
+
+/* ---- cached derived state ---- */
+
+static enum mlv_err refresh_slots(struct mlv_metrics_renderer *r,
+				  const struct mlv_generation *gen)
+{
+	uint32_t *slots;
+
+	if (r->slots_gen == gen && r->slots_gen_number == gen->number)
+		return MLV_OK;
+	slots = calloc(gen->n_all_backends ? gen->n_all_backends : 1,
+		       sizeof(*slots));
+	if (!slots)
+		return MLV_E_NOMEM;
+	for (uint32_t v = 0; v < gen->n_vips; v++) {
+		const struct mlv_gen_vip *vip = &gen->vips[v];
+		uint32_t base = mlv_gen_backend_index(gen, vip->backends);
+
+		if (vip->n_backends == 0)
+			continue;
+		for (uint32_t s = 0; s < vip->table_size; s++) {
+			uint16_t b = vip->table[s];
+
+			if (b != MLV_MAGLEV_NO_BACKEND && b < vip->n_backends)
+				slots[base + b]++;
+		}
+	}
+	free(r->slots);
+	r->slots = slots;
+	r->n_slots = gen->n_all_backends;
+	r->slots_gen = gen;
+	r->slots_gen_number = gen->number;
+	return MLV_OK;
+}
+
+/* Unix time the daemon started: now minus the monotonic time since
+ * st->started, computed once so the value does not jitter between
+ * scrapes. Milliseconds are plenty. */
+static double start_time(struct mlv_metrics_renderer *r,
+			 const struct mlv_ctl_state *st)
+{
+	struct timespec rt, mono;
+	double up;
+
+	if (r->start_time != 0)
+		return r->start_time;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	up = (double)(mono.tv_sec - st->started.tv_sec) +
+	     (double)(mono.tv_nsec - st->started.tv_nsec) / 1e9;
+	r->start_time = (double)(int64_t)(((double)rt.tv_sec +
+					   (double)rt.tv_nsec / 1e9 - up) * 1000.0) / 1000.0;
+	return r->start_time;
+}
+
+/* ---- process and configuration ---- */
+
+static void page_process(struct mlv_metrics_page *p,
+			 struct mlv_metrics_renderer *r)
+{
+	const struct mlv_expo_label version = { "version", MLV_VERSION };
+
+	mlv_expo_family(p->f, "maglevd_build_info", MLV_EXPO_GAUGE,
+			"maglevd build; always 1, the version is a label");
+	mlv_expo_sample_u64(p->f, "maglevd_build_info", &version, 1, 1);
+	mlv_expo_family(p->f, "maglevd_start_time_seconds", MLV_EXPO_GAUGE,
+			"unix time the daemon started");
+	mlv_expo_sample_double(p->f, "maglevd_start_time_seconds", NULL, 0,
+			       start_time(r, p->st));
+}
+
+static void page_reloads(struct mlv_metrics_page *p,
+			 struct mlv_metrics_renderer *r)
+{
+	const struct mlv_ctl_reload_log *log = &p->st->reloads;
+	const struct mlv_expo_label ok = { "result", "ok" };
+	const struct mlv_expo_label failed = { "result", "failed" };
+	bool last_ok = true;    /* the config loaded at start counts */
+
+	for (uint32_t i = 0; i < log->n && i < MLV_CTL_RELOAD_HISTORY; i++)
+		if (log->entries[i].ok && log->entries[i].time > r->last_reload_ok)
+			r->last_reload_ok = log->entries[i].time;
+	if (log->n > 0)
+		last_ok = log->entries[(log->next + MLV_CTL_RELOAD_HISTORY - 1) %
+				       MLV_CTL_RELOAD_HISTORY].ok;
+
+	if (p->gen) {
+		mlv_expo_family(p->f, "maglevd_generation", MLV_EXPO_GAUGE,
+				"number of the generation the workers use; "
+				"moves by one per publish");
+		mlv_expo_sample_u64(p->f, "maglevd_generation", NULL, 0,
+				    p->gen->number);
+	}
+	mlv_expo_family(p->f, "maglevd_reloads_total", MLV_EXPO_COUNTER,
+			"configuration reloads by result (socket, SIGHUP or "
+			"file change); a failed one changes nothing");
+	mlv_expo_sample_u64(p->f, "maglevd_reloads_total", &ok, 1, log->n_ok);
+	mlv_expo_sample_u64(p->f, "maglevd_reloads_total", &failed, 1,
+			    log->n_failed);
+	mlv_expo_family(p->f, "maglevd_last_reload_successful", MLV_EXPO_GAUGE,
+			"1 if the last reload succeeded (or none was tried), "
+			"0 if it was rejected");
+	mlv_expo_sample_u64(p->f, "maglevd_last_reload_successful", NULL, 0,
+			    last_ok);
+	mlv_expo_family(p->f, "maglevd_last_reload_success_timestamp_seconds",
+			MLV_EXPO_GAUGE, "unix time of the last successful "
+			"reload, or of the start when there was none");
+	mlv_expo_sample_double(p->f,
+			       "maglevd_last_reload_success_timestamp_seconds",
+			       NULL, 0, r->last_reload_ok ?
+			       (double)r->last_reload_ok : start_time(r, p->st));
+}
+
+/* ---- workers and conntrack: one series per worker ---- */
+
+static void worker_label(char *buf, size_t len, uint32_t w,
+			 struct mlv_expo_label *l)
+{
+	snprintf(buf, len, "%u", w);
+	l->name = "worker";
+	l->value = buf;
+}
+
+static uint64_t load_ctr(const uint64_t *c)
+{
+	/* racy by design (dataplane/packet/counters.h): relaxed, untorn */
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static void page_workers(struct mlv_metrics_page *p)
+{
+	const struct mlv_ctl_state *st = p->st;
+	char name[MLV_METRICS_NAME_MAX], help[MLV_METRICS_HELP_MAX], wbuf[12];
+	struct mlv_expo_label l[2];
+
+	if (!st->worker_ctr || st->n_workers == 0)
+		return;
+	for (int c = 0; c < MLV_CTR__COUNT; c++) {
+		snprintf(name, sizeof(name), "maglevd_worker_%s_total",
+			 mlv_worker_counter_name((enum mlv_worker_counter)c));
+		snprintf(help, sizeof(help), "%s, per worker",
+			 mlv_worker_counter_help((enum mlv_worker_counter)c));
+		mlv_expo_family(p->f, name, MLV_EXPO_COUNTER, help);
+		for (uint32_t w = 0; w < st->n_workers; w++) {
+			if (!st->worker_ctr[w])
+				continue;
+			worker_label(wbuf, sizeof(wbuf), w, &l[0]);
+			mlv_expo_sample_u64(p->f, name, l, 1,
+					    load_ctr(&st->worker_ctr[w]->ctr[c]));
+		}
+	}
+	mlv_expo_family(p->f, "maglevd_dropped_packets_total", MLV_EXPO_COUNTER,
+			"received frames dropped, by worker and reason "
+			"(docs/metrics.md lists the reasons)");
+	for (uint32_t w = 0; w < st->n_workers; w++) {
+		if (!st->worker_ctr[w])
+			continue;
+		worker_label(wbuf, sizeof(wbuf), w, &l[0]);
+		for (int d = 0; d < MLV_DROP__COUNT; d++) {
+			l[1].name = "reason";
+			l[1].value = mlv_drop_reason_name((enum mlv_drop_reason)d);
+			mlv_expo_sample_u64(p->f, "maglevd_dropped_packets_total",
+					    l, 2,
+					    load_ctr(&st->worker_ctr[w]->drop[d]));
+		}
+	}
+}
+
+static void page_conntrack(struct mlv_metrics_page *p)
+{
+	const struct mlv_ctl_state *st = p->st;
+	char wbuf[12];
+	struct mlv_expo_label l;
+
+	if (!st->worker_ct || st->n_workers == 0)
+		return;
+	mlv_expo_family(p->f, "maglevd_conntrack_entries", MLV_EXPO_GAUGE,
+			"connection-tracking entries in use, per worker");
+	for (uint32_t w = 0; w < st->n_workers; w++) {
+		if (!st->worker_ct[w])
+			continue;
+		worker_label(wbuf, sizeof(wbuf), w, &l);
+		mlv_expo_sample_u64(p->f, "maglevd_conntrack_entries", &l, 1,
+				    mlv_ct_occupancy(st->worker_ct[w]));
+	}
+	mlv_expo_family(p->f, "maglevd_conntrack_entries_limit", MLV_EXPO_GAUGE,
+			"connection-tracking capacity, per worker");
+	for (uint32_t w = 0; w < st->n_workers; w++) {
+		if (!st->worker_ct[w])
+			continue;
+		worker_label(wbuf, sizeof(wbuf), w, &l);
+		mlv_expo_sample_u64(p->f, "maglevd_conntrack_entries_limit", &l, 1,
+				    mlv_ct_capacity(st->worker_ct[w]));
+	}
+}
+
+/* ---- health engine and XDP steering ---- */
+
+static void gauge1(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	mlv_expo_family(f, name, MLV_EXPO_GAUGE, help);
+	mlv_expo_sample_u64(f, name, NULL, 0, v);
+}
+
+static void page_health(struct mlv_metrics_page *p)
+{
+	static const char *const names[] = {
+#define MLV_HEALTH_NAME(id, name, help) name,
+		MLV_HEALTH_COUNTERS(MLV_HEALTH_NAME)
+#undef MLV_HEALTH_NAME
+	};
+	static const char *const helps[] = {
+#define MLV_HEALTH_HELP(id, name, help) help,
+		MLV_HEALTH_COUNTERS(MLV_HEALTH_HELP)
+#undef MLV_HEALTH_HELP
+	};
+	char name[MLV_METRICS_NAME_MAX];
+	struct mlv_health_stats hs;
+
+	if (!p->st->health)
+		return;
+	mlv_health_stats(p->st->health, &hs);
+	for (int c = 0; c < MLV_HEALTH_CTR__COUNT; c++) {
+		snprintf(name, sizeof(name), "maglevd_health_%s_total", names[c]);
+		mlv_expo_family(p->f, name, MLV_EXPO_COUNTER, helps[c]);
+		mlv_expo_sample_u64(p->f, name, NULL, 0, hs.counters[c]);
+	}
+	gauge1(p->f, "maglevd_health_probes",
+	       "distinct health-check targets (shared by the (VIP, backend) "
+	       "pairs that check the same thing)", hs.n_probes);
+	gauge1(p->f, "maglevd_health_checks_in_flight",
+	       "health checks running now", hs.in_flight);
+	gauge1(p->f, "maglevd_health_checks_in_flight_limit",
+	       "most health checks allowed to run at once", hs.max_in_flight);
+	gauge1(p->f, "maglevd_health_checks_waiting",
+	       "due health checks waiting for a free slot", hs.waiting);
+}
+
+static void page_xdp(struct mlv_metrics_page *p)
+{
+	static const char *const outcomes[] = {
+#define MLV_STEER_NAME(id, name, help) name,
+		MLV_STEER_COUNTERS(MLV_STEER_NAME)
+#undef MLV_STEER_NAME
+	};
+	uint64_t v[MLV_STEER_CTR__COUNT];
+	struct mlv_expo_label l = { .name = "outcome" };
+
+	if (!p->src->steer_counters ||
+	    p->src->steer_counters(p->src->steer_ctx, v) != MLV_OK)
+		return;
+	mlv_expo_family(p->f, "maglevd_xdp_steer_frames_total", MLV_EXPO_COUNTER,
+			"frames seen by the XDP steering program, by what it "
+			"did with them (every frame counted once)");
+	for (int c = 0; c < MLV_STEER_CTR__COUNT; c++) {
+		l.value = outcomes[c];
+		mlv_expo_sample_u64(p->f, "maglevd_xdp_steer_frames_total", &l, 1,
+				    v[c]);
+	}
+}
+
+/* ---- the page ---- */
+
+enum mlv_err mlv_metrics_render(struct mlv_metrics_renderer *r,
+				const struct mlv_metrics_sources *src,
+				char **text, size_t *len)
+{
+	struct mlv_metrics_page p = { .src = src };
+	enum mlv_err err = MLV_OK;
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (!r || !src || !src->ctl || !text || !len)
+		return MLV_E_INVAL;
+	p.st = src->ctl;
+	p.gen = p.st->generation ? p.st->generation(p.st->ctx) : NULL;
+	if (p.gen) {
+		err = refresh_slots(r, p.gen);
+		if (err)
+			return err;
+		p.slots = r->slots;
+	}
+	/* open_memstream grows the buffer and keeps a running length, and
+	 * its errors are sticky: one check at the end covers every write. */
+	p.f = open_memstream(&buf, &n);
+	if (!p.f)
+		return MLV_E_NOMEM;
+	page_process(&p, r);
+	page_reloads(&p, r);
+	page_workers(&p);
+	page_conntrack(&p);
+	err = mlv_metrics_page_lb(&p);
+	page_health(&p);
+	page_xdp(&p);
+	if (ferror(p.f) && !err)
+		err = MLV_E_NOMEM;
+	if (fclose(p.f) != 0 && !err)
+		err = MLV_E_NOMEM;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*text = buf;
+	*len = n;
+	return MLV_OK;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "daemon/options/eal_args.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/config/config.h"
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool mlv_eal_args_have_lcores(char *const *args, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *a = args[i];
+
+		if (starts_with(a, "--")) {
+			if (strcmp(a, "--lcores") == 0 ||
+			    starts_with(a, "--lcores="))
+				return true;
+			continue;
+		}
+		/* -l LIST, -lLIST, -c MASK, -cMASK */
+		if (starts_with(a, "-l") || starts_with(a, "-c"))
+			return true;
+	}
+	return false;
+}
+
+static bool have_log_level(char *const *args, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(args[i], "--log-level") == 0 ||
+		    starts_with(args[i], "--log-level="))
+			return true;
+	return false;
+}
+
+/* DPDK's numeric levels (rte_log.h: ERR 4, WARNING 5, NOTICE 6, INFO 7,
+ * DEBUG 8). Our "info" maps to DPDK's NOTICE because DPDK's INFO is a
+ * start-up chatter of every probed device and memory segment. */
+static int dpdk_log_level(enum mlv_log_level level)
+{
+	switch (level) {
+	case MLV_LOG_ERROR:   return 4;
+	case MLV_LOG_WARNING: return 5;
+	case MLV_LOG_INFO:    return 6;
+	case MLV_LOG_DEBUG:   return 8;
+	default:              return 6;
+	}
+}
+
+static enum mlv_err push(struct mlv_eal_args *a, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (!copy)
+		return MLV_E_NOMEM;
+	a->argv_orig[a->argc] = copy;
+	a->argv[a->argc] = copy;
+	a->argc++;
+	return MLV_OK;
+}
+
+enum mlv_err mlv_eal_args_build(const char *prog, char *const *args, int n,
+				uint32_t workers, enum mlv_log_level level,
+				struct mlv_eal_args *out)
+{
+	/* prog, args, up to two for lcores, one for the log level, NULL */
+	size_t cap = (size_t)n + 5;
+	enum mlv_err err = MLV_OK;
+	char buf[64];
+
+	memset(out, 0, sizeof(*out));
+	if (workers == 0 || workers > MLV_MAX_WORKERS || n < 0)
+		return MLV_E_RANGE;
+	out->argv = calloc(cap, sizeof(char *));
+	out->argv_orig = calloc(cap, sizeof(char *));
+	if (!out->argv || !out->argv_orig) {
+		err = MLV_E_NOMEM;
+		goto fail;
+	}
+	if ((err = push(out, prog)))
+		goto fail;
+	for (int i = 0; i < n; i++)
+		if ((err = push(out, args[i])))
+			goto fail;
+	if (!mlv_eal_args_have_lcores(args, n)) {
+		snprintf(buf, sizeof(buf), "0-%u", workers);
+		if ((err = push(out, "-l")) || (err = push(out, buf)))
+			goto fail;
+	}
+	if (!have_log_level(args, n)) {
+		snprintf(buf, sizeof(buf), "--log-level=%d",
+			 dpdk_log_level(level));
+		if ((err = push(out, buf)))
+			goto fail;
+	}
+	return MLV_OK;
+fail:
+	mlv_eal_args_free(out);
+	return err;
+}
+
+void mlv_eal_args_replace(struct mlv_eal_args *a, int i, char *text)
+{
+	if (i <= 0 || i >= a->argc) {
+		free(text);
+		return;
+	}
+	free(a->argv_orig[i]);
+	a->argv_orig[i] = text;
+	a->argv[i] = text;
+}
+
+void mlv_eal_args_free(struct mlv_eal_args *a)
+{
+	if (a->argv_orig)
+		for (int i = 0; i < a->argc; i++)
+			free(a->argv_orig[i]);
+	free(a->argv_orig);
+	free(a->argv);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The argument vector maglevd hands to rte_eal_init: the program name, the
+ * configured dataplane.eal_args (or the command line's after "--"), plus
+ * defaults the operator did not set: the lcore list 0..workers (main lcore
+ * = control thread, then one lcore per worker) and a DPDK log level that
+ * follows --log-level. Plain C, no DPDK: built and tested without EAL.
+ * Control thread only.
+ */
+#ifndef MLV_DAEMON_EAL_ARGS_H
+#define MLV_DAEMON_EAL_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/base/error.h"
+#include "control/base/log.h"
+
+struct mlv_eal_args {
+	int argc;
+	/* argc strings and a NULL; owned here because rte_eal_init may
+	 * permute argv, so the config's strings are never handed over.
+	 * argv_orig keeps the pointers for freeing. */
+	char **argv;
+	char **argv_orig;
+};
+
+/* True if args select lcores themselves (-l, --lcores, -c coremask). */
+bool mlv_eal_args_have_lcores(char *const *args, int n);
+
+/* Build out from prog and args[0..n-1]. Returns MLV_OK, MLV_E_RANGE if
+ * workers is 0 or too large, MLV_E_NOMEM. Release with mlv_eal_args_free. */
+enum mlv_err mlv_eal_args_build(const char *prog, char *const *args, int n,
+				uint32_t workers, enum mlv_log_level level,
+				struct mlv_eal_args *out);
+
+/* Replace argument i (1 .. argc-1) with text, taking ownership of text
+ * (malloc'd). Only before rte_eal_init, which may permute argv. */
+void mlv_eal_args_replace(struct mlv_eal_args *a, int i, char *text);
+
+void mlv_eal_args_free(struct mlv_eal_args *a);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Reloading when the config file changes: inotify on the file's
+ * directory, not on the file, because editors and deployment tools save
+ * by writing a new file and renaming it over the old one (the old inode,
+ * and a watch on it, would never see another write). Events for the
+ * file's name that finish a change (IN_CLOSE_WRITE after writing in
+ * place, IN_MOVED_TO after a rename) start a debounce timer; the reload
+ * happens when it fires, so a burst of saves reloads once. When the path
+ * is a symbolic link, the directory of its target is watched too.
+ *
+ * Two fds go into the control loop's epoll: the inotify fd and the
+ * debounce timerfd (both EPOLLIN, non-blocking).
+ *
+ * Threads: control thread only.
+ */
+#ifndef MLV_DAEMON_CONFIG_WATCH_H
+#define MLV_DAEMON_CONFIG_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/base/error.h"
+
+#define MLV_CONFIG_WATCH_DEBOUNCE_MS 100u
+/* A file rewritten without pause (a log-like writer) still reloads this
+ * long after the first change. */
+#define MLV_CONFIG_WATCH_MAX_DELAY_MS 1000u
+#define MLV_CONFIG_WATCH_MAX_DIRS 2
+
+struct mlv_config_watch {
+	int inotify_fd;              /* -1 when closed */
+	int timer_fd;
+	uint32_t n;                  /* watched (directory, name) pairs */
+	struct {
+		int wd;
+		char name[256];
+	} dirs[MLV_CONFIG_WATCH_MAX_DIRS];
+	bool pending;                /* a change waits for the timer */
+	uint64_t first_ms;           /* CLOCK_MONOTONIC of the first change */
+	uint64_t changes;            /* events that armed the timer, for logs */
+};
+
+/* Start watching path's directory (and its symlink target's). Returns
+ * MLV_OK, or MLV_E_IO with a sentence in err (errno kept) when inotify
+ * or the timer cannot be set up; then nothing stays open. */
+enum mlv_err mlv_config_watch_open(const char *path, struct mlv_config_watch *w,
+				   char *err, size_t err_len);
+
+/* Stop watching. Safe on a closed or zeroed-and-closed watch. */
+void mlv_config_watch_close(struct mlv_config_watch *w);
+
+/* The inotify fd is readable: read every event; a change to the file
+ * (re)arms the debounce timer. Returns whether one was seen. */
+bool mlv_config_watch_on_inotify(struct mlv_config_watch *w);
+
+/* The timer fd is readable: returns true when the reload is due (and
+ * clears the pending state). */
+bool mlv_config_watch_on_timer(struct mlv_config_watch *w);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What the decapsulator did with each frame: one per-CPU counter per
+ * outcome, every frame counted exactly once. X-macro shared by the BPF
+ * program (indices) and tools/bin/maglev-decap (names for `status`). */
+#ifndef MLV_BPF_DECAP_COUNTERS_H
+#define MLV_BPF_DECAP_COUNTERS_H
+
+/* X(enum suffix, name, meaning) */
+#define MLV_DECAP_COUNTERS(X)                                              \
+	X(DECAP_IPIP, "decap_ipip",                                        \
+	  "IPIP (4in4, 6in4, 4in6, 6in6) to a local address: decapsulated") \
+	X(DECAP_GUE, "decap_gue",                                          \
+	  "GUE variant 0 on a configured port to a local address: decapsulated") \
+	X(PASS_NOT_IP, "pass_not_ip",                                      \
+	  "not IPv4/IPv6 (ARP, VLAN-tagged, ...): untouched to the kernel") \
+	X(PASS_NOT_TUNNEL, "pass_not_tunnel",                              \
+	  "IP but neither IPIP nor UDP to a GUE port: untouched")          \
+	X(PASS_NOT_LOCAL, "pass_not_local",                                \
+	  "IPIP, UDP or IPv6 with extension headers, not to decap_addrs: untouched") \
+	X(PASS_FRAGMENT, "pass_fragment",                                  \
+	  "a fragmented outer packet: untouched (left to the kernel)")     \
+	X(PASS_UNSUPPORTED, "pass_unsupported",                            \
+	  "IPv4 options, IPv6 extension headers, GUE control/extensions: untouched") \
+	X(PASS_MALFORMED, "pass_malformed",                                \
+	  "truncated, bad length or checksum, inner version mismatch: untouched") \
+	X(DROP_ECN, "drop_ecn",                                            \
+	  "outer CE over a not-ECT inner packet: dropped (RFC 6040 4.2)")  \
+	X(ABORTED, "aborted",                                              \
+	  "moving the frame start failed after every check passed (not expected)")
+
+enum mlv_decap_counter {
+#define MLV_DECAP_CTR_ENUM(name, text, help) MLV_DECAP_CTR_##name,
+	MLV_DECAP_COUNTERS(MLV_DECAP_CTR_ENUM)
+#undef MLV_DECAP_CTR_ENUM
+	MLV_DECAP_CTR__COUNT
+};
+
+#endif

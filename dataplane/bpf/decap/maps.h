@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The decapsulator's maps. tools/bin/maglev-decap finds them by name on the
+ * attached program (BPF object names are at most 15 characters). BPF
+ * side only. */
+#ifndef MLV_BPF_DECAP_MAPS_H
+#define MLV_BPF_DECAP_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "dataplane/bpf/common/consts.h"
+#include "dataplane/bpf/decap/counters.h"
+#include "dataplane/bpf/decap/structs.h"
+
+/* This host's addresses: only tunnels addressed to one are decapsulated. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MLV_DECAP_MAX_ADDRS);
+	__type(key, struct mlv_bpf_addr_key);
+	__type(value, struct mlv_decap_addr_val);
+} decap_addrs SEC(".maps");
+
+/* UDP destination ports that carry GUE (maglevd's per-VIP gue_port). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MLV_DECAP_MAX_GUE_PORTS);
+	__type(key, struct mlv_decap_port_key);
+	__type(value, struct mlv_decap_port_val);
+} decap_gue_ports SEC(".maps");
+
+/* Frames per outcome (enum mlv_decap_counter), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MLV_DECAP_CTR__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} decap_stats SEC(".maps");
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Data-plane counters, each defined once. The enum, the names, the JSON and
+ * the Prometheus output are all generated from these lists.
+ *
+ * Every received frame lands in exactly one of: a forwarding outcome
+ * (MLV_CTR_FORWARDED, MLV_CTR_ICMP_SENT, MLV_CTR_EXCEPTION) or a drop
+ * reason. Workers own their counter blocks and write them with plain
+ * stores; the control thread reads them racily and sums across workers
+ * (64-bit aligned loads do not tear on x86-64 or arm64). */
+#ifndef MLV_COUNTERS_H
+#define MLV_COUNTERS_H
+
+#include <stdint.h>
+
+#include "dataplane/packet/pass_cycles.h"
+
+/* Per-worker global counters: X(name, help) */
+#define MLV_WORKER_COUNTERS(X)                                               \
+	X(RX_PACKETS,       "frames received")                               \
+	X(RX_BYTES,         "bytes received")                                \
+	X(FORWARDED,        "frames forwarded to a backend")                 \
+	X(TX_BYTES,         "bytes transmitted to backends")                 \
+	X(ICMP_SENT,        "ICMP too-big replies sent to clients")           \
+	X(EXCEPTION,        "non-VIP frames passed to the exception port")   \
+	X(CT_NEW,           "connection-tracking entries created")            \
+	X(CT_EVICTED,       "live entries evicted from a full bucket")        \
+	X(CT_RESELECTED,    "tracked flows whose backend left and were re-selected") \
+	X(SECOND_DOWN,      "new flows sent to their slot's second choice because the first is down") \
+	X(SECOND_LOADED,    "new flows sent to their slot's second choice because the first is above max_load") \
+	X(BURSTS,           "non-empty receive bursts")                       \
+	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")
+
+/* Drop reasons: X(name, help). The parser's verdicts come first, with the
+ * same names (see parse.h). */
+#define MLV_DROP_REASONS(X)                                                  \
+	X(NOT_IP,           "not IPv4/IPv6 and no exception port")           \
+	X(TRUNCATED,        "frame shorter than its headers")                \
+	X(BAD_IPV4,         "bad IPv4 header")                               \
+	X(BAD_IPV6,         "bad IPv6 header")                               \
+	X(BAD_L4,           "bad TCP/UDP/ICMP header")                       \
+	X(UNSUPPORTED,      "L4 protocol or ICMP type not balanced")         \
+	X(NOT_VIP,          "destination is not a VIP and no exception port") \
+	X(NO_BACKEND,       "VIP has no usable backend")                     \
+	X(TOO_BIG,          "too big after encapsulation, DF clear or no reply possible") \
+	X(NO_HEADROOM,      "no mbuf headroom for the outer headers")        \
+	X(ICMP_ECHO,        "ICMP echo to a VIP (not answered, see docs)")   \
+	X(TX_FULL,          "transmit queue full")
+
+enum mlv_worker_counter {
+#define MLV_CTR_ENUM(name, help) MLV_CTR_##name,
+	MLV_WORKER_COUNTERS(MLV_CTR_ENUM)
+#undef MLV_CTR_ENUM
+	MLV_CTR__COUNT
+};
+
+enum mlv_drop_reason {
+#define MLV_DROP_ENUM(name, help) MLV_DROP_##name,
+	MLV_DROP_REASONS(MLV_DROP_ENUM)
+#undef MLV_DROP_ENUM
+	MLV_DROP__COUNT
+};
+
+/* Per VIP and per backend, per worker: X(name, help) */
+#define MLV_FLOW_COUNTERS(X)                                                 \
+	X(PACKETS,   "packets forwarded")                                    \
+	X(BYTES,     "bytes forwarded (inner IP packet)")                    \
+	X(NEW_FLOWS, "new connection-tracking entries")
+
+enum mlv_flow_counter {
+#define MLV_FLOW_ENUM(name, help) MLV_FLOW_##name,
+	MLV_FLOW_COUNTERS(MLV_FLOW_ENUM)
+#undef MLV_FLOW_ENUM
+	MLV_FLOW__COUNT
+};
+
+/* One worker's global counters; one cache-line-aligned block per worker. */
+struct mlv_worker_counters {
+	uint64_t ctr[MLV_CTR__COUNT];
+	uint64_t drop[MLV_DROP__COUNT];
+	struct mlv_pass_cycles pass;   /* measurement builds only */
+} __attribute__((aligned(64)));
+
+struct mlv_flow_counters {
+	uint64_t v[MLV_FLOW__COUNT];
+};
+
+/* Lower-case names ("rx_packets", "not_vip", ...) for JSON and metrics. */
+const char *mlv_worker_counter_name(enum mlv_worker_counter c);
+const char *mlv_drop_reason_name(enum mlv_drop_reason r);
+const char *mlv_flow_counter_name(enum mlv_flow_counter c);
+const char *mlv_worker_counter_help(enum mlv_worker_counter c);
+const char *mlv_drop_reason_help(enum mlv_drop_reason r);
+const char *mlv_flow_counter_help(enum mlv_flow_counter c);
+
+#endif

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The per-burst packet path: parse, find the VIP, pick the backend
+ * (conntrack, then the VIP's lookup table: first or second choice),
+ * encapsulate, buffer for transmit.
+ * Design notes: docs/architecture.md ("Packet path").
+ *
+ * Three passes over the burst: the first parses every frame (prefetching
+ * the data of the frame MLV_PREFETCH_AHEAD places ahead); the second finds
+ * each frame's VIP, hashes its flow and prefetches the flow's conntrack
+ * bucket; the third does the look-ups, whose buckets have had a whole
+ * pass to arrive in cache, and forwards. Every frame leaves through
+ * exactly one counter: a transmit outcome (counted by the TX buffer when
+ * the device took it) or a drop reason.
+ */
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "control/generation/generation.h"
+#include "control/tables/maglev.h"
+#include "dataplane/packet/encap.h"
+#include "dataplane/packet/flow_hash.h"
+#include "dataplane/packet/parse.h"
+#include "dataplane/ports/plan.h"
+#include "dataplane/worker/worker.h"
+
+/* The VIP an ICMP echo request is addressed to: any VIP on that address,
+ * whatever its protocol and port (the echo key carries the ICMP protocol,
+ * which no VIP balances). Only echo requests come here. */
+static const struct mlv_gen_vip *echo_vip(const struct mlv_generation *gen,
+					  const struct mlv_flow_key *key)
+{
+	struct mlv_flow_key k = *key;
+	const struct mlv_gen_vip *v;
+
+	k.proto = IPPROTO_TCP;
+	v = mlv_gen_find_vip(gen, &k, true);
+	if (v)
+		return v;
+	k.proto = IPPROTO_UDP;
+	return mlv_gen_find_vip(gen, &k, true);
+}
+
+static inline bool memo_holds(const struct mlv_vip_memo_entry *m,
+			      const uint64_t dst[2], uint32_t ppf)
+{
+	return ((dst[0] ^ m->dst[0]) | (dst[1] ^ m->dst[1]) |
+		(ppf ^ m->port_proto_family)) == 0;
+}
+
+static inline const struct mlv_gen_vip *
+find_vip(struct mlv_vip_memo *memo, const struct mlv_generation *gen,
+	 const struct mlv_flow_key *key)
+{
+	struct mlv_vip_memo_entry *m;
+	uint64_t dst[2];
+	uint32_t ppf;
+
+	memcpy(dst, key->dst, sizeof(dst));
+	memcpy(&ppf, &key->dport, sizeof(ppf));
+	if (likely(memo_holds(&memo->e[0], dst, ppf)))
+		return memo->e[0].vip;
+	if (memo_holds(&memo->e[1], dst, ppf))
+		return memo->e[1].vip;
+	m = &memo->e[memo->next];
+	memo->next ^= 1;
+	m->vip = mlv_gen_find_vip(gen, key, false);
+	m->dst[0] = dst[0];
+	m->dst[1] = dst[1];
+	m->port_proto_family = ppf;
+	return m->vip;
+}
+
+_Static_assert(offsetof(struct mlv_flow_key, proto) ==
+		       offsetof(struct mlv_flow_key, dport) + 2 &&
+	       offsetof(struct mlv_flow_key, family) ==
+		       offsetof(struct mlv_flow_key, dport) + 3,
+	       "dport, proto, family are contiguous");
+
+/* Parser verdict -> the drop reason of the same name. Built from the
+ * parser's X-macro, so a verdict without a same-named drop reason does not
+ * compile. OK maps to an out-of-range value and is never used. */
+#define MLV_DROP_OK MLV_DROP__COUNT
+static const uint8_t verdict_drop[MLV_PARSE__COUNT] = {
+#define VERDICT_DROP(name, text) [MLV_PARSE_##name] = MLV_DROP_##name,
+	MLV_PARSE_VERDICTS(VERDICT_DROP)
+#undef VERDICT_DROP
+};
+#undef MLV_DROP_OK
+
+/* Frames dropped in this burst, freed together at the end. */
+struct drops {
+	uint16_t n;
+	struct rte_mbuf *m[MLV_BURST];
+};
+
+static inline void drop(struct mlv_worker *w, struct drops *d,
+			struct rte_mbuf *m, enum mlv_drop_reason reason)
+{
+	w->ctr.drop[reason]++;
+	d->m[d->n++] = m;
+}
+
+static inline void enqueue(struct mlv_worker *w, uint16_t port,
+			   struct rte_mbuf *m, enum mlv_worker_counter outcome)
+{
+	w->tx_dirty |= 1u << port;
+	mlv_tx_enqueue(&w->tx[port], &w->ctr, m, outcome);
+}
+
+/* Not for a VIP (or not IP, or a protocol we do not balance): to the
+ * exception port when there is one, else a drop under `reason`. */
+static inline void not_for_us(struct mlv_worker *w, struct drops *d,
+			      const struct mlv_rxq *rxq, struct rte_mbuf *m,
+			      enum mlv_drop_reason reason)
+{
+	if (rxq->exception_to != MLV_PORT_NONE)
+		enqueue(w, rxq->exception_to, m, MLV_CTR_EXCEPTION);
+	else
+		drop(w, d, m, reason);
+}
+
+/* Slot's second choice if it can take the flow, else NULL. */
+static inline const struct mlv_gen_backend *
+second_choice(const struct mlv_gen_vip *vip, uint32_t slot)
+{
+	uint16_t s = vip->second[slot];
+	const struct mlv_gen_backend *b;
+
+	if (s == MLV_MAGLEV_NO_BACKEND)
+		return NULL;
+	b = &vip->backends[s];
+	return b->usable ? b : NULL;
+}
+
+/* The flow's slot in the VIP's table: its hash modulo the table size. */
+static inline uint32_t table_slot(const struct mlv_gen_vip *vip, uint32_t hash)
+{
+	return mlv_fastmod(hash, vip->table_mod_m, vip->table_size);
+}
+
+/* The table's choice for a flow in slot: the slot's owner, or its second
+ * choice when the owner is down but keeps its slots (state: down, or a
+ * failover generation: instant failover). NULL if neither can take the
+ * flow. */
+static inline const struct mlv_gen_backend *
+from_table(const struct mlv_gen_vip *vip, uint32_t slot)
+{
+	uint16_t f = vip->table[slot];
+
+	if (unlikely(f == MLV_MAGLEV_NO_BACKEND))
+		return NULL;
+	if (likely(vip->backends[f].usable))
+		return &vip->backends[f];
+	return second_choice(vip, slot);
+}
+
+/* Bounded loads: would one more flow put b above its share of this
+ * worker's active flows for the VIP? The bound is Mirrokni et al.'s
+ * capacity ceil(c (m + 1) w_b / W), m the VIP's active flows, c =
+ * max_load; counts being integers, count + 1 > ceil(x) is count >= x. */
+static inline bool over_bound(const struct mlv_worker *w,
+			      const struct mlv_generation *gen,
+			      const struct mlv_gen_backend *b)
+{
+	uint32_t active = gen->backend_active[w->id][mlv_gen_backend_index(gen, b)];
+	uint32_t total = gen->vip_active[w->id][b->vip_index];
+
+	return (double)active >= b->load_bound * ((double)total + 1);
+}
+
+/* Where a new (or re-selected) flow goes: from_table plus bounded loads,
+ * counting why a second choice was taken. */
+static inline const struct mlv_gen_backend *
+choose(struct mlv_worker *w, const struct mlv_generation *gen,
+       const struct mlv_gen_vip *vip, uint32_t slot)
+{
+	uint16_t f = vip->table[slot];
+	const struct mlv_gen_backend *b, *alt;
+
+	if (unlikely(f == MLV_MAGLEV_NO_BACKEND))
+		return NULL;
+	b = &vip->backends[f];
+	if (likely(b->usable)) {
+		if (likely(vip->max_load == 0) || !over_bound(w, gen, b))
+			return b;
+		alt = second_choice(vip, slot);
+		if (!alt)
+			return b;   /* nowhere else to go: the bound is soft */
+		w->ctr.ctr[MLV_CTR_SECOND_LOADED]++;
+		return alt;
+	}
+	alt = second_choice(vip, slot);
+	w->ctr.ctr[MLV_CTR_SECOND_DOWN] += alt != NULL;
+	return alt;
+}
+
+/* A tracked flow now counts in gen as one of b's active flows; bi is b's
+ * index in gen->all_backends, active this worker's row of
+ * gen->backend_active (read once a burst). The conntrack table takes it
+ * off again when it lets the flow go (ct_follow). */
+static inline void count_active(struct mlv_worker *w,
+				const struct mlv_generation *gen,
+				uint32_t *active,
+				const struct mlv_gen_backend *b, uint32_t bi)
+{
+	active[bi]++;
+	if (b->vip_bounded)
+		gen->vip_active[w->id][b->vip_index]++;
+}
+
+void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
+{
+	struct mlv_worker *w = ctx;
+	const struct mlv_generation *gen = w->ct_gen;
+	uint32_t *vip;
+	uint32_t bi;
+
+	/* Only flows counted in this generation (see tracked_backend), whose
+	 * entry then holds the backend's index in it: no uid look-up. The
+	 * backend's own count is the table's tally (ct_follow). */
+	if (!gen || e->cached_gen != gen->number)
+		return;
+	bi = e->backend_all_idx;
+	if (unlikely(bi >= gen->n_all_backends) ||
+	    !gen->all_backends[bi].vip_bounded)
+		return;
+	vip = &gen->vip_active[w->id][gen->all_backends[bi].vip_index];
+	*vip -= *vip > 0;
+}
+
+/* Before any conntrack call that may let a flow go: the table's tally
+ * counts off gen's backend_active row of this worker, and the release
+ * hook, which keeps the VIP totals of bounded VIPs, is installed only
+ * when gen has such a VIP (with the hook doing both, a new flow in a
+ * full table took 18 instructions more). A few stores; every burst,
+ * since gen may have changed. */
+static inline void ct_follow(struct mlv_worker *w,
+			     const struct mlv_generation *gen)
+{
+	bool bounded = gen != NULL && gen->n_bounded_vips > 0;
+
+	w->ct_gen = gen;
+	if (likely(gen != NULL))
+		mlv_ct_set_tally(w->ct, gen->number, gen->backend_active[w->id],
+				 gen->n_all_backends);
+	else
+		mlv_ct_set_tally(w->ct, 0, NULL, 0);
+	mlv_ct_set_release_hook(w->ct, bounded ? mlv_forward_ct_released : NULL,
+				bounded ? w : NULL);
+}
+
+void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
+		       uint32_t now_ms)
+{
+	ct_follow(w, gen);
+	mlv_ct_sweep(w->ct, now_ms, MLV_SWEEP_BUCKETS);
+}
+
+/* The backend a conntrack entry remembers, if it is still in the VIP and
+ * usable in gen; NULL if the flow must be re-selected. */
+static inline const struct mlv_gen_backend *
+remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
+	   const struct mlv_ct_entry *e)
+{
+	const struct mlv_gen_backend *b;
+
+	if (likely(e->cached_gen == gen->number))
+		return &gen->all_backends[e->backend_all_idx];
+	b = mlv_gen_find_backend(gen, vip, e->backend_uid);
+	return b && b->usable ? b : NULL;
+}
+
+/* A flow the table does not hold: the table's choice (choose), which an
+ * entry claimed for it then remembers; NULL if no backend can take it,
+ * and then nothing is claimed (no tracked flow is evicted for a frame
+ * that is dropped). A path of its own, so that the entry is written once,
+ * whole, with its state machine folded to the first state
+ * (mlv_ct_insert). */
+static inline const struct mlv_gen_backend *
+new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
+		 const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
+		 uint32_t hash, uint32_t slot, uint32_t now_ms,
+		 const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
+		 uint32_t *bi_out)
+{
+	const struct mlv_gen_backend *b = choose(w, gen, vip, slot);
+	uint32_t bi;
+
+	if (unlikely(!b)) {
+		*is_new = false;
+		return NULL;
+	}
+	*is_new = true;
+	w->ctr.ctr[MLV_CTR_CT_NEW]++;
+	bi = mlv_gen_backend_index(gen, b);
+	*bi_out = bi;
+	if (mlv_ct_insert(w->ct, &p->key, hash, now_ms, probe, b->uid,
+			  gen->number, bi, p->tcp_flags))
+		count_active(w, gen, active, b, bi);
+	return b;
+}
+
+/* The backend for a balanced (non-ICMP-error) packet: the tracked one, or
+ * a new choice (choose) that the entry then remembers. NULL: no backend
+ * (a tracked flow's entry is released; a new flow claims none). *is_new:
+ * a conntrack entry was made. *bi: the
+ * backend's index in gen->all_backends (for its counters), which a flow
+ * already counted in gen has in its entry: no look-up for it.
+ *
+ * Active-flow counts (bounded loads) live in the generation, per worker:
+ * a tracked flow is counted in gen when its entry first carries gen's
+ * number (its first packet in gen, which also re-selects it if its
+ * backend left), and uncounted by the conntrack release hook when the
+ * entry goes. A flow that sends nothing after a publish is missing from
+ * the new generation's counts until its next packet. */
+static inline const struct mlv_gen_backend *
+tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
+		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
+		uint32_t hash, uint32_t slot, uint32_t now_ms,
+		const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
+		uint32_t *bi_out)
+{
+	struct mlv_ct_entry *e = probe->hit;
+	const struct mlv_gen_backend *b;
+	uint32_t bi;
+
+	if (unlikely(e == NULL))
+		return new_flow_backend(w, gen, vip, p, hash, slot, now_ms, probe,
+					active, is_new, bi_out);
+	*is_new = false;
+	if (likely(e->cached_gen == gen->number)) {
+		/* already counted in gen, and the entry holds b's index */
+		bi = e->backend_all_idx;
+		*bi_out = bi;
+		mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
+		return &gen->all_backends[bi];
+	}
+	/* the flow's first packet in gen */
+	b = remembered(gen, vip, e);
+	if (unlikely(!b)) {
+		w->ctr.ctr[MLV_CTR_CT_RESELECTED]++;
+		b = choose(w, gen, vip, slot);
+		if (unlikely(!b)) {
+			mlv_ct_remove(w->ct, e);
+			return NULL;
+		}
+		e->backend_uid = b->uid;
+	}
+	e->cached_gen = gen->number;
+	bi = mlv_gen_backend_index(gen, b);
+	e->backend_all_idx = bi;
+	*bi_out = bi;
+	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms))
+		count_active(w, gen, active, b, bi);
+	return b;
+}
+
+/* ICMP frag-needed / packet-too-big about a VIP flow: to the backend of
+ * the embedded flow, which this worker may be tracking (looked up, never
+ * inserted: an error is not a flow), else the table's choice. */
+static inline const struct mlv_gen_backend *
+icmp_error_backend(struct mlv_worker *w, const struct mlv_generation *gen,
+		   const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
+		   uint32_t hash, uint32_t slot, uint32_t now_ms)
+{
+	const struct mlv_ct_entry *e =
+		mlv_ct_lookup(w->ct, &p->key, hash, now_ms);
+	const struct mlv_gen_backend *b = e ? remembered(gen, vip, e) : NULL;
+
+	return b ? b : from_table(vip, slot);
+}
+
+/* Replace the frame's L2 header (and any Ethernet padding after the IP
+ * packet) by hdr_len bytes of room for the template; returns where they
+ * start, or NULL without enough headroom. A single-segment frame (the
+ * rule: ports are set up so frames fit one mbuf) just moves its data
+ * offset and lengths; rte_pktmbuf_adj/trim/prepend, which walk and check
+ * the segment chain, handle the rest. */
+static inline uint8_t *replace_l2(struct rte_mbuf *m, const struct mlv_pkt *p,
+				  uint16_t hdr_len)
+{
+	if (likely(m->nb_segs == 1)) {
+		uint32_t off = (uint32_t)m->data_off + p->l3_off;
+
+		if (unlikely(off < hdr_len))
+			return NULL;
+		m->data_off = (uint16_t)(off - hdr_len);
+		m->data_len = (uint16_t)(p->l3_len + hdr_len);
+		m->pkt_len = m->data_len;
+		return rte_pktmbuf_mtod(m, uint8_t *);
+	}
+	rte_pktmbuf_adj(m, p->l3_off);
+	if (m->pkt_len > p->l3_len)
+		rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - p->l3_len));
+	return (uint8_t *)rte_pktmbuf_prepend(m, hdr_len);
+}
+
+/* Answer a DF packet that will not fit after encapsulation with ICMP
+ * frag-needed / packet-too-big, in place, back out the port it came in. */
+static inline void too_big(struct mlv_worker *w, struct drops *d,
+			   const struct mlv_rxq *rxq, struct rte_mbuf *m,
+			   const struct mlv_pkt *p, uint16_t mtu_room)
+{
+	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len;
+
+	if ((p->flags & (MLV_PKT_F_DF | MLV_PKT_F_ICMP_ERROR)) != MLV_PKT_F_DF) {
+		drop(w, d, m, MLV_DROP_TOO_BIG);
+		return;
+	}
+	len = mlv_icmp_too_big(buf, m->data_len,
+			       (uint32_t)m->data_len + rte_pktmbuf_tailroom(m),
+			       p, mtu_room);
+	if (len == 0) {
+		drop(w, d, m, MLV_DROP_TOO_BIG);
+		return;
+	}
+	if (unlikely(m->nb_segs > 1)) {
+		/* the reply lives in the first segment */
+		rte_pktmbuf_free(m->next);
+		m->next = NULL;
+		m->nb_segs = 1;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
+}
+
+/* Measurement builds (pass_cycles.h): the TSC cycles since `since` to
+ * pass p; returns now. Nothing in other builds. */
+static inline uint64_t pass_mark(struct mlv_worker *w, enum mlv_pass p,
+				 uint64_t since)
+{
+	uint64_t now;
+
+	if (!MLV_PASS_CYCLES)
+		return 0;
+	now = rte_rdtsc();
+	w->ctr.pass.cycles[p] += now - since;
+	return now;
+}
+
+/* A frame pass 3 does not track (probe_ahead left it no bucket): one for
+ * no VIP, an ICMP echo request, or an ICMP error about a VIP's flow.
+ * Returns the backend to forward an ICMP error to; else NULL, and the
+ * frame has been passed on or dropped. Out of the per-frame loop: rare. */
+static __rte_noinline const struct mlv_gen_backend *
+untracked_frame(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
+		const struct mlv_generation *gen, struct rte_mbuf *m,
+		const struct mlv_pkt *p, const struct mlv_gen_vip *v,
+		uint8_t verdict, uint32_t hash, uint32_t slot, uint32_t now_ms)
+{
+	const struct mlv_gen_backend *b;
+
+	if (v == NULL) {
+		switch (verdict) {
+		case MLV_PARSE_OK:
+			not_for_us(w, d, rxq, m, MLV_DROP_NOT_VIP);
+			break;
+		case MLV_PARSE_NOT_IP:
+		case MLV_PARSE_UNSUPPORTED:
+			/* the host's own traffic (ARP, ND, ping, routing
+			 * protocols): the kernel's business */
+			not_for_us(w, d, rxq, m,
+				   (enum mlv_drop_reason)verdict_drop[verdict]);
+			break;
+		default:
+			drop(w, d, m, (enum mlv_drop_reason)verdict_drop[verdict]);
+		}
+		return NULL;
+	}
+	if (p->flags & MLV_PKT_F_ICMP_ECHO) {
+		/* not answered: see docs/architecture.md */
+		drop(w, d, m, MLV_DROP_ICMP_ECHO);
+		return NULL;
+	}
+	if (p->l3_len > v->mtu_room) {
+		too_big(w, d, rxq, m, p, v->mtu_room);
+		return NULL;
+	}
+	b = icmp_error_backend(w, gen, v, p, hash, slot, now_ms);
+	if (!b)
+		drop(w, d, m, MLV_DROP_NO_BACKEND);
+	return b;
+}
+
+/* Parse m into *pkt and *verdict; returns its length (for RX_BYTES).
+ * Only the first segment: ports are set up so that a frame fits one mbuf
+ * (dataplane/worker/port.c); a chained frame's headers beyond its first segment
+ * count as truncated. */
+static inline uint32_t parse_one(const struct rte_mbuf *m, struct mlv_pkt *pkt,
+				 uint8_t *verdict)
+{
+	*verdict = (uint8_t)mlv_parse_fast(rte_pktmbuf_mtod(m, const uint8_t *),
+					   m->data_len, pkt);
+	return m->pkt_len;
+}
+
+/* Probe frame i's conntrack bucket (pass 2 left it in pr->bucket; see
+ * pass 3), or mark it unprobed
+ * when the frame will not be tracked (or is the one after the burst's
+ * last: vip[n] is NULL). A frame the table does not hold will read its
+ * slot in the VIP's table (choose), which in a 128 KiB table is an L1
+ * miss: prefetched here, one frame ahead, rather than for every frame in
+ * pass 2, where established flows, which never read it, paid for the
+ * line (own cycles per packet 4 % lower on est-64B-ipip, 4-6 % on
+ * new-64B-ipip: docs/benchmarks.md, "New-flow round 8"). */
+static inline void probe_ahead(struct mlv_worker *w, const struct mlv_pkt *pkt,
+			       const struct mlv_gen_vip *const *vip,
+			       const uint32_t *hash, const uint32_t *slot,
+			       uint32_t now_ms, uint16_t i,
+			       struct mlv_ct_probe *pr)
+{
+	if (likely(vip[i] != NULL &&
+		   !(pkt[i].flags & (MLV_PKT_F_ICMP_ERROR | MLV_PKT_F_ICMP_ECHO)))) {
+		mlv_ct_probe_bucket(w->ct, pr->bucket, &pkt[i].key, hash[i],
+				    now_ms, pr);
+		if (pr->hit == NULL)
+			rte_prefetch0(&vip[i]->table[slot[i]]);
+	} else
+		pr->bucket = NULL;
+}
+
+void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
+		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
+		       uint16_t n, uint32_t now_ms)
+{
+	struct mlv_pkt pkt[MLV_BURST];
+	const struct mlv_gen_vip *vip[MLV_BURST + 1];   /* vip[n]: NULL */
+	uint32_t hash[MLV_BURST];
+	uint32_t slot[MLV_BURST];   /* in the VIP's table */
+	uint8_t verdict[MLV_BURST];
+	/* Each tracked frame's conntrack probe: the bucket from pass 2, the
+	 * rest read one frame ahead of its use in pass 3, so that the
+	 * bucket's look-up and the choice of the slot to claim run beside
+	 * the frame before it (docs/benchmarks.md, "New-flow round 6"). A
+	 * probe is redone when the frame before it used the same bucket;
+	 * probe[-1], a sentinel whose bucket no frame has, stands before the
+	 * first. */
+	struct mlv_ct_probe probes[MLV_BURST + 2];
+	struct mlv_ct_probe *probe = probes + 1;
+	struct drops d;
+	/* this burst's forwarded frames, for its TX buffer at the end */
+	struct rte_mbuf *fwd[MLV_BURST];
+	uint16_t n_fwd = 0;
+	uint64_t fwd_bytes = 0;
+	uint64_t rx_bytes = 0;
+	uint64_t tsc = 0, flushed = 0;   /* pass_cycles.h */
+	uint16_t i;
+
+	if (MLV_PASS_CYCLES) {
+		tsc = rte_rdtsc();
+		w->ctr.pass.packets += n;
+	}
+	d.n = 0;
+	probes[0].bucket = NULL;
+	ct_follow(w, gen);
+	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
+
+	/* Pass 1: parse. */
+	for (i = 0; i < n && i < MLV_PREFETCH_AHEAD; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	/* In two loops, so that no frame tests whether there is one to
+	 * prefetch. */
+	for (i = 0; i + MLV_PREFETCH_AHEAD < n; i++) {
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + MLV_PREFETCH_AHEAD], void *));
+		rx_bytes += parse_one(pkts[i], &pkt[i], &verdict[i]);
+	}
+	for (; i < n; i++)
+		rx_bytes += parse_one(pkts[i], &pkt[i], &verdict[i]);
+	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
+	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
+	if (unlikely(!gen)) {
+		/* Nothing published yet: no VIP exists. */
+		for (i = 0; i < n; i++)
+			not_for_us(w, &d, rxq, pkts[i],
+				   verdict[i] == MLV_PARSE_OK ? MLV_DROP_NOT_VIP
+				   : (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+		goto out;
+	}
+	if (unlikely(w->vip_memo.gen != gen->number))
+		mlv_vip_memo_reset(&w->vip_memo, gen->number);
+	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
+	 * bucket. A separate pass so the keys the parser just wrote piece by
+	 * piece have left the store buffer before they are read as whole
+	 * words (no store-forwarding stalls). */
+	for (i = 0; i < n; i++) {
+		const struct mlv_pkt *p = &pkt[i];
+
+		vip[i] = NULL;
+		if (unlikely(verdict[i] != MLV_PARSE_OK))
+			continue;
+		if (likely(!(p->flags & (MLV_PKT_F_ICMP_ECHO | MLV_PKT_F_FRAGMENT))))
+			vip[i] = find_vip(&w->vip_memo, gen, &p->key);
+		else if (p->flags & MLV_PKT_F_FRAGMENT)
+			vip[i] = mlv_gen_find_vip(gen, &p->key, true);
+		else
+			vip[i] = echo_vip(gen, &p->key);
+		if (likely(vip[i] != NULL)) {
+			const struct mlv_gen_vip *v = vip[i];
+
+			hash[i] = mlv_flow_hash_inline(&p->key);
+			probe[i].bucket = mlv_ct_prefetch(w->ct, hash[i]);
+			slot[i] = table_slot(v, hash[i]);
+		}
+	}
+	tsc = pass_mark(w, MLV_PASS_VIP, tsc);
+	vip[n] = NULL;   /* the frame after the last: nothing to probe */
+
+	/* Pass 3: choose, encapsulate, buffer. */
+	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
+	uint16_t tx_port = gen->tx_ports[tx_slot];
+	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
+	uint32_t *active = gen->backend_active[w->id];
+
+	/* Once for the burst rather than per forwarded frame (enqueue). */
+	w->tx_dirty |= 1u << tx_port;
+	if (MLV_PASS_CYCLES)
+		flushed = w->ctr.pass.cycles[MLV_PASS_FLUSH];
+	probe_ahead(w, pkt, vip, hash, slot, now_ms, 0, &probe[0]);
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct mlv_pkt *p = &pkt[i];
+		const struct mlv_gen_vip *v = vip[i];
+		const struct mlv_gen_backend *b;
+		const struct mlv_encap_tmpl *t;
+		bool is_new = false;
+		uint32_t bi;
+		uint8_t *hdr;
+
+		probe_ahead(w, pkt, vip, hash, slot, now_ms, i + 1, &probe[i + 1]);
+		if (likely(probe[i].bucket != NULL)) {
+			/* a VIP's flow, not ICMP (probe_ahead) */
+			if (unlikely(p->l3_len > v->mtu_room)) {
+				too_big(w, &d, rxq, m, p, v->mtu_room);
+				continue;
+			}
+			if (unlikely(probe[i].bucket == probe[i - 1].bucket))
+				mlv_ct_probe_bucket(w->ct, probe[i].bucket,
+						    &p->key, hash[i], now_ms,
+						    &probe[i]);
+			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
+					    &probe[i], active, &is_new, &bi);
+			if (unlikely(!b)) {
+				drop(w, &d, m, MLV_DROP_NO_BACKEND);
+				continue;
+			}
+		} else {
+			b = untracked_frame(w, &d, rxq, gen, m, p, v, verdict[i],
+					    hash[i], slot[i], now_ms);
+			if (b == NULL)
+				continue;
+			bi = mlv_gen_backend_index(gen, b);
+		}
+
+		t = &b->encap[tx_slot];
+		hdr = replace_l2(m, p, t->len);
+		if (unlikely(!hdr)) {
+			drop(w, &d, m, MLV_DROP_NO_HEADROOM);
+			continue;
+		}
+		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
+		/* Only the backend's row: b is always one of v->backends
+		 * (tracked_backend, icmp_error_backend), so v's counts are the
+		 * sum of its backends' rows (control/generation/stats.c). */
+		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
+		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
+		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;
+		fwd[n_fwd++] = m;
+		fwd_bytes += (uint32_t)p->l3_len + t->len;   /* m->pkt_len */
+	}
+	mlv_tx_enqueue_forwarded(&w->tx[tx_port], &w->ctr, fwd, n_fwd, fwd_bytes);
+	if (MLV_PASS_CYCLES)
+		pass_mark(w, MLV_PASS_BACKEND,
+			  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] - flushed));
+out:
+	if (d.n)
+		rte_pktmbuf_free_bulk(d.m, d.n);
+}

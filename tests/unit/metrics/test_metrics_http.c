@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The metrics HTTP server on 127.0.0.1:0, driven the way the daemon
+ * drives it: one thread, mlv_metrics_process() called only when
+ * mlv_metrics_fd() is readable. Clients are plain non-blocking sockets
+ * polled from the same thread, so a server call that blocked would hang
+ * the test (the safety deadline then fails it) instead of passing. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "control/metrics/metrics.h"
+#include "tests/support/ctl_fixture.h"
+#include "tests/unit/metrics/test_metrics_util.h"
+
+/* Not a timing assertion: only stops a hung test. */
+#define SAFETY_S 60
+
+struct client {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	bool done;               /* EOF seen */
+};
+
+struct http_reply {
+	int status;
+	char content_type[128];
+	char allow[64];
+	long content_length;     /* -1 if absent */
+	const char *body;
+	size_t body_len;
+};
+
+static int connect_to(uint16_t port, int family)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		in6->sin6_addr = in6addr_loopback;
+		len = sizeof(*in6);
+	}
+	/* Loopback connects complete in the kernel's backlog, before the
+	 * server accepts: no server turn is needed here. */
+	if (connect(fd, (struct sockaddr *)&ss, len) != 0)
+		fail_msg("connect: %s", strerror(errno));
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	return fd;
+}
+
+static void client_open(struct client *c, uint16_t port, int family,
+			const char *request)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = connect_to(port, family);
+	c->cap = 4096;
+	c->buf = malloc(c->cap);
+	assert_non_null(c->buf);
+	/* small enough for an empty socket buffer: sent in one go */
+	if (request)
+		assert_int_equal(send(c->fd, request, strlen(request), MSG_NOSIGNAL),
+				 (ssize_t)strlen(request));
+}
+
+static void client_read(struct client *c)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (c->cap - c->len < 4096) {
+			c->cap *= 2;
+			c->buf = realloc(c->buf, c->cap);
+			assert_non_null(c->buf);
+		}
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
+		if (n > 0) {
+			c->len += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			c->done = true;     /* EOF, or reset by the server */
+		break;
+	}
+	c->buf[c->len] = '\0';
+}
+
+static void client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->buf);
+	c->buf = NULL;
+}
+
+typedef bool (*until_fn)(struct mlv_metrics *m, struct client *cs, size_t n,
+			 void *arg);
+
+static bool all_done(struct mlv_metrics *m, struct client *cs, size_t n,
+		     void *arg)
+{
+	(void)m;
+	(void)arg;
+	for (size_t i = 0; i < n; i++)
+		if (cs[i].fd >= 0 && !cs[i].done)
+			return false;
+	return true;
+}
+
+/* Run the event loop over the server fd and the clients until `until`
+ * holds. The server is processed only when its fd says so. */
+static void pump(struct mlv_metrics *m, struct client *cs, size_t n,
+		 until_fn until, void *arg)
+{
+	struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
+	time_t give_up = time(NULL) + SAFETY_S;
+
+	assert_non_null(pfd);
+	while (!until(m, cs, n, arg)) {
+		if (time(NULL) > give_up)
+			fail_msg("no progress within %d s", SAFETY_S);
+		pfd[0] = (struct pollfd){ .fd = mlv_metrics_fd(m), .events = POLLIN };
+		for (size_t i = 0; i < n; i++)
+			pfd[i + 1] = (struct pollfd){
+				.fd = cs[i].done ? -1 : cs[i].fd, .events = POLLIN };
+		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
+			fail_msg("poll: %s", strerror(errno));
+		if (pfd[0].revents & POLLIN)
+			assert_int_equal(mlv_metrics_process(m), MLV_OK);
+		for (size_t i = 0; i < n; i++)
+			if (pfd[i + 1].revents)
+				client_read(&cs[i]);
+	}
+	free(pfd);
+}
+
+static void header(const char *head, const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name);
+
+	out[0] = '\0';
+	for (const char *l = strstr(head, "\r\n"); l && l[2] != '\r';
+	     l = strstr(l + 2, "\r\n")) {
+		if (strncasecmp(l + 2, name, n) == 0 && l[2 + n] == ':') {
+			const char *v = l + 3 + n, *e = strstr(v, "\r\n");
+
+			while (*v == ' ')
+				v++;
+			snprintf(out, len, "%.*s", (int)(e - v), v);
+			return;
+		}
+	}
+}
+
+static struct http_reply parse(const struct client *c)
+{
+	struct http_reply r = { .content_length = -1 };
+	const char *end = strstr(c->buf, "\r\n\r\n");
+	char cl[32];
+
+	if (!end || sscanf(c->buf, "HTTP/1.%*d %d", &r.status) != 1)
+		fail_msg("not an HTTP reply: %.200s", c->buf);
+	header(c->buf, "Content-Type", r.content_type, sizeof(r.content_type));
+	header(c->buf, "Allow", r.allow, sizeof(r.allow));
+	header(c->buf, "Content-Length", cl, sizeof(cl));
+	if (cl[0])
+		r.content_length = strtol(cl, NULL, 10);
+	r.body = end + 4;
+	r.body_len = c->len - (size_t)(r.body - c->buf);
+	return r;
+}
+
+/* One request on a fresh connection, answered and closed. */
+static struct http_reply fetch(struct mlv_metrics *m, struct client *c,
+			       const char *method, const char *path)
+{
+	char req[256];
+
+	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: localhost\r\n"
+		 "Connection: close\r\n\r\n", method, path);
+	client_open(c, mlv_metrics_port(m), AF_INET, req);
+	pump(m, c, 1, all_done, NULL);
+	return parse(c);
+}
+
+/* ---- fixture ---- */
+
+struct env {
+	struct ctl_fx fx;
+	struct mlv_metrics *m;
+};
+
+static struct mlv_metrics *start(struct ctl_fx *fx, const char *listen,
+				 uint32_t max_conn, uint32_t timeout_s)
+{
+	struct mlv_metrics_params p = {
+		.listen = listen, .src = { .ctl = &fx->st },
+		.max_connections = max_conn, .timeout_s = timeout_s,
+	};
+	struct mlv_metrics *m = NULL;
+	char err[256] = "";
+
+	if (mlv_metrics_create(&p, &m, err, sizeof(err)) != MLV_OK)
+		fail_msg("metrics: %s", err);
+	assert_true(mlv_metrics_port(m) != 0);
+	assert_true(mlv_metrics_fd(m) >= 0);
+	return m;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	ctl_fx_init(&e->fx);
+	e->m = start(&e->fx, "127.0.0.1:0", 0, 0);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	mlv_metrics_destroy(e->m);
+	ctl_fx_free(&e->fx);
+	free(e);
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void test_get_metrics(void **state)
+{
+	struct env *e = *state;
+	struct mlv_metrics_server_stats st;
+	const struct mlv_gen_vip *web = &e->fx.gen->vips[0];
+	struct http_reply r;
+	struct client c;
+	char *body;
+
+	/* a value to find in the page */
+	e->fx.gen->backend_ctr[1][mlv_gen_backend_index(e->fx.gen, &web->backends[0])]
+		.v[MLV_FLOW_PACKETS] = 4242;
+	r = fetch(e->m, &c, "GET", "/metrics");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+	assert_int_equal(r.content_length, (long)r.body_len);
+	body = strndup(r.body, r.body_len);
+	assert_non_null(body);
+	tm_check_structure(body);
+	assert_true(tm_has(body, "maglevd_build_info{version="));
+	{
+		char series[256];
+
+		snprintf(series, sizeof(series),
+			 "maglevd_backend_packets_total{vip=\"%s\",backend=\"%s\"}",
+			 web->name, web->backends[0].name);
+		assert_true(tm_value(body, series) == 4242);
+	}
+	free(body);
+	client_close(&c);
+	mlv_metrics_stats(e->m, &st);
+	assert_int_equal(st.scrapes, 1);
+}
+
+static void test_routes(void **state)
+{
+	struct env *e = *state;
+	struct mlv_metrics_server_stats st;
+	struct http_reply r;
+	struct client c;
+
+	r = fetch(e->m, &c, "GET", "/");
+	assert_int_equal(r.status, 200);
+	assert_true(strncmp(r.content_type, "text/html", 9) == 0);
+	assert_non_null(memmem(r.body, r.body_len, "href=\"/metrics\"", 15));
+	client_close(&c);
+
+	r = fetch(e->m, &c, "GET", "/metricsx");
+	assert_int_equal(r.status, 404);
+	client_close(&c);
+	r = fetch(e->m, &c, "GET", "/metrics/");
+	assert_int_equal(r.status, 404);
+	client_close(&c);
+
+	/* HEAD: the headers of the page, no body */
+	r = fetch(e->m, &c, "HEAD", "/metrics");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, MLV_METRICS_CONTENT_TYPE);
+	assert_true(r.content_length > 100);
+	assert_int_equal(r.body_len, 0);
+	client_close(&c);
+
+	r = fetch(e->m, &c, "POST", "/metrics");
+	assert_int_equal(r.status, 405);
+	assert_string_equal(r.allow, "GET, HEAD");
+	client_close(&c);
+
+	/* a body on a GET is refused, not read */
+	client_open(&c, mlv_metrics_port(e->m), AF_INET,
+		    "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+		    "Connection: close\r\n\r\nhello");
+	pump(e->m, &c, 1, all_done, NULL);
+	assert_int_equal(parse(&c).status, 413);
+	client_close(&c);
+
+	/* a query string does not change the path */
+	r = fetch(e->m, &c, "GET", "/metrics?x=1");
+	assert_int_equal(r.status, 200);
+	client_close(&c);
+
+	mlv_metrics_stats(e->m, &st);
+	assert_int_equal(st.not_found, 2);
+	assert_int_equal(st.bad_method, 1);
+	assert_int_equal(st.index, 1);
+	assert_int_equal(st.scrapes, 2);
+}
+
+static void test_garbage_request(void **state)
+{
+	struct env *e = *state;
+	struct http_reply r;
+	struct client c;
+
+	client_open(&c, mlv_metrics_port(e->m), AF_INET,
+		    "\x01\x02 not http at all\r\n\r\n");
+	pump(e->m, &c, 1, all_done, NULL);
+	/* an error status or a plain close; never a hang or a crash */
+	if (c.len > 0) {
+		r = parse(&c);
+		assert_true(r.status >= 400);
+	}
+	client_close(&c);
+
+	/* a client that asks and resets the connection at once: the reply
+	 * hits a dead socket, which must not kill the process (SIGPIPE) */
+	for (int i = 0; i < 5; i++) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		client_open(&c, mlv_metrics_port(e->m), AF_INET,
+			    "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+		assert_int_equal(setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &lg,
+					    sizeof(lg)), 0);
+		client_close(&c);
+	}
+	r = fetch(e->m, &c, "GET", "/metrics");
+	assert_int_equal(r.status, 200);
+	client_close(&c);
+}
+
+/* Prometheus keeps its connection open between scrapes. */
+static void test_keep_alive(void **state)
+{
+	struct env *e = *state;
+	struct mlv_metrics_server_stats st;
+	struct client c;
+	const char *second;
+
+	client_open(&c, mlv_metrics_port(e->m), AF_INET,
+		    "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+		    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	pump(e->m, &c, 1, all_done, NULL);
+	second = strstr(c.buf + 1, "HTTP/1.1 200");
+
+	assert_true(strncmp(c.buf, "HTTP/1.1 200", 12) == 0);
+	assert_non_null(second);
+	assert_null(strstr(second + 1, "HTTP/1.1 "));
+	mlv_metrics_stats(e->m, &st);
+	assert_int_equal(st.scrapes, 2);
+	client_close(&c);
+}
+
+/* Slow clients that sent half a request hold their connections open;
+ * everyone else still gets served, and all were opened before the
+ * server got a single turn. */
+static void test_many_concurrent(void **state)
+{
+	enum { SLOW = 5, FAST = 60 };
+	struct env *e = *state;
+	struct client c[SLOW + FAST];
+	struct mlv_metrics_server_stats st;
+
+	for (int i = 0; i < SLOW; i++)
+		client_open(&c[i], mlv_metrics_port(e->m), AF_INET, "GET /metr");
+	for (int i = SLOW; i < SLOW + FAST; i++)
+		client_open(&c[i], mlv_metrics_port(e->m), AF_INET,
+			    "GET /metrics HTTP/1.1\r\nHost: x\r\n"
+			    "Connection: close\r\n\r\n");
+	pump(e->m, c + SLOW, FAST, all_done, NULL);
+	for (int i = SLOW; i < SLOW + FAST; i++) {
+		struct http_reply r = parse(&c[i]);
+
+		assert_int_equal(r.status, 200);
+		assert_int_equal(r.content_length, (long)r.body_len);
+	}
+	for (int i = 0; i < SLOW; i++)
+		assert_false(c[i].done);        /* still waiting, still open */
+	mlv_metrics_stats(e->m, &st);
+	assert_int_equal(st.scrapes, FAST);
+	for (int i = 0; i < SLOW + FAST; i++)
+		client_close(&c[i]);
+}
+
+static bool connections_are(struct mlv_metrics *m, struct client *cs,
+			    size_t n, void *arg)
+{
+	struct mlv_metrics_server_stats st;
+
+	(void)cs;
+	(void)n;
+	mlv_metrics_stats(m, &st);
+	return st.connections == *(uint32_t *)arg;
+}
+
+/* Beyond max_connections a client waits in the backlog, and is served
+ * as soon as a slot frees. */
+static void test_connection_limit(void **state)
+{
+	struct env *e = *state;
+	struct mlv_metrics *m = start(&e->fx, "127.0.0.1:0", 2, 0);
+	struct client idle[2], late;
+	uint32_t two = 2;
+
+	for (int i = 0; i < 2; i++)
+		client_open(&idle[i], mlv_metrics_port(m), AF_INET, NULL);
+	pump(m, idle, 2, connections_are, &two);
+	client_open(&late, mlv_metrics_port(m), AF_INET,
+		    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	for (int i = 0; i < 2; i++)
+		client_close(&idle[i]);
+	pump(m, &late, 1, all_done, NULL);
+	assert_int_equal(parse(&late).status, 200);
+	client_close(&late);
+	mlv_metrics_destroy(m);
+}
+
+/* An idle connection is closed after timeout_s: the server's fd wakes
+ * the loop for it, without any client activity or loop timer. */
+static void test_idle_timeout(void **state)
+{
+	struct env *e = *state;
+	struct mlv_metrics *m = start(&e->fx, "127.0.0.1:0", 0, 1);
+	struct client c;
+	uint32_t one = 1;
+
+	assert_int_equal(mlv_metrics_timeout_ms(m), -1);   /* nothing open */
+	client_open(&c, mlv_metrics_port(m), AF_INET, NULL);
+	pump(m, &c, 1, connections_are, &one);
+	assert_true(mlv_metrics_timeout_ms(m) >= 0);
+	assert_true(mlv_metrics_timeout_ms(m) <= 1000);
+	pump(m, &c, 1, all_done, NULL);
+	assert_int_equal(c.len, 0);                        /* closed, unanswered */
+	client_close(&c);
+	mlv_metrics_destroy(m);
+}
+
+static void test_ipv6_listen(void **state)
+{
+	struct env *e = *state;
+	struct mlv_metrics_params p = {
+		.listen = "[::1]:0", .src = { .ctl = &e->fx.st },
+	};
+	struct mlv_metrics *m = NULL;
+	struct client c;
+	char err[256];
+	int probe = socket(AF_INET6, SOCK_STREAM, 0);
+
+	if (probe < 0) {
+		skip();
+		return;
+	}
+	close(probe);
+	if (mlv_metrics_create(&p, &m, err, sizeof(err)) != MLV_OK) {
+		/* a host without ::1 configured */
+		print_message("no IPv6 loopback: %s\n", err);
+		return;
+	}
+	client_open(&c, mlv_metrics_port(m), AF_INET6,
+		    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	pump(m, &c, 1, all_done, NULL);
+	assert_int_equal(parse(&c).status, 200);
+	client_close(&c);
+	mlv_metrics_destroy(m);
+}
+
+static void test_bad_parameters(void **state)
+{
+	static const char *const bad[] = {
+		"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+		"127.0.0.1:80x", "localhost:9478", "::1:9478", "[127.0.0.1]:80",
+		"[::1]9478", "[::1:9478", "300.0.0.1:80",
+	};
+	struct env *e = *state;
+	struct mlv_metrics_params p = { .src = { .ctl = &e->fx.st } };
+	struct mlv_metrics *m = NULL;
+	char err[256], busy[32];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p.listen = bad[i];
+		err[0] = '\0';
+		assert_int_equal(mlv_metrics_create(&p, &m, err, sizeof(err)),
+				 MLV_E_INVAL);
+		assert_non_null(strstr(err, "not IP:PORT"));
+	}
+	/* the port the fixture's server holds */
+	snprintf(busy, sizeof(busy), "127.0.0.1:%u", mlv_metrics_port(e->m));
+	p.listen = busy;
+	assert_int_equal(mlv_metrics_create(&p, &m, err, sizeof(err)), MLV_E_IO);
+	assert_non_null(strstr(err, busy));
+	assert_non_null(strstr(err, "cannot listen"));
+	p.listen = "127.0.0.1:0";
+	p.src.ctl = NULL;
+	assert_int_equal(mlv_metrics_create(&p, &m, err, sizeof(err)), MLV_E_INVAL);
+	assert_int_equal(mlv_metrics_create(NULL, &m, NULL, 0), MLV_E_INVAL);
+	mlv_metrics_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_get_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keep_alive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_concurrent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_listen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_parameters, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

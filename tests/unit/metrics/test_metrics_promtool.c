@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* `promtool check metrics` (Debian package prometheus) on the /metrics
+ * page of a fake daemon with every family present: worker counters,
+ * drops, conntrack, VIPs and backends with counts, the health engine and
+ * XDP steering. A page promtool must reject proves the harness can fail.
+ * Exits 77 (skipped) only when promtool is not installed. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "control/health/health.h"
+#include "control/metrics/render.h"
+#include "tests/support/ctl_fixture.h"
+#include "tests/unit/metrics/test_metrics_util.h"
+
+/* Run promtool on text; returns its exit status, *out its output. */
+static int promtool(const char *text, char **out)
+{
+	char path[] = "/tmp/mlv-metrics-XXXXXX", cmd[128];
+	size_t cap = 4096, len = 0;
+	int fd = mkstemp(path), status;
+	FILE *p;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	*out = malloc(cap);
+	assert_non_null(*out);
+	for (;;) {
+		size_t n = fread(*out + len, 1, cap - len - 1, p);
+
+		len += n;
+		if (n == 0)
+			break;
+		if (len + 1 == cap) {
+			cap *= 2;
+			*out = realloc(*out, cap);
+			assert_non_null(*out);
+		}
+	}
+	(*out)[len] = '\0';
+	status = pclose(p);
+	unlink(path);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static enum mlv_err fake_steer(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
+{
+	(void)ctx;
+	for (int i = 0; i < MLV_STEER_CTR__COUNT; i++)
+		out[i] = 1000u * (uint64_t)(i + 1);
+	return MLV_OK;
+}
+
+static void test_full_page_passes(void **state)
+{
+	struct mlv_health_options ho = { .seed = 7 };
+	struct mlv_metrics_sources src;
+	struct mlv_health *h;
+	struct ctl_fx fx;
+	char *page, *out;
+	int rc;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	for (int w = 0; w < FX_WORKERS; w++) {
+		for (int c = 0; c < MLV_CTR__COUNT; c++)
+			fx.ctr[w].ctr[c] = (uint64_t)(1000 * (w + 1) + c);
+		for (int d = 0; d < MLV_DROP__COUNT; d++)
+			fx.ctr[w].drop[d] = (uint64_t)(w + d);
+		for (uint32_t b = 0; b < fx.gen->n_all_backends; b++)
+			for (int c = 0; c < MLV_FLOW__COUNT; c++)
+				fx.gen->backend_ctr[w][b].v[c] = 10u * b + (uint64_t)c;
+	}
+	mlv_ctl_note_reload(&fx.st, true, fx.gen->number, NULL);
+	mlv_ctl_note_reload(&fx.st, false, fx.gen->number, "bad: \"quoted\"");
+	assert_int_equal(mlv_health_create(&ho, &h), MLV_OK);
+	assert_int_equal(mlv_health_sync(h, fx.cfg, NULL), MLV_OK);
+	fx.st.health = h;
+	src = (struct mlv_metrics_sources){ .ctl = &fx.st,
+					    .steer_counters = fake_steer };
+
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	rc = promtool(page, &out);
+	if (rc != 0)
+		fail_msg("promtool check metrics failed (%d):\n%s", rc, out);
+	free(out);
+	free(page);
+	mlv_health_destroy(h);
+	ctl_fx_free(&fx);
+}
+
+/* The check is real: a counter named without _total, a non-base unit and
+ * a missing HELP are each reported. */
+static void test_promtool_rejects_bad_pages(void **state)
+{
+	static const char *const bad[] = {
+		"# HELP maglevd_packets packets\n# TYPE maglevd_packets counter\n"
+		"maglevd_packets 1\n",
+		"# HELP maglevd_latency_milliseconds latency\n"
+		"# TYPE maglevd_latency_milliseconds gauge\n"
+		"maglevd_latency_milliseconds 3\n",
+		"# TYPE maglevd_things gauge\nmaglevd_things 1\n",
+	};
+	char *out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (promtool(bad[i], &out) == 0)
+			fail_msg("promtool accepted:\n%s", bad[i]);
+		free(out);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_page_passes),
+		cmocka_unit_test(test_promtool_rejects_bad_pages),
+	};
+
+	if (system("command -v promtool >/dev/null 2>&1") != 0) {
+		printf("promtool not found (Debian package prometheus): skipped\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The /metrics page rendered from a fake daemon: the control-socket
+ * fixture's state (a YAML config loaded with mlv_config_load_buffer, a
+ * generation from mlv_gen_build, cumulative stats, worker counters and
+ * conntrack tables), with values the test sets itself and then reads
+ * back out of the text. */
+#define _GNU_SOURCE
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "control/health/health.h"
+#include "control/metrics/expo.h"
+#include "control/metrics/render.h"
+#include "tests/support/ctl_fixture.h"
+#include "dataplane/packet/flow_hash.h"
+#include "tests/unit/metrics/test_metrics_util.h"
+
+static const struct mlv_gen_vip *vip_named(const struct mlv_generation *gen,
+					   const char *name)
+{
+	for (uint32_t i = 0; i < gen->n_vips; i++)
+		if (strcmp(gen->vips[i].name, name) == 0)
+			return &gen->vips[i];
+	fail_msg("no VIP %s", name);
+	return NULL;
+}
+
+static uint32_t backend_ix(const struct mlv_generation *gen, const char *vip,
+			   const char *backend)
+{
+	const struct mlv_gen_vip *v = vip_named(gen, vip);
+
+	for (uint32_t i = 0; i < v->n_backends; i++)
+		if (strcmp(v->backends[i].name, backend) == 0)
+			return mlv_gen_backend_index(gen, &v->backends[i]);
+	fail_msg("no backend %s/%s", vip, backend);
+	return 0;
+}
+
+static struct mlv_metrics_sources sources(struct ctl_fx *fx)
+{
+	return (struct mlv_metrics_sources){ .ctl = &fx->st };
+}
+
+/* Reload through the fixture (same YAML): a new generation, the old one
+ * folded into the totals, as in the daemon. */
+static void reload(struct ctl_fx *fx)
+{
+	struct mlv_diags diags;
+
+	mlv_diags_init(&diags);
+	assert_int_equal(fx->st.reload(fx, &diags), MLV_OK);
+	mlv_diags_free(&diags);
+}
+
+/* ---- the writer ---- */
+
+static void test_escaping(void **state)
+{
+	const struct mlv_expo_label l[2] = {
+		{ "vip", "a\"b\\c\nd" }, { "backend", "plain" },
+	};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	mlv_expo_family(f, "maglevd_x_total", MLV_EXPO_COUNTER,
+			"say \"hi\" \\ then\nmore");
+	mlv_expo_sample_u64(f, "maglevd_x_total", l, 2, UINT64_MAX);
+	mlv_expo_sample_double(f, "maglevd_y", NULL, 0, 0.5);
+	mlv_expo_sample_double(f, "maglevd_y", NULL, 0, 1.0 / 0.0);
+	mlv_expo_sample_double(f, "maglevd_y", NULL, 0, -1.0 / 0.0);
+	mlv_expo_sample_double(f, "maglevd_y", NULL, 0, 0.0 / 0.0);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf,
+		"# HELP maglevd_x_total say \"hi\" \\\\ then\\nmore\n"
+		"# TYPE maglevd_x_total counter\n"
+		"maglevd_x_total{vip=\"a\\\"b\\\\c\\nd\",backend=\"plain\"} "
+		"18446744073709551615\n"
+		"maglevd_y 0.5\n"
+		"maglevd_y +Inf\n"
+		"maglevd_y -Inf\n"
+		"maglevd_y NaN\n");
+	free(buf);
+}
+
+/* ---- counters ---- */
+
+static void test_flow_counters_survive_reload(void **state)
+{
+	struct ctl_fx fx;
+	struct mlv_metrics_sources src;
+	uint32_t b;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	b = backend_ix(fx.gen, "web", "web-1");
+	fx.gen->backend_ctr[0][b].v[MLV_FLOW_PACKETS] = 11;
+	fx.gen->backend_ctr[1][b].v[MLV_FLOW_PACKETS] = 22;
+	fx.gen->backend_ctr[1][b].v[MLV_FLOW_BYTES] = 3000;
+	fx.gen->backend_ctr[0][b].v[MLV_FLOW_NEW_FLOWS] = 5;
+	fx.gen->backend_ctr[0][backend_ix(fx.gen, "dns", "dns-1")]
+		.v[MLV_FLOW_PACKETS] = 3;
+	fx.gen->backend_ctr[1][backend_ix(fx.gen, "dns", "dns-2")]
+		.v[MLV_FLOW_PACKETS] = 4;
+	reload(&fx);                 /* folds the first generation */
+	b = backend_ix(fx.gen, "web", "web-1");
+	fx.gen->backend_ctr[1][b].v[MLV_FLOW_PACKETS] = 100;
+
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_backend_packets_total"
+			     "{vip=\"web\",backend=\"web-1\"}") == 11 + 22 + 100);
+	assert_true(tm_value(page, "maglevd_backend_bytes_total"
+			     "{vip=\"web\",backend=\"web-1\"}") == 3000);
+	assert_true(tm_value(page, "maglevd_backend_new_flows_total"
+			     "{vip=\"web\",backend=\"web-1\"}") == 5);
+	assert_true(tm_value(page, "maglevd_backend_packets_total"
+			     "{vip=\"web\",backend=\"web-2\"}") == 0);
+	/* a VIP's counters: its backends', summed across the reload */
+	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"dns\"}") == 3 + 4);
+	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"web\"}") == 11 + 22 + 100);
+	assert_true(tm_value(page, "maglevd_vip_bytes_total{vip=\"web\"}") == 3000);
+	assert_true(tm_value(page, "maglevd_generation") == fx.gen->number);
+	assert_true(fx.gen->number >= 2);
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+static void test_worker_counters_and_drops(void **state)
+{
+	struct ctl_fx fx;
+	struct mlv_metrics_sources src;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	fx.ctr[0].ctr[MLV_CTR_RX_PACKETS] = 1000;
+	fx.ctr[1].ctr[MLV_CTR_RX_PACKETS] = 2000;
+	fx.ctr[1].ctr[MLV_CTR_RX_BYTES] = 64000;
+	fx.ctr[0].drop[MLV_DROP_NOT_VIP] = 3;
+	fx.ctr[1].drop[MLV_DROP_NOT_VIP] = 4;
+	fx.ctr[1].drop[MLV_DROP_TX_FULL] = 9;
+
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_worker_rx_packets_total{worker=\"0\"}") == 1000);
+	assert_true(tm_value(page, "maglevd_worker_rx_packets_total{worker=\"1\"}") == 2000);
+	assert_true(tm_value(page, "maglevd_worker_rx_bytes_total{worker=\"1\"}") == 64000);
+	assert_true(tm_value(page, "maglevd_dropped_packets_total"
+			     "{worker=\"0\",reason=\"not_vip\"}") == 3);
+	assert_true(tm_value(page, "maglevd_dropped_packets_total"
+			     "{worker=\"1\",reason=\"not_vip\"}") == 4);
+	assert_true(tm_value(page, "maglevd_dropped_packets_total"
+			     "{worker=\"1\",reason=\"tx_full\"}") == 9);
+	assert_true(tm_value(page, "maglevd_dropped_packets_total"
+			     "{worker=\"0\",reason=\"tx_full\"}") == 0);
+	/* every counter of the X-macro has its family, by its name */
+	for (int c = 0; c < MLV_CTR__COUNT; c++) {
+		char family[128];
+
+		snprintf(family, sizeof(family), "# TYPE maglevd_worker_%s_total counter",
+			 mlv_worker_counter_name((enum mlv_worker_counter)c));
+		assert_true(tm_has(page, family));
+	}
+	/* a missing worker block is skipped, not a crash */
+	fx.ctr_ptr[1] = NULL;
+	free(page);
+	page = tm_render(&src, NULL);
+	assert_true(tm_has(page, "maglevd_worker_rx_packets_total{worker=\"0\"}"));
+	assert_false(tm_has(page, "maglevd_worker_rx_packets_total{worker=\"1\"}"));
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+static void test_conntrack_occupancy(void **state)
+{
+	struct ctl_fx fx;
+	struct mlv_metrics_sources src;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	for (uint16_t i = 0; i < 10; i++) {
+		struct mlv_flow_key k = { .proto = IPPROTO_UDP, .family = 4,
+					  .sport = (uint16_t)(1000 + i), .dport = 53 };
+		struct mlv_ct_entry *e;
+		bool is_new;
+		uint32_t h;
+
+		k.src[0] = 10;
+		k.dst[0] = 192;
+		h = mlv_flow_hash(&k);
+		e = mlv_ct_lookup_or_insert(fx.ct[1], &k, h, 1, &is_new);
+		assert_true(is_new);
+		e->backend_uid = 1;
+		mlv_ct_update(fx.ct[1], e, 0, 1);
+	}
+	page = tm_render(&src, NULL);
+	assert_true(tm_value(page, "maglevd_conntrack_entries{worker=\"0\"}") == 0);
+	assert_true(tm_value(page, "maglevd_conntrack_entries{worker=\"1\"}") == 10);
+	/* the fixture asks for 1024 entries per worker */
+	assert_true(tm_value(page, "maglevd_conntrack_entries_limit{worker=\"1\"}") == 1024);
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+/* ---- state gauges ---- */
+
+static double backend_value(const char *page, const char *family,
+			    const char *vip, const char *backend)
+{
+	char series[256];
+
+	snprintf(series, sizeof(series), "%s{vip=\"%s\",backend=\"%s\"}",
+		 family, vip, backend);
+	return tm_value(page, series);
+}
+
+static void test_backend_state(void **state)
+{
+	static const char *const web[] = { "web-1", "web-2", "web-3", "web-4" };
+	struct ctl_fx fx;
+	struct mlv_metrics_sources src;
+	double sum = 0, s1, s4;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	/* the fixture's web: web-1 and web-2 weight 100, web-3 drained,
+	 * web-4 weight 200, table size 1009 */
+	assert_true(tm_value(page, "maglevd_vip_table_slots{vip=\"web\"}") == 1009);
+	for (int i = 0; i < 4; i++)
+		sum += backend_value(page, "maglevd_backend_slots", "web", web[i]);
+	assert_true(sum == 1009);
+	assert_true(backend_value(page, "maglevd_backend_slots", "web", "web-3") == 0);
+	assert_true(backend_value(page, "maglevd_backend_draining", "web", "web-3") == 1);
+	assert_true(backend_value(page, "maglevd_backend_draining", "web", "web-1") == 0);
+	assert_true(backend_value(page, "maglevd_backend_up", "web", "web-3") == 1);
+	assert_true(backend_value(page, "maglevd_backend_weight", "web", "web-4") == 200);
+	s1 = backend_value(page, "maglevd_backend_slots", "web", "web-1");
+	s4 = backend_value(page, "maglevd_backend_slots", "web", "web-4");
+	assert_true(s4 > 1.9 * s1 && s4 < 2.1 * s1);
+	assert_true(tm_value(page, "maglevd_vip_backends{vip=\"web\"}") == 4);
+	assert_true(tm_value(page, "maglevd_vip_backends_usable{vip=\"web\"}") == 3);
+	assert_true(tm_has(page, "maglevd_vip_info{vip=\"dns\",address=\"2001:db8::10\","
+			   "port=\"53\",protocol=\"udp\",forwarding=\"gue\"} 1"));
+	assert_true(tm_has(page, "maglevd_backend_info{vip=\"web\",backend=\"web-2\","
+			   "address=\"10.99.1.12\"} 1"));
+	free(page);
+
+	/* web-2 fails its checks: the next generation leaves it out */
+	snprintf(fx.down_vip, sizeof(fx.down_vip), "web");
+	snprintf(fx.down_backend, sizeof(fx.down_backend), "web-2");
+	reload(&fx);
+	page = tm_render(&src, NULL);
+	assert_true(backend_value(page, "maglevd_backend_up", "web", "web-2") == 0);
+	assert_true(backend_value(page, "maglevd_backend_slots", "web", "web-2") == 0);
+	assert_true(backend_value(page, "maglevd_backend_up", "web", "web-1") == 1);
+	assert_true(tm_value(page, "maglevd_vip_backends_usable{vip=\"web\"}") == 2);
+	sum = 0;
+	for (int i = 0; i < 4; i++)
+		sum += backend_value(page, "maglevd_backend_slots", "web", web[i]);
+	assert_true(sum == 1009);
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+/* ---- reloads, start time, build ---- */
+
+static void test_reloads_and_times(void **state)
+{
+	struct mlv_metrics_renderer *r;
+	struct mlv_metrics_sources src;
+	struct timespec t0, t1;
+	struct ctl_fx fx;
+	double start, ok_time;
+	char *page;
+	size_t len;
+
+	(void)state;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	ctl_fx_init(&fx);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	src = sources(&fx);
+	assert_int_equal(mlv_metrics_renderer_create(&r), MLV_OK);
+
+	assert_int_equal(mlv_metrics_render(r, &src, &page, &len), MLV_OK);
+	start = tm_value(page, "maglevd_start_time_seconds");
+	assert_true(start >= (double)t0.tv_sec - 1 && start <= (double)t1.tv_sec + 1);
+	/* no reload yet: the start's load counts as the last success */
+	assert_true(tm_value(page, "maglevd_last_reload_success_timestamp_seconds") == start);
+	assert_true(tm_value(page, "maglevd_last_reload_successful") == 1);
+	assert_true(tm_value(page, "maglevd_reloads_total{result=\"ok\"}") == 0);
+	assert_true(tm_value(page, "maglevd_build_info{version=\"" MLV_TEST_VERSION "\"}") == 1);
+	free(page);
+
+	mlv_ctl_note_reload(&fx.st, true, 2, NULL);
+	mlv_ctl_note_reload(&fx.st, true, 3, NULL);
+	mlv_ctl_note_reload(&fx.st, false, 3, "vips[0]: bad");
+	assert_int_equal(mlv_metrics_render(r, &src, &page, &len), MLV_OK);
+	assert_true(tm_value(page, "maglevd_reloads_total{result=\"ok\"}") == 2);
+	assert_true(tm_value(page, "maglevd_reloads_total{result=\"failed\"}") == 1);
+	assert_true(tm_value(page, "maglevd_last_reload_successful") == 0);
+	ok_time = tm_value(page, "maglevd_last_reload_success_timestamp_seconds");
+	assert_true(ok_time >= (double)t0.tv_sec);
+	free(page);
+
+	/* enough failures to push every success out of the reload log: the
+	 * renderer still knows when the last one was */
+	for (int i = 0; i < MLV_CTL_RELOAD_HISTORY; i++)
+		mlv_ctl_note_reload(&fx.st, false, 3, "bad");
+	assert_int_equal(mlv_metrics_render(r, &src, &page, &len), MLV_OK);
+	assert_true(tm_value(page, "maglevd_last_reload_success_timestamp_seconds") == ok_time);
+	assert_true(tm_value(page, "maglevd_reloads_total{result=\"failed\"}") ==
+		    1 + MLV_CTL_RELOAD_HISTORY);
+	/* the start time does not move between scrapes */
+	assert_true(tm_value(page, "maglevd_start_time_seconds") == start);
+	free(page);
+	mlv_metrics_renderer_destroy(r);
+	ctl_fx_free(&fx);
+}
+
+/* ---- optional sources ---- */
+
+static uint64_t steer_base;
+
+static enum mlv_err fake_steer(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
+{
+	const bool *fail = ctx;
+
+	for (int i = 0; i < MLV_STEER_CTR__COUNT; i++)
+		out[i] = steer_base + (uint64_t)i;
+	return *fail ? MLV_E_IO : MLV_OK;
+}
+
+static void test_xdp_steering(void **state)
+{
+	struct ctl_fx fx;
+	struct mlv_metrics_sources src;
+	bool fail = false;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	assert_false(tm_has(page, "# TYPE maglevd_xdp_steer_frames_total"));
+	free(page);
+
+	steer_base = 500;
+	src.steer_counters = fake_steer;
+	src.steer_ctx = &fail;
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_xdp_steer_frames_total{outcome=\"redirect_vip\"}") ==
+		    500 + MLV_STEER_CTR_REDIRECT_VIP);
+	assert_true(tm_value(page, "maglevd_xdp_steer_frames_total{outcome=\"pass_not_ip\"}") ==
+		    500 + MLV_STEER_CTR_PASS_NOT_IP);
+	free(page);
+
+	fail = true;                 /* maps unreadable: family left out */
+	page = tm_render(&src, NULL);
+	assert_false(tm_has(page, "maglevd_xdp_steer_frames_total"));
+	tm_check_structure(page);
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+/* A state of its own: the fixture's VIPs have no checks. */
+static const char health_yaml[] =
+"dataplane:\n"
+"  workers: 1\n"
+"  ports:\n"
+"    - {name: ext, device: net_null0, address: 10.99.0.1,\n"
+"       next_hop: \"02:00:00:00:00:fe\"}\n"
+"defaults:\n"
+"  table_size: 251\n"
+"vips:\n"
+"  - name: web\n"
+"    address: 192.0.2.10\n"
+"    port: 80\n"
+"    protocol: tcp\n"
+"    health: {type: tcp, port: 9, interval: 1s, timeout: 500ms}\n"
+"    backends:\n"
+"      - {name: web-1, address: 127.0.0.1}\n"
+"  - name: quiet\n"
+"    address: 192.0.2.11\n"
+"    port: 80\n"
+"    protocol: tcp\n"
+"    health: {type: none}\n"
+"    backends:\n"
+"      - {name: q-1, address: 127.0.0.2}\n";
+
+static struct mlv_generation *health_gen;
+
+static const struct mlv_generation *get_health_gen(void *ctx)
+{
+	(void)ctx;
+	return health_gen;
+}
+
+static void test_health_engine(void **state)
+{
+	struct mlv_health_options ho = { .seed = 1 };
+	struct mlv_health_stats hs;
+	struct mlv_ctl_state st = { .generation = get_health_gen };
+	struct mlv_metrics_sources src = { .ctl = &st };
+	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
+	struct mlv_config *cfg;
+	struct mlv_health *h;
+	struct mlv_diags diags;
+	char *page;
+
+	(void)state;
+	mlv_diags_init(&diags);
+	assert_int_equal(mlv_config_load_buffer("health.yaml", health_yaml,
+						sizeof(health_yaml) - 1, &cfg,
+						&diags), MLV_OK);
+	mlv_diags_free(&diags);
+	memset(ports, 0, sizeof(ports));
+	assert_int_equal(mlv_gen_build(cfg, ports, 1, 1, NULL, NULL, NULL,
+				       &health_gen), MLV_OK);
+	assert_int_equal(mlv_health_create(&ho, &h), MLV_OK);
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	st.health = h;
+
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	/* a new probe starts up (health.h); nothing has run yet */
+	assert_true(tm_value(page, "maglevd_backend_check_up{vip=\"web\",backend=\"web-1\"}") == 1);
+	assert_false(tm_has(page, "maglevd_backend_check_up{vip=\"quiet\""));
+	assert_true(tm_value(page, "maglevd_vip_all_backends_down{vip=\"web\"}") == 0);
+	/* the gauge mirrors the engine's own figure */
+	mlv_health_stats(h, &hs);
+	assert_true(hs.n_probes >= 1);
+	assert_true(tm_value(page, "maglevd_health_probes") == hs.n_probes);
+	assert_true(tm_value(page, "maglevd_health_checks_ok_total") == 0);
+	assert_true(tm_has(page, "# TYPE maglevd_health_transitions_total counter"));
+	/* no stats, no workers in this state: those families are left out */
+	assert_false(tm_has(page, "maglevd_backend_packets_total"));
+	assert_false(tm_has(page, "maglevd_worker_rx_packets_total"));
+	assert_false(tm_has(page, "maglevd_conntrack_entries"));
+	free(page);
+
+	mlv_health_destroy(h);
+	mlv_gen_free(health_gen);
+	health_gen = NULL;
+	mlv_config_free(cfg);
+}
+
+/* ---- documentation ---- */
+
+static char *slurp(const char *rel)
+{
+	char path[512];
+	char *text;
+	long n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", MLV_SOURCE_ROOT, rel);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+static enum mlv_err steer_zero(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
+{
+	(void)ctx;
+	memset(out, 0, sizeof(uint64_t) * MLV_STEER_CTR__COUNT);
+	return MLV_OK;
+}
+
+/* Every family a full page has (all sources present) is documented in
+ * docs/metrics.md, and every maglevd_ name the Grafana dashboard queries
+ * exists on the page; the dashboard is valid JSON. A counter added to an
+ * X-macro shows up here until it is documented. */
+static void test_docs_and_dashboard(void **state)
+{
+	struct mlv_health_options ho = { .seed = 3 };
+	struct mlv_metrics_sources src;
+	struct mlv_health *h;
+	struct ctl_fx fx;
+	char *page, *doc, *dash, name[128];
+	json_error_t jerr;
+	json_t *j;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	assert_int_equal(mlv_health_create(&ho, &h), MLV_OK);
+	assert_int_equal(mlv_health_sync(h, fx.cfg, NULL), MLV_OK);
+	fx.st.health = h;
+	src = (struct mlv_metrics_sources){ .ctl = &fx.st,
+					    .steer_counters = steer_zero };
+	page = tm_render(&src, NULL);
+	doc = slurp("docs/metrics.md");
+	for (const char *p = strstr(page, "# TYPE "); p; p = strstr(p + 1, "# TYPE ")) {
+		char quoted[140];
+
+		assert_int_equal(sscanf(p, "# TYPE %127s", name), 1);
+		snprintf(quoted, sizeof(quoted), "`%s`", name);
+		if (!strstr(doc, quoted))
+			fail_msg("metric %s is not documented in docs/metrics.md", name);
+	}
+	dash = slurp("docs/grafana-maglevd.json");
+	j = json_loads(dash, 0, &jerr);
+	if (!j)
+		fail_msg("docs/grafana-maglevd.json: line %d: %s", jerr.line, jerr.text);
+	json_decref(j);
+	for (const char *p = strstr(dash, "maglevd_"); p; p = strstr(p + 1, "maglevd_")) {
+		char family[140];
+		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+
+		snprintf(family, sizeof(family), "# TYPE %.*s ", (int)n, p);
+		if (!strstr(page, family))
+			fail_msg("the dashboard queries %.*s, which maglevd does not export",
+				 (int)n, p);
+	}
+	free(dash);
+	free(doc);
+	free(page);
+	mlv_health_destroy(h);
+	ctl_fx_free(&fx);
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct mlv_metrics_renderer *r;
+	struct mlv_metrics_sources src = { 0 };
+	struct mlv_ctl_state st = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(mlv_metrics_renderer_create(NULL), MLV_E_INVAL);
+	assert_int_equal(mlv_metrics_renderer_create(&r), MLV_OK);
+	assert_int_equal(mlv_metrics_render(r, &src, &text, &len), MLV_E_INVAL);
+	assert_int_equal(mlv_metrics_render(r, NULL, &text, &len), MLV_E_INVAL);
+	/* an empty state (no generation yet, no workers) still renders */
+	src.ctl = &st;
+	assert_int_equal(mlv_metrics_render(r, &src, &text, &len), MLV_OK);
+	tm_check_structure(text);
+	assert_true(tm_has(text, "maglevd_build_info"));
+	assert_false(tm_has(text, "maglevd_generation"));
+	free(text);
+	mlv_metrics_renderer_destroy(r);
+	mlv_metrics_renderer_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_flow_counters_survive_reload),
+		cmocka_unit_test(test_worker_counters_and_drops),
+		cmocka_unit_test(test_conntrack_occupancy),
+		cmocka_unit_test(test_backend_state),
+		cmocka_unit_test(test_reloads_and_times),
+		cmocka_unit_test(test_xdp_steering),
+		cmocka_unit_test(test_health_engine),
+		cmocka_unit_test(test_docs_and_dashboard),
+		cmocka_unit_test(test_bad_arguments),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

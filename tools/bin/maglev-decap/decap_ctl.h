@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The backend decapsulator (dataplane/bpf/decap/xdp_decap.bpf.c) seen from
+ * userspace: attach it to an interface or find it there, fill its address
+ * and GUE-port maps, read its counters, detach it. Used by maglev-decap
+ * and the bpf tests.
+ *
+ * The XDP attachment outlives the process that made it (the kernel keeps
+ * the program and its maps while attached), so every command finds the
+ * program again through the interface.
+ *
+ * Threads: one thread at a time per interface. Errors: enum mlv_err with
+ * a one-line reason in errbuf (when not NULL). */
+#ifndef MLV_DECAP_CTL_H
+#define MLV_DECAP_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/base/addr.h"
+#include "control/base/error.h"
+#include "dataplane/bpf/decap/counters.h"
+
+/* The BPF program name of the decapsulator. */
+#define MLV_DECAP_PROG_NAME "mlv_xdp_decap"
+
+/* What the decapsulator accepts. */
+struct mlv_decap_config {
+	const struct mlv_ip *addrs;     /* this host's tunnel endpoints */
+	size_t n_addrs;
+	const uint16_t *gue_ports;      /* host order; none = IPIP only */
+	size_t n_gue_ports;
+};
+
+/* Fds of an attached decapsulator's maps (close with mlv_decap_maps_close). */
+struct mlv_decap_maps {
+	uint32_t prog_id;
+	uint32_t mode_flags;            /* XDP_FLAGS_DRV_MODE / _SKB_MODE */
+	int addrs_fd, ports_fd, stats_fd;
+};
+
+enum mlv_decap_mode {
+	MLV_DECAP_MODE_AUTO = 0,        /* driver mode when available */
+	MLV_DECAP_MODE_NATIVE,
+	MLV_DECAP_MODE_GENERIC,
+};
+
+/* Attach to ifindex with cfg, or, if our decapsulator is already
+ * attached, replace its configuration in place (no reattach, no packet
+ * goes undecapsulated). *updated says which happened. The maps are filled
+ * before a new program is attached. MLV_E_BUSY if another XDP program is
+ * attached; MLV_E_LIMIT for more addresses/ports than the maps hold;
+ * MLV_E_INVAL for a bad address family or port 0. */
+enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
+			      const struct mlv_decap_config *cfg,
+			      int *updated, char *errbuf, size_t errlen);
+
+/* Open the maps of our decapsulator attached to ifindex. MLV_E_NOT_FOUND
+ * if nothing is attached; MLV_E_BUSY if another program is. */
+enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
+			    char *errbuf, size_t errlen);
+
+/* Make the maps hold exactly cfg. */
+enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
+				 const struct mlv_decap_config *cfg,
+				 char *errbuf, size_t errlen);
+
+/* Counters summed over CPUs, indexed by enum mlv_decap_counter. */
+enum mlv_err mlv_decap_counters(const struct mlv_decap_maps *maps,
+				uint64_t out[MLV_DECAP_CTR__COUNT]);
+
+/* The configured addresses (up to cap, *n set to how many exist) and
+ * GUE ports (host order), for status. */
+enum mlv_err mlv_decap_read_config(const struct mlv_decap_maps *maps,
+				   struct mlv_ip *addrs, size_t cap,
+				   size_t *n_addrs, uint16_t *ports,
+				   size_t port_cap, size_t *n_ports);
+
+/* Name / meaning of counter c ("?" out of range). */
+const char *mlv_decap_counter_name(unsigned c);
+const char *mlv_decap_counter_help(unsigned c);
+
+void mlv_decap_maps_close(struct mlv_decap_maps *maps);
+
+/* Detach our decapsulator from ifindex (another program is left alone:
+ * MLV_E_BUSY). *removed is 0 when nothing was attached. */
+enum mlv_err mlv_decap_detach(int ifindex, int *removed, char *errbuf,
+			      size_t errlen);
+
+#endif
