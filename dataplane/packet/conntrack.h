@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "control/base/visibility.h"
 #include "control/base/error.h"
 #include "dataplane/packet/flow_key.h"
 
@@ -341,11 +342,13 @@ struct mlv_ct {
  * table computes them; *scalar_least and *scalar_tag_ways receive the same
  * computed one way at a time, which must be equal. Any thread; reads b
  * only. */
+MLV_HIDDEN
 uint32_t mlv_ct__scan(const struct mlv_ct_entry *b, uint32_t w, uint8_t tag,
 		      uint32_t now_ms, uint32_t *tag_ways, uint32_t *scalar_least,
 		      uint32_t *scalar_tag_ways);
 
 /* mlv_ct_update for the spare: enter the table (true) or stay out. */
+MLV_HIDDEN
 bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 			  uint32_t now_ms);
 
@@ -386,6 +389,7 @@ struct mlv_ct__flow {
 #define MLV_CT__NO_PORTS 0x80u   /* in the kind: a 3-tuple (fragments, ICMP) */
 
 /* The IPv6 (non-IPv4) case of mlv_ct__flow_of: out of line, with XXH3. */
+MLV_HIDDEN
 void mlv_ct__flow_of6(const struct mlv_ct *ct, const struct mlv_flow_key *k,
 		      struct mlv_ct__flow *f);
 

@@ -10,6 +10,8 @@
 #ifndef MLV_CONNTRACK_CLAIM_H
 #define MLV_CONNTRACK_CLAIM_H
 
+#include "control/base/visibility.h"
+
 #ifndef MLV_CONNTRACK_H
 #error "include conntrack.h, not conntrack_claim_internal.h"
 #endif
@@ -19,10 +21,12 @@
 #endif
 
 /* Out of line and cold in conntrack.c: calls ct's release hook on e. */
+MLV_HIDDEN
 void mlv_ct__call_release_hook(struct mlv_ct *ct, const struct mlv_ct_entry *e);
 
 /* Out of line in conntrack.c: the rare claim of a bucket full of proven
  * flows (the spare; see mlv_ct_update). */
+MLV_HIDDEN
 struct mlv_ct_entry *mlv_ct__claim_spare(struct mlv_ct *ct,
 					 struct mlv_ct_entry *victim,
 					 const struct mlv_flow_key *key,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "control/base/visibility.h"
 #include "dataplane/packet/parse.h"
 
 /* Ethernet 14 + IPv6 40 + UDP 8 + GUE 4 */
@@ -91,6 +92,7 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
  * layout tests (docs/benchmarks.md, "What was tried"). */
 
 /* mlv_encap_apply for MLV_ENCAP_LAYOUT_OTHER. */
+MLV_HIDDEN
 void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 			    uint16_t inner_l3_len, uint8_t inner_tos,
 			    uint32_t flow_hash);
