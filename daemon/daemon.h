@@ -247,7 +247,7 @@ enum mlv_err mlv_daemon_health_open(struct mlv_daemon *d);
  * in which they keep their table slots (every table reused, so it is
  * live within milliseconds; their new flows go to each slot's second
  * choice), then the rebuilt one without them (docs/table-builders.md,
- * "instant failover"). */
+ * "Second choices and failover"). */
 void mlv_daemon_health_process(struct mlv_daemon *d);
 
 /* Whether (vip, backend) is in the current batch's just-down set. */

@@ -3,8 +3,9 @@
  *
  * Used where maglevd needs a keyed hash whose output is part of a "wire
  * format" that every instance must agree on: backend-name hashes for the
- * Maglev permutations and the table fingerprint (docs/maglev.md). Hand-rolled
- * because no library maglevd already depends on exposes SipHash from plain C
+ * Maglev permutations (docs/maglev.md) and for the rendezvous and ring
+ * builders (docs/table-builders.md, "Hashes"). Hand-rolled because no
+ * library maglevd already depends on exposes SipHash from plain C
  * (libsodium's crypto_shorthash would be a new dependency for ~60 lines);
  * checked against the reference test vectors in tests/unit/base/test_siphash.c.
  *

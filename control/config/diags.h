@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Adding to and ordering a struct mlv_diags (declared in config.h).
- * Internal to the config loader; same thread rules as config.h. */
+/* Adding to, ordering and printing a struct mlv_diags (declared in
+ * config.h): the loader collects them, callers print them. Same thread
+ * rules as config.h. */
 #ifndef MLV_CONFIG_DIAGS_H
 #define MLV_CONFIG_DIAGS_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to the control-socket commands (commands.c, ctl_cmd_*.c):
+/* Internal to the control-socket commands (commands.c, cmd_*.c):
  * the handlers and the helpers they share. Control thread only. */
 #ifndef MLV_CTL_CMD_H
 #define MLV_CTL_CMD_H
@@ -62,8 +62,8 @@ void mlv_ctl_backend_state(const struct mlv_ctl_state *st, const char *vip,
 /* "active", "draining" or "down". */
 const char *mlv_ctl_backend_state_name(const struct mlv_gen_backend *b);
 
-/* Set one key per flow counter (counters.h names) into obj. Returns
- * false when memory ran out. */
+/* Set one key per flow counter (dataplane/packet/counters.h names) into
+ * obj. Returns false when memory ran out. */
 bool mlv_ctl_set_flow_counters(json_t *obj, const struct mlv_flow_counters *c);
 
 /* Slots per backend of vip: [n_backends] counts, plus [n_backends] for

@@ -294,8 +294,8 @@ const struct mlv_gen_backend *mlv_gen_find_backend_uid(
  * that by d keeps the remainder in the high 64 bits. Exact for every
  * 32-bit a and d >= 1 (d = 1 gives m = 0 and so 0). Two multiplications
  * instead of a 32-bit divide on the new-flow path (choose/from_table in
- * dataplane/worker/forward.c), which picks the slot as plain % did. Pure; any
- * thread. */
+ * dataplane/worker/forward.c), which picks the same slot as plain % would.
+ * Pure; any thread. */
 static inline uint64_t mlv_fastmod_m(uint32_t d)
 {
 	return UINT64_C(0xFFFFFFFFFFFFFFFF) / d + 1;

@@ -32,9 +32,8 @@ static inline struct vip_key_words vip_key_words(const struct mlv_gen_vip_key *k
 
 /* Three independent multiplies folded together, so every address byte
  * reaches the low bits the mask keeps. A worker probes this on every VIP
- * memo miss (dataplane/worker/forward.c): a chain of five dependent
- * multiply-xorshift rounds, which it replaced, was most of a probe's
- * latency. */
+ * memo miss (dataplane/worker/forward.c), where a chain of five dependent
+ * multiply-xorshift rounds would be most of a probe's latency. */
 static uint32_t vip_key_hash(const struct vip_key_words *w)
 {
 	uint64_t h = (w->a * 0x9e3779b97f4a7c15ull) ^

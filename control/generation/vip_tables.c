@@ -112,11 +112,12 @@ static size_t round_up(size_t v, size_t align)
 
 /* The second choices of a table built without them: every slot
  * MLV_MAGLEV_NO_BACKEND, one read-only array per table size shared by all
- * such tables, instead of each table setting its own (a 1000-table
- * rebuild at 65537 wrote 131 MB of 0xff: with the page faults it took,
- * about 1 % of the build). Never written after it is set; kept for the
- * life of the process (tables of any generation may point at it). A few
- * sizes, then the table's own array as before. Control thread only. */
+ * such tables, rather than each table setting its own (in a 1000-table
+ * rebuild at 65537 that is 131 MB of 0xff, which with its page faults
+ * takes about 1 % of the build). Never written after it is set; kept for
+ * the life of the process (tables of any generation may point at it). For
+ * NONE_SIZES sizes at most: a table of any other size fills its own
+ * array. Control thread only. */
 #define NONE_SIZES 4
 
 static struct {

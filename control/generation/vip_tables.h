@@ -3,7 +3,7 @@
  *
  * A VIP's first- and second-choice arrays and its fingerprint are a pure
  * function of its table input: builder, size, vnodes (ring), max_load
- * (compared so a bounded-load change counts as a change, as before) and the
+ * (compared too, so that a bounded-load change counts as a change) and the
  * name-ordered (name, effective weight, no_second) list. One generation
  * build therefore builds each distinct input once, and a table whose input
  * is unchanged is shared with the generation before instead of copied.
@@ -136,8 +136,8 @@ enum mlv_err mlv_gen_tables_acquire(struct mlv_gen_tables *t,
  * mlv_table_build: MLV_E_RANGE for a ring with too many points,
  * MLV_E_INVAL, MLV_E_NOMEM); the tables stay held either way, so a
  * failed build frees them with the generation. On return the tables'
- * bytes are visible to the caller (build_pool.h). Control thread, between
- * begin and end. */
+ * bytes are visible to the caller (control/tables/build_pool.h). Control
+ * thread, between begin and end. */
 enum mlv_err mlv_gen_tables_run(struct mlv_gen_tables *t);
 
 /* The table this build would give in without building one: taken
@@ -153,7 +153,7 @@ enum mlv_err mlv_gen_tables_find(struct mlv_gen_tables *t,
  * mlv_table_build_second) and link it as tb->with_second. Returns MLV_OK
  * (also when there was nothing to do), MLV_E_NOMEM, or the builder's
  * error. Takes about as long as the second choices of one table (docs/
- * benchmarks.md). Control thread. */
+ * benchmarks.md, "Control plane"). Control thread. */
 enum mlv_err mlv_gen_table_complete(struct mlv_gen_table *tb);
 
 /* Free the build-time index (held[] and its references stay with the

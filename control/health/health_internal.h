@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to the health-check engine (control/health*.c): its data
+/* Internal to the health-check engine (the files of control/health/): its data
  * structures and the functions the files share. Control thread only. */
 #ifndef MLV_HEALTH_INTERNAL_H
 #define MLV_HEALTH_INTERNAL_H

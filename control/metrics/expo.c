@@ -9,7 +9,8 @@
  * about 50 MB of samples: the per-sample path uses the unlocked stdio
  * calls (the stream belongs to one thread) and formats integers itself
  * instead of parsing a printf format per sample, which makes it several
- * times faster (docs/metrics.md has the figures). */
+ * times faster (docs/metrics.md, "How it is served", has the render
+ * time). */
 #define _GNU_SOURCE
 #include "control/metrics/expo.h"
 

@@ -12,7 +12,8 @@
 #include "control/metrics/render.h"
 
 /* Longest family name built at run time ("maglevd_" + an X-macro name +
- * "_total"); the X-macro names are checked to fit in counters.c. */
+ * "_total"); the X-macro names are checked to fit in
+ * dataplane/packet/counters.c. */
 #define MLV_METRICS_NAME_MAX 96
 /* Longest HELP text built at run time. */
 #define MLV_METRICS_HELP_MAX 256

@@ -22,7 +22,8 @@
 #include <jansson.h>
 
 /* X(ID, name, one-line help). The handler of command ID in the daemon is
- * cmd_<name> (ctl_commands.c); a missing handler does not compile. */
+ * mlv_ctl_cmd_<name> (control/ctl/commands.c); a missing handler does not
+ * compile. */
 #define MLV_CTL_COMMANDS(X)                                                  \
 	X(HELP,     help,     "list the commands and their arguments")       \
 	X(STATUS,   status,   "version, uptime, generation, config, workers, ports, overrides, reloads") \

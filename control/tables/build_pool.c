@@ -113,7 +113,7 @@ enum mlv_err mlv_build_pool_run(struct mlv_build_pool *pool, uint32_t n_jobs,
 	struct batch *b;
 
 	if (!pool || pool->n_threads == 1 || n_jobs <= 1) {
-		/* no hand-off: the serial build costs what it did before */
+		/* no hand-off: a serial build pays nothing for the pool */
 		enum mlv_err first = MLV_OK;
 
 		for (uint32_t i = 0; i < n_jobs; i++) {

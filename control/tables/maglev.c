@@ -196,9 +196,10 @@ static void put_le32(uint8_t *p, uint32_t v)
  * ranks grow with the index (input in name order, no stray value): a
  * slot's rank is its value less the number of non-owners gap[] below it;
  * NO_BACKEND stays itself. Whole-array passes of compares and subtracts
- * the compiler vectorises: the table-driven translation cost about as
- * much as the SipHash fingerprint did (100 backends, one without slots,
- * M = 65537: 135 us against 80 us with every backend owning slots). */
+ * the compiler vectorises: the table-driven translation adds about 55 us
+ * to a table's fingerprint (100 backends, one without slots, M = 65537),
+ * several times the XXH3 hash of its stream (docs/maglev.md,
+ * "Fingerprint"). */
 static void ranks_past_gaps(const uint16_t *slots, uint32_t len,
 			    const uint16_t *gap, uint32_t n_gaps, uint16_t n,
 			    uint16_t *out)
@@ -262,8 +263,9 @@ uint64_t mlv_maglev_fingerprint(const struct mlv_maglev_named *named,
 	 * u16 values already are the stream's u16le ranks. Every backend
 	 * owning a slot: each slot's rank is its value, hash the array as it
 	 * is. A few without (after a failure): ranks_past_gaps. Translating
-	 * slot by slot cost more than the hash itself, SipHash then (perf
-	 * of 1000 table builds at M = 65537: 7 % against 4.5 %). */
+	 * slot by slot costs more than hashing the stream, even with
+	 * SipHash-2-4 (perf of 1000 table builds at M = 65537: 7 % against
+	 * 4.5 %). */
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 	index_order = false;
 #endif

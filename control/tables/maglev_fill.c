@@ -9,9 +9,9 @@
  *  - the slot array as "taken" marker: a byte map (2m bytes, 128 KiB at
  *    m = 65537, in L2) up to MLV_FILL_BYTEMAP_MAX_SIZE, a bitmap above it
  *    (2m bits, in a 48 KiB L1 up to m = 196K): a byte probe is a plain
- *    load, a bit probe also needs a shift and a mask (the byte map cut
- *    the fill by 4-12 % at m = 65537, N = 100), but past L2 the byte map's
- *    misses cost more (measured 1.6x slower at 655373 in an earlier run);
+ *    load, a bit probe also needs a shift and a mask (the byte map makes
+ *    the fill 4-12 % faster at m = 65537, N = 100), but past L2 the byte
+ *    map's misses cost more (1.6x slower at 655373);
  *  - the probe loop exits unpredictably: a lane tests MLV_SPARSE_WIDTH
  *    entries per step while the table is less than half full (byte map
  *    only) and MLV_PROBE_WIDTH beyond, and takes the first free one with
@@ -32,13 +32,13 @@
  *    idle in most rounds, use a heap that jumps from turn to turn
  *    (SCHED_HEAP).
  *
- * Ideas measured and dropped (tools/bench/maglev-bench A/B runs on the reference
- * machine of docs/benchmarks.md): AVX2 gathers for the 8 probes (no gain
- * at 65537), remembering the other free entries of a lane's last 8-probe
- * window (2-4 %), two pipelined turns instead of one, MLV_PROBE_WIDTH
- * probes from the first turn (8 % slower than the plain loop then), the
- * switch to the wide step at 1/3, 2/3 or 3/4 full instead of 1/2 (1-3 %
- * slower).
+ * Left out, on tools/bench/maglev-bench A/B runs (the machine of
+ * docs/benchmarks.md, "The machine"): AVX2 gathers for the 8 probes (no
+ * gain at 65537), remembering the other free entries of a lane's last
+ * 8-probe window (2-4 %), two pipelined turns instead of one,
+ * MLV_PROBE_WIDTH probes from the first turn (8 % slower than one probe a
+ * step), the switch to the wide step at 1/3, 2/3 or 3/4 full instead of
+ * 1/2 (1-3 % slower).
  */
 #include "control/tables/maglev_fill_internal.h"
 
@@ -50,13 +50,13 @@
 
 /* The end game starts with about MLV_ENDGAME_PERCENT / 100 * sqrt(m) free
  * slots: a scan step (claim_scan) costs a few probes of the walk, and a
- * turn costs `free` scan steps or about m / free probes. Measured with
- * tools/bench/maglev-bench-style A/B runs: 40 and 150 were no better. */
+ * turn costs `free` scan steps or about m / free probes. In
+ * tools/bench/maglev-bench A/B runs 40 and 150 are no better. */
 #define MLV_ENDGAME_PERCENT 75
 
 /* Entries a lane tests per step while the table is less than half full,
  * with the byte map: a plain one-probe loop mispredicts its exit on about
- * a quarter of the turns there; 2 and 4 measured the same, 12 % less fill
+ * a quarter of the turns there; 2 and 4 give the same, 12 % less fill
  * time than 1 at m = 65537, N = 100. With the bitmap (large m, beyond L1)
  * the extra loads cost more than the mispredictions saved (m = 655373:
  * 15-20 % slower), so it keeps the one-probe loop. */
@@ -119,11 +119,11 @@ void mlv_lane_init(struct mlv_lane *l, uint32_t offset, uint32_t skip,
 
 /* ---- turn order ---------------------------------------------------------- */
 
-/* docs/maglev.md, "Turn order": in each round every lane adds 2w to its
- * credit (which starts at wmax) and takes a turn, in lane order, when the
- * credit reaches 2 wmax. So lane k's t-th turn (t >= 1) falls in round
- * ceil((2t - 1) wmax / 2w), and ordering turns by (round, lane) is the
- * round-by-round order: that is the heap key. */
+/* docs/maglev.md, "Turn order and filling": in each round every lane adds
+ * 2w to its credit (which starts at wmax) and takes a turn, in lane order,
+ * when the credit reaches 2 wmax. So lane k's t-th turn (t >= 1) falls in
+ * round ceil((2t - 1) wmax / 2w), and ordering turns by (round, lane) is
+ * the round-by-round order: that is the heap key. */
 static inline uint64_t turn_key(uint64_t turn, uint32_t w, uint32_t wmax,
 				uint32_t lane)
 {
@@ -271,8 +271,8 @@ static inline uint32_t free_mask(const struct mlv_lane *l,
  * from pos on (one exists while the table is not full). Does not mark it.
  * While the table is less than half full, one probe per step with the
  * bitmap, MLV_SPARSE_WIDTH with the byte map; MLV_PROBE_WIDTH beyond
- * (measured: widths 4, 6 or 16 there, or 16 probes per step near the end
- * were all slower). */
+ * (widths 4, 6 or 16 there, or 16 probes per step near the end, are all
+ * slower). */
 static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
 			    uint32_t m, bool dense, bool bytemap)
 {
@@ -426,7 +426,8 @@ fill_with(struct mlv_fill *f, enum mlv_sched sched, bool bytemap)
 
 /* One specialised copy of the loops per schedule and marker, each a
  * function of its own so that each gets its own register allocation (one
- * function holding all six measured up to 10 % slower in some runs). */
+ * function holding all six is up to 10 % slower in some maglev-bench
+ * runs). */
 #define MLV_FILL_VARIANT(name, sched, bytemap)                               \
 	static __attribute__((noinline)) void name(struct mlv_fill *f)      \
 	{                                                                    \

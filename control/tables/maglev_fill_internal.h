@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The Maglev table fill engine: Pseudocode 1 with the weighted turn order of
  * docs/maglev.md, on lanes already prepared (hashed, sorted, weight > 0).
- * Internal to control/maglev*.c; the public API is maglev.h.
+ * Internal to control/tables/maglev.c and maglev_fill.c; the public API is
+ * maglev.h.
  *
  * Pure computation on caller-provided memory; any thread, one fill per
  * struct mlv_fill at a time.

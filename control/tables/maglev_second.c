@@ -15,9 +15,11 @@
  * M x N. docs/table-builders.md has the rule and how often it agrees with
  * the rebuilt table.
  *
- * Where the walk's time goes, and what is done about it (hash-compare and
- * reload-bench --distinct, docs/benchmarks.md "Control plane"; 2.5 ->
- * about 0.9 ms at M = 65537, 100 equal weights):
+ * Where the walk's time goes, and what is done about it (the second
+ * choices of a table at M = 65537, 100 equal weights, take 0.85-1.0 ms
+ * with these measures and 2.5 ms without: hash-compare --quick,
+ * docs/benchmarks.md "Control plane" and docs/perf-history.md "Results:
+ * distinct backend sets"):
  *  - coupon collecting: the last slots to meet a non-owner take most of
  *    the M ln M visits. Once few are left (left x lanes <= M), each is
  *    settled directly: for every lane, the step r at which it reaches the

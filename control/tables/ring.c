@@ -31,8 +31,8 @@ struct ring {
 };
 
 /* Stable LSD radix sort of (pos, rank) by pos, 8 bits per pass, using
- * tmp_pos/tmp_rank (n each) as the second buffer. About 4x faster than
- * qsort at a million points, which dominated the build. */
+ * tmp_pos/tmp_rank (n each) as the second buffer: about 4x faster than
+ * qsort at a million points, where qsort would be most of the build. */
 static void sort_points(struct ring *r, uint64_t *tmp_pos, uint16_t *tmp_rank)
 {
 	uint64_t *src = r->pos, *dst = tmp_pos;

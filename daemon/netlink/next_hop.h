@@ -7,12 +7,13 @@
  * Per such port: for each distinct outer destination (the address of a
  * backend of an ipip or gue VIP) the kernel's route via that interface
  * gives the next-hop address (the gateway, or the backend itself when it
- * is on the link); the first one found is the port's next hop, since a
- * generation has one next-hop MAC per port (a warning names any backend
- * the kernel would send elsewhere). Its MAC comes from the neighbour
- * table. A missing entry is resolved by the kernel after an empty UDP
- * datagram to the next hop's discard port; health checks going through
- * the same next hop keep the entry fresh afterwards.
+ * is on the link); the address most of them share (ties: the lowest) is
+ * the port's next hop, since a generation has one next-hop MAC per port
+ * (a warning names any backend the kernel would send elsewhere). Its MAC
+ * comes from the neighbour table. A missing entry is resolved by the
+ * kernel after an empty UDP datagram to the next hop's discard port;
+ * health checks going through the same next hop keep the entry fresh
+ * afterwards.
  *
  * Re-resolution: immediately on a neighbour notification for the port's
  * interface (rtnetlink), route lookups again on a route notification or a
@@ -26,8 +27,9 @@
  * transmitting port that has a kernel interface, solicited when missing,
  * and re-checked on the same notifications and timers. The builder's
  * state callback takes the MAC from mlv_next_hops_backend_mac; until it
- * is known the backend is unusable (generation.c: no table slots). A
- * MAC that appears or changes makes mlv_next_hops_update return true.
+ * is known the backend is unusable (control/generation/generation.c: no
+ * table slots). A MAC that appears or changes makes mlv_next_hops_update
+ * return true.
  *
  * Plain C, no DPDK: interface indexes come from the caller.
  * Threads: control thread only.

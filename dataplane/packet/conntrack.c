@@ -104,7 +104,7 @@ static uint64_t fingerprint_seed(const struct mlv_ct *ct)
 /* An IPv6 flow: XXH3-64 of the whole key under the table's seed, then
  * the client address's last four bytes as they are (where clients of one
  * network differ), protocol and kind. XXH3-64 rather than -128: half the
- * instructions (the 128-bit hash cost 143 a packet, callgrind), and two
+ * instructions (the 128-bit hash costs 143 a packet, callgrind), and two
  * flows must still share bucket, tag and those four bytes before the 64
  * bits are even compared. */
 void mlv_ct__flow_of6(const struct mlv_ct *ct, const struct mlv_flow_key *k,

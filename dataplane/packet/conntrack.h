@@ -268,8 +268,9 @@ static inline bool mlv_ct_insert(struct mlv_ct *ct,
  * cached_gen == gen and backend_all_idx < n takes one off
  * counts[backend_all_idx], never below zero, before the release hook
  * (if any) runs. In the table because through a hook (an indirect call
- * per eviction) a new flow in a full table took 18 instructions more,
- * 736 against 718 (callgrind, docs/benchmarks.md "New-flow round 4").
+ * per eviction) a new flow in a full table takes 18 instructions more,
+ * 736 against 718 (callgrind; docs/benchmarks.md, "Why the data path is
+ * as it is").
  * counts NULL (n 0) unsets it. The owner keeps counts valid while it is
  * set. Owner worker (cheap enough to call once a burst), or the control
  * thread before the worker starts. */
@@ -456,7 +457,7 @@ static inline struct mlv_ct_entry *mlv_ct__find(const struct mlv_ct *ct,
 
 /* A prefetch the compiler keeps. GCC 12 treats __builtin_prefetch as
  * free of side effects and deletes a loop, or an inlined function, made
- * only of prefetches (it did, here: the bucket was never prefetched); the
+ * only of prefetches (here the bucket would never be prefetched); the
  * empty volatile asm is a side effect it must keep, and costs nothing. */
 static inline void mlv_ct__prefetch_line(const void *p)
 {

@@ -86,10 +86,10 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 			  const struct mlv_pkt *pkt, uint16_t mtu);
 
 /* ---- Implementation of the inline fast path. Internal. ----
- * Inline because the out-of-line, length-generic version (still used for
- * outer IPv6) cost 67 instructions per ipip packet, a tenth of the
- * worker's per-packet work, most of it the variable-length copy and the
- * layout tests (docs/benchmarks.md, "What was tried"). */
+ * Inline because the out-of-line, length-generic version (kept for outer
+ * IPv6) costs 67 instructions per ipip packet, a tenth of the worker's
+ * per-packet work, most of it the variable-length copy and the layout
+ * tests (docs/benchmarks.md, "Why the data path is as it is"). */
 
 /* mlv_encap_apply for MLV_ENCAP_LAYOUT_OTHER. */
 MLV_HIDDEN
@@ -138,8 +138,8 @@ static inline void mlv_encap_apply(uint8_t *out,
 
 	/* Fixed-size, possibly overlapping moves of the template; none
 	 * writes at or past out + t->len, where the inner packet starts.
-	 * Compares rather than a switch: its jump table cost 7 instructions
-	 * a packet, two compares cost 2-4. */
+	 * Compares rather than a switch: its jump table costs 7 instructions
+	 * a packet, two compares 2-4. */
 	if (t->layout == MLV_ENCAP_LAYOUT_IPIP4) {
 		memcpy(out, t->hdr, 16);
 		memcpy(out + 16, t->hdr + 16, 16);

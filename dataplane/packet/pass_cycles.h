@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* TSC cycles per pass of the worker's packet path, for measurement builds
  * only (meson -Dpass_cycles=true; the worker logs them when it stops).
- * Why: whole-run packet rates on a shared host moved ±15–40 % from one
+ * Why: whole-run packet rates on a shared host move by ±15–40 % from one
  * run to the next, while the median of 8 pairs of maglevd's own cycles
- * (the passes less the flush) came within ±3 % of 1 when both sides ran
- * the same build (docs/benchmarks.md, "New-flow round 7"). In every other build
- * MLV_PASS_CYCLES is 0 and each use sits under `if (MLV_PASS_CYCLES)`,
- * which the compiler removes. Plain C; written by the owner worker, read
- * once it has stopped. */
+ * (the passes less the flush) per flush cycle comes within 1.2 % of 1
+ * when both sides run the same build (docs/benchmarks.md, "Data-plane
+ * commands"). In every other build MLV_PASS_CYCLES is 0 and each use
+ * sits under `if (MLV_PASS_CYCLES)`, which the compiler removes. Plain
+ * C; written by the owner worker, read once it has stopped. */
 #ifndef MLV_PASS_CYCLES_H
 #define MLV_PASS_CYCLES_H
 

@@ -2,7 +2,7 @@
 /* The per-burst packet path: parse, find the VIP, pick the backend
  * (conntrack, then the VIP's lookup table: first or second choice),
  * encapsulate, buffer for transmit.
- * Design notes: docs/architecture.md ("Packet path").
+ * Design notes: docs/architecture.md ("The packet path (per burst)").
  *
  * Three passes over the burst: the first parses every frame (prefetching
  * the data of the frame MLV_PREFETCH_AHEAD places ahead); the second finds
@@ -238,7 +238,7 @@ void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
  * counts off gen's backend_active row of this worker, and the release
  * hook, which keeps the VIP totals of bounded VIPs, is installed only
  * when gen has such a VIP (with the hook doing both, a new flow in a
- * full table took 18 instructions more). A few stores; every burst,
+ * full table takes 18 instructions more). A few stores; every burst,
  * since gen may have changed. */
 static inline void ct_follow(struct mlv_worker *w,
 			     const struct mlv_generation *gen)
@@ -508,9 +508,9 @@ static inline uint32_t parse_one(const struct rte_mbuf *m, struct mlv_pkt *pkt,
  * last: vip[n] is NULL). A frame the table does not hold will read its
  * slot in the VIP's table (choose), which in a 128 KiB table is an L1
  * miss: prefetched here, one frame ahead, rather than for every frame in
- * pass 2, where established flows, which never read it, paid for the
- * line (own cycles per packet 4 % lower on est-64B-ipip, 4-6 % on
- * new-64B-ipip: docs/benchmarks.md, "New-flow round 8"). */
+ * pass 2, where established flows, which never read it, would pay for
+ * the line (own cycles per packet 4 % lower on est-64B-ipip, 6 % on
+ * new-64B-ipip: docs/benchmarks.md, "Why the data path is as it is"). */
 static inline void probe_ahead(struct mlv_worker *w, const struct mlv_pkt *pkt,
 			       const struct mlv_gen_vip *const *vip,
 			       const uint32_t *hash, const uint32_t *slot,
@@ -539,10 +539,10 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	/* Each tracked frame's conntrack probe: the bucket from pass 2, the
 	 * rest read one frame ahead of its use in pass 3, so that the
 	 * bucket's look-up and the choice of the slot to claim run beside
-	 * the frame before it (docs/benchmarks.md, "New-flow round 6"). A
-	 * probe is redone when the frame before it used the same bucket;
-	 * probe[-1], a sentinel whose bucket no frame has, stands before the
-	 * first. */
+	 * the frame before it (14 % more Mpps on new-64B-ipip:
+	 * docs/benchmarks.md, "Why the data path is as it is"). A probe is
+	 * redone when the frame before it used the same bucket; probe[-1],
+	 * a sentinel whose bucket no frame has, stands before the first. */
 	struct mlv_ct_probe probes[MLV_BURST + 2];
 	struct mlv_ct_probe *probe = probes + 1;
 	struct drops d;

@@ -110,7 +110,8 @@ static inline void mlv_tx_enqueue(struct mlv_tx_buffer *b,
  * they do not all fit. A burst's forwarded frames wait in the worker's
  * own array and come here together: per frame, a store and an add in
  * registers, where mlv_tx_enqueue's loads and stores through the buffer
- * cost 13 instructions (docs/benchmarks.md, "New-flow round 9"). */
+ * cost 13 instructions (docs/benchmarks.md, "Why the data path is as it
+ * is"). */
 static inline void mlv_tx_enqueue_forwarded(struct mlv_tx_buffer *b,
 					    struct mlv_worker_counters *c,
 					    struct rte_mbuf *const *pkts,

@@ -85,11 +85,12 @@ struct mlv_worker_answer {
  * cheaper than hashing them and probing the generation's index. Two
  * entries, replaced in turn, so that traffic alternating between two
  * VIPs (an IPv4 and an IPv6 service on one host, say) keeps hitting: one
- * entry missed on every frame of dp-bench's est-mixed-ipip, an index
+ * entry would miss on every frame of dp-bench's est-mixed-ipip, an index
  * probe each (89 instructions). Kept across bursts while the generation
- * stays the same (reset every burst, it cost that probe once per burst
- * of up to 32 frames), by number: numbers are never reused, pointers to
- * freed generations may be. Exact (port-specific) look-ups only. */
+ * stays the same (reset every burst, it would cost that probe once per
+ * burst of up to 32 frames), by number: numbers are never reused,
+ * pointers to freed generations may be. Exact (port-specific) look-ups
+ * only. */
 struct mlv_vip_memo_entry {
 	uint64_t dst[2];
 	uint32_t port_proto_family;   /* dport, proto, family: key bytes 34..37;

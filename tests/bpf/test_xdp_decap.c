@@ -4,8 +4,9 @@
  * encapsulated by maglevd's own encapsulator (dataplane/packet/encap.c) must
  * come out as the inner packet behind an Ethernet header of the inner
  * family, byte for byte; everything it must not touch comes out
- * unchanged. Expected frames are built independently (tests/unit/
- * frames.c). Runs in a private network namespace, on lo (generic XDP).
+ * unchanged. Expected frames are built independently
+ * (tests/support/frames.c). Runs in a private network namespace, on lo
+ * (generic XDP).
  * Needs root (exits 77, skipped, without). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Live control against the real daemon (issue 4): a drained backend gets
+"""Live control against the real daemon: a drained backend gets
 no new flows in the packet path while its established flows stay,
 reloads by editing the file (atomic rename and in place; valid and
 invalid), health transitions against TCP and HTTP listeners this test

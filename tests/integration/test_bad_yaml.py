@@ -32,7 +32,7 @@ def test(lab):
     marks = [lc.mark() for lc in conns]
     before = lab.stats()
 
-    # A typo in a key (the issue's own example) and, in the same edit, a
+    # A typo in a key (docs/config.md's own example) and, in the same edit, a
     # backend added: a partial apply would let be4 in.
     bad = lab.config(backends="be1,be2,be3,be4").replace(
         "    backends:", "    backnds:", 1)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A packet-test scenario: the load balancer's configuration (port, VIPs,
  * backends) and the list of input frames, each with the outcome the spec
- * (issue 3, docs/forwarding.md, docs/flow-hash.md) says it must have.
+ * (docs/forwarding.md, docs/flow-hash.md) says it must have.
  *
  * Scenarios are deterministic: building one twice gives byte-identical
  * frames, so the generator writes them and the checker rebuilds them

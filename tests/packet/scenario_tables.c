@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tables: the other table builders, second-choice failover and bounded
- * loads (issue 8, docs/table-builders.md).
+ * loads (docs/table-builders.md).
  *
  * - "bounded": rendezvous, max_load 1.25, four equal backends, and flows
  *   picked so that half of them hash to slots owned by b-1 (a hot spot).

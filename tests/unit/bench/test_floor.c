@@ -2,9 +2,9 @@
 /* dp-bench-floor's per-packet steps (tools/bench/dp-bench/floor_pkt.h): the
  * checks drop what the floor must not forward, the key is the frame's
  * 5-tuple, a flow keeps its backend, a full bucket gives up a way, and
- * the ipip header it prepends verifies. Frames come from unit/frames.c
- * (independent RFC 1071 checksums); mbufs are set up by hand over a
- * buffer, so no EAL is needed. */
+ * the ipip header it prepends verifies. Frames come from
+ * tests/support/frames.c (independent RFC 1071 checksums); mbufs are set
+ * up by hand over a buffer, so no EAL is needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* mlv_fastmod (control/generation/generation.h): the data plane's slot = hash mod
- * table_size without a division must equal the % it replaced for every
+ * table_size without a division must equal the % it stands for on every
  * input, or flows would move to other backends. Checked against % on the
  * edges of both operands and on pseudo-random pairs, and on every prime
  * table size of the configuration's range around the default. */

@@ -1,17 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# dp-bench: the data-plane benchmark of issue 7, side by side in one run.
+# dp-bench: the data-plane benchmark, side by side in one run.
 #
 # For every scenario, on the same generated pcap and the same single
 # forwarding core: dpdk-testpmd in io mode, dpdk-testpmd in 5tswap mode,
 # then maglevd (two-arm: net_pcap rx with infinite_rx -> net_null no-rx,
 # one worker, idle: poll), then dp-bench-floor (floor.c: only the work
 # any conntrack load balancer must do; IPv4 ipip scenarios). Prints a
-# table (or --json) of Mpps, the ratio maglevd / 5tswap against the
-# issue's goals, and maglevd's cycles per packet; a second table sets
-# the floor beside them (floor / 5tswap, maglevd / floor). Rates are per second of the forwarding thread's CPU time (the
-# JSON has them per wall-clock second too), so that other work on the
-# machine's cores does not pass for a slow forwarder.
+# table (or --json) of Mpps, the ratio maglevd / 5tswap against its
+# goals (docs/benchmarks.md, "Data-plane set-up"), and maglevd's cycles
+# per packet; a second table sets the floor beside them (floor / 5tswap,
+# maglevd / floor). Rates are per second of the forwarding thread's CPU
+# time (the JSON has them per wall-clock second too), so that other work
+# on the machine's cores does not pass for a slow forwarder.
 # docs/benchmarks.md ("Data plane") explains the setup and the figures.
 #
 #   dp-bench [--quick] [--json] [--only REGEX] [--cores MAIN,FWD]
@@ -35,9 +36,10 @@
 # ratio per cycle of the flush, the PMD's code, the same in both builds,
 # whose cost follows the host's speed of the moment: own cycles per flush
 # cycle compare the two builds without the host's drift between the runs
-# of a pair. On a shared host whole-run rates moved by ±15-40 % between
-# runs, own cycles by a few per cent (docs/benchmarks.md, "New-flow round
-# 7"), own cycles per flush cycle by about 2 % ("New-flow round 9").
+# of a pair. On a shared host whole-run rates move by ±15-40 % between
+# runs; with the same build on both sides, single pairs' own cycles
+# spread over 0.86-1.17, their own cycles per flush cycle over 0.95-1.07
+# (docs/benchmarks.md, "Data-plane commands").
 #
 # --quick is the CI smoke: tiny pcaps, about a second per run; it fails
 # (exit 1) if any run forwarded nothing, and asserts no speed. A full run

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp-bench-floor: the reference forwarder of dp-bench (issue 7). It does
+/* dp-bench-floor: the reference forwarder of dp-bench. It does
  * only the work every connection-tracking load balancer must do
  * (floor_path.h), so its rate on dp-bench's input is the best any such
  * balancer could reach on this machine, measured rather than estimated;

@@ -6,7 +6,8 @@
  * least work of any conntrack balancer, floor.c) between the two:
  * floor / 5tswap is the best ratio any balancer reaches here, maglevd /
  * floor is maglevd's own overhead. The first table's layout does not
- * depend on the floor, so what parsed it still does.
+ * depend on the floor, so a reader of it parses runs with and without
+ * one alike.
  *
  * Rates are per second of the forwarding thread's CPU time by default
  * ("mpps_cpu"): on a machine whose cores other work shares, that is what

@@ -26,8 +26,8 @@
 
 #define DEFAULT_SOCKET "/run/maglevd/maglevd.sock"
 #define DEFAULT_TIMEOUT_S 60
-/* Largest reply accepted: the daemon's own cap (ctl_server.h) plus the
- * newline. */
+/* Largest reply accepted: the daemon's own cap (control/ctl/server.h)
+ * plus the newline. */
 #define REPLY_MAX ((64u << 20) + 1)
 
 enum { EXIT_OK = 0, EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_NO_REPLY = 3 };
