@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The control thread's event loop: one epoll over a signalfd (SIGHUP,
- * SIGTERM, SIGINT), the control socket's, the metrics endpoint's and the
- * health engine's own epoll fds, the config file watch (inotify + debounce timer), rtnetlink
+/* The control thread's event loop: one epoll over a signalfd (SIGHUP;
+ * SIGTERM and SIGINT: a graceful stop, daemon/announce_glue.c), the
+ * control socket's, the metrics endpoint's and the health engine's own
+ * epoll fds, the config file watch (inotify + debounce timer), rtnetlink
  * notifications for next_hop: auto, and timers (stats file, reclaim,
  * next-hop retries, systemd watchdog, rate samples for `stats`). Every source is level-triggered
  * and non-blocking: the loop never blocks on anything but epoll_wait.
@@ -51,7 +52,6 @@ struct loop {
 	int rates_tfd;
 	bool reclaim_armed;
 	bool stats_failing;      /* log a failing stats file once, not per write */
-	bool stop;
 	struct mlv_config_watch watch;
 };
 
@@ -141,8 +141,8 @@ static void on_signals(struct loop *l, int sigfd)
 			break;
 		case SIGTERM:
 		case SIGINT:
-			mlv_info("%s received: stopping", strsignal((int)si.ssi_signo));
-			l->stop = true;
+			mlv_daemon_request_stop(l->d, false,
+						strsignal((int)si.ssi_signo));
 			break;
 		default:
 			break;
@@ -319,11 +319,19 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 			  .watch = { .inotify_fd = -1, .timer_fd = -1 } };
 	enum mlv_err err = setup(&l, sigfd);
 
-	while (!err && !l.stop) {
+	/* the workers run: announce what serves */
+	if (!err)
+		mlv_daemon_announce_refresh(d);
+	while (!err && !d->stop_now) {
 		struct epoll_event ev[16];
 		/* deferred second choices: look at the sockets, then the
-		 * next step, instead of sleeping */
-		int n = epoll_wait(l.ep, ev, 16, d->second_pending ? 0 : -1);
+		 * next step, instead of sleeping; a draining stop wakes the
+		 * loop when it is due */
+		uint64_t left = mlv_daemon_stop_remaining_ms(d);
+		int timeout = d->second_pending ? 0 :
+			      d->stopping ? (int)(left < 60000 ? left : 60000) :
+			      -1;
+		int n = epoll_wait(l.ep, ev, 16, timeout);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -332,10 +340,16 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 			err = MLV_E_IO;
 			break;
 		}
-		for (int i = 0; i < n && !l.stop; i++)
+		for (int i = 0; i < n && !d->stop_now; i++)
 			dispatch(&l, ev[i].data.u32, sigfd);
+		if (d->stopping && mlv_daemon_stop_remaining_ms(d) == 0) {
+			mlv_info("drain time over: stopping");
+			d->stop_now = true;
+		}
 		mlv_daemon_second_step(d);
-		/* a command, a health batch or a reload may have published */
+		/* a command, a health batch or a reload may have published,
+		 * or steering changed: the routes follow */
+		mlv_daemon_announce_refresh(d);
 		reclaim(&l);
 	}
 	mlv_config_watch_close(&l.watch);

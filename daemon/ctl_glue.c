@@ -96,6 +96,7 @@ static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
 			 "it: %s", mlv_strerror(err));
 		return err;
 	}
+	mlv_daemon_state_save(d);
 	if (ov->op == MLV_CTL_OV_WEIGHT)
 		mlv_info("override: %s/%s weight %u (generation %u)", ov->vip,
 			 ov->backend, ov->weight, d->generation);
@@ -164,6 +165,60 @@ static void st_track_cancel(void *ctx, uint64_t ticket)
 		d->track_outstanding = 0;
 }
 
+static void forget_kept(const struct mlv_override *ov, void *ctx)
+{
+	(void)ctx;
+	mlv_warn("state file: override of %s/%s dropped: not in the "
+		 "configuration", ov->vip, ov->backend);
+}
+
+void mlv_daemon_state_load(struct mlv_daemon *d)
+{
+	char why[256];
+	uint32_t dropped;
+
+	if (mlv_state_file_path(d->cfg->state_file, d->cfg->control_socket,
+				d->state_path, sizeof(d->state_path))) {
+		mlv_err_log("state file: control.state_file or control.socket "
+			    "too long; overrides are not kept across restarts");
+		d->state_path[0] = '\0';
+		return;
+	}
+	if (mlv_state_file_load(d->state_path, &d->overrides, why,
+				sizeof(why)) != MLV_OK) {
+		mlv_err_log("state file: %s; starting without its overrides "
+			    "(the next change replaces it)", why);
+		return;
+	}
+	dropped = mlv_overrides_prune(&d->overrides, d->cfg, forget_kept, NULL);
+	if (d->overrides.n)
+		mlv_info("state file %s: %u runtime override(s) restored",
+			 d->state_path, d->overrides.n);
+	if (dropped)
+		mlv_daemon_state_save(d);
+}
+
+void mlv_daemon_state_save(struct mlv_daemon *d)
+{
+	char why[256];
+
+	if (!d->state_path[0])
+		return;
+	if (mlv_state_file_save(d->state_path, &d->overrides, why,
+				sizeof(why)) != MLV_OK)
+		mlv_err_log("state file: %s; the overrides apply but are not "
+			    "kept across a restart", why);
+}
+
+static enum mlv_err st_shutdown(void *ctx, bool now, char *detail,
+			       size_t detail_len)
+{
+	(void)detail;
+	(void)detail_len;
+	mlv_daemon_request_stop(ctx, now, "shutdown (control socket)");
+	return MLV_OK;
+}
+
 enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 {
 	struct mlv_ctl_state *st = &d->st;
@@ -184,6 +239,8 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->track_post = st_track_post;
 	st->track_poll = st_track_poll;
 	st->track_cancel = st_track_cancel;
+	st->announce = mlv_daemon_announce_view;
+	st->shutdown = st_shutdown;
 	err = mlv_ctl_server_create(&(struct mlv_ctl_server_params){
 		.path = d->cfg->control_socket,
 		.mode = d->cfg->control_socket_mode,

@@ -33,9 +33,11 @@
 #include "control/publish/publish.h"
 #include "control/generation/stats.h"
 #include "daemon/options/eal_args.h"
+#include "daemon/netlink/announce.h"
 #include "daemon/netlink/next_hop.h"
 #include "daemon/options/options.h"
 #include "daemon/runtime/overrides.h"
+#include "daemon/runtime/state_file.h"
 #include "daemon/steering.h"
 #include "dataplane/worker/port.h"
 #include "dataplane/worker/worker.h"
@@ -102,8 +104,10 @@ struct mlv_daemon {
 	uint64_t reloads_failed;
 	struct mlv_publish_record last_publish;
 
-	/* Runtime state layered over the config (daemon/generations.c). */
+	/* Runtime state layered over the config (daemon/generations.c);
+	 * the overrides are kept in state_path across restarts. */
 	struct mlv_overrides overrides;
+	char state_path[MLV_PATH_MAX + 8];
 	struct mlv_health *health;
 	bool health_dirty;               /* a health batch changed something */
 	/* Pairs the current health batch took down, while the failover
@@ -138,6 +142,26 @@ struct mlv_daemon {
 
 	/* Threads that build a generation's tables (daemon/build_threads.c) */
 	struct mlv_build_pool *build_pool;
+
+	/* VIP routes for a routing daemon (daemon/announce_glue.c): the
+	 * announcer, what it was last brought in line with, and the view
+	 * status and metrics read. */
+	struct mlv_announce announce;
+	const struct mlv_config *announce_cfg;  /* config last applied */
+	uint32_t announce_gen;                  /* generation last seen */
+	uint64_t announce_syncs;                /* steering syncs last seen */
+	bool announce_stopping;                 /* stopping, last seen */
+	uint64_t announce_open_failures;
+	struct mlv_ctl_announce announce_view;
+	struct mlv_ctl_announce_vip *announce_vips;
+	uint32_t announce_vips_cap;
+
+	/* The stop (SIGTERM, SIGINT, `shutdown`): stopping = routes withdrawn
+	 * and forwarding until stop_at_ms (CLOCK_MONOTONIC); stop_now = leave
+	 * the control loop. */
+	bool stopping;
+	uint64_t stop_at_ms;
+	bool stop_now;
 };
 
 /* Start everything up to and including launching the workers with
@@ -236,6 +260,45 @@ void mlv_daemon_ctl_workers(struct mlv_daemon *d);
  * when it is ""), reading the control socket's state. Logs and returns
  * the error on failure. After mlv_daemon_ctl_workers. */
 enum mlv_err mlv_daemon_metrics_open(struct mlv_daemon *d);
+
+/* ---- VIP routes and the stop (daemon/announce_glue.c) ---- */
+
+/* Bring the announce table in line with what is serving now: open, move
+ * or close the announcer when the config's announce section changed,
+ * then keep one route per address of a VIP that is published, steered
+ * (AF_XDP maps in place) and has at least min_backends usable backends;
+ * none while stopping or before the workers run. Cheap when nothing it
+ * depends on changed since the last call: the control loop calls it
+ * after every pass. Control thread. */
+void mlv_daemon_announce_refresh(struct mlv_daemon *d);
+
+/* Ask the daemon to stop. The first request withdraws every route and
+ * keeps forwarding for announce.drain_time (at once when announcing is
+ * off or the drain time is 0); a second one, or now, stops at once.
+ * why names the trigger for the log. Control thread. */
+void mlv_daemon_request_stop(struct mlv_daemon *d, bool now, const char *why);
+
+/* Milliseconds until a draining stop ends (0 when not stopping or due);
+ * the control loop's longest wait. Control thread. */
+uint64_t mlv_daemon_stop_remaining_ms(const struct mlv_daemon *d);
+
+/* The view struct mlv_ctl_state.announce returns (ctx = the daemon). */
+const struct mlv_ctl_announce *mlv_daemon_announce_view(void *ctx);
+
+/* Withdraw every route and close the announcer (teardown). */
+void mlv_daemon_announce_close(struct mlv_daemon *d);
+
+/* ---- the state file (daemon/ctl_glue.c) ---- */
+
+/* Work out state_path and read the overrides kept there (start, before
+ * generation 1); those for VIPs or backends the config lacks are
+ * dropped. A file that cannot be read is logged and the daemon starts
+ * without it. Control thread. */
+void mlv_daemon_state_load(struct mlv_daemon *d);
+
+/* Write the overrides to state_path; a failure is logged (the overrides
+ * still apply, they are only not kept across a restart). Control thread. */
+void mlv_daemon_state_save(struct mlv_daemon *d);
 
 /* ---- health checks (daemon/health_glue.c) ---- */
 

@@ -101,6 +101,7 @@ static int run(const struct mlv_options *opts)
 	int sigfd;
 
 	memset(&d, 0, sizeof(d));
+	mlv_announce_init(&d.announce);
 	d.opts = opts;
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
 	mlv_log_set_level(opts->log_level);
@@ -116,6 +117,8 @@ static int run(const struct mlv_options *opts)
 	if (!err) {
 		err = mlv_daemon_control_loop(&d, sigfd);
 		mlv_notify_stopping();
+		/* the routes go before the forwarding does */
+		mlv_daemon_announce_close(&d);
 		/* Workers stop, then ports (a net_pcap TX file is complete
 		 * after close); the final counters are read after both. */
 		mlv_daemon_stop_workers(&d);

@@ -39,6 +39,12 @@ void mlv_notify_reloaded(uint32_t generation, uint32_t n_vips, bool ok)
 			ok ? "" : "; the last reload was rejected"), "READY");
 }
 
+void mlv_notify_draining(uint32_t drain_ms)
+{
+	sent(sd_notifyf(0, "STOPPING=1\nSTATUS=draining: VIP routes withdrawn, "
+			"stopping in %u ms", drain_ms), "STOPPING");
+}
+
 void mlv_notify_stopping(void)
 {
 	sent(sd_notify(0, "STOPPING=1\nSTATUS=stopping"), "STOPPING");

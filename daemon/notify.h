@@ -29,6 +29,10 @@ void mlv_notify_reloaded(uint32_t generation, uint32_t n_vips, bool ok);
 /* Shutdown begins: STOPPING=1. */
 void mlv_notify_stopping(void);
 
+/* A graceful stop drains first: STOPPING=1 with a STATUS line that says
+ * so, and EXTEND_TIMEOUT_USEC is not used: TimeoutStopSec covers it. */
+void mlv_notify_draining(uint32_t drain_ms);
+
 /* How often the control loop should send WATCHDOG=1: half of
  * $WATCHDOG_USEC in milliseconds (at least 1), or 0 when systemd does not
  * expect keep-alives from this process. */

@@ -97,7 +97,8 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 	mlv_config_free(d->cfg);
 	d->cfg = next;
 	d->reloads_ok++;
-	mlv_overrides_prune(&d->overrides, d->cfg, forget_override, NULL);
+	if (mlv_overrides_prune(&d->overrides, d->cfg, forget_override, NULL))
+		mlv_daemon_state_save(d);
 
 	/* Health: new pairs started as up in the generation just built;
 	 * pairs whose check changed may now answer differently. */

@@ -207,6 +207,8 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 	 * wait in the backlog until the control loop serves them. */
 	if ((err = mlv_daemon_ctl_open(d)))
 		return err;
+	/* overrides kept by the last run, before anything is built */
+	mlv_daemon_state_load(d);
 	if ((err = mlv_daemon_health_open(d)))
 		return err;
 	if ((err = init_eal(d)) || (err = pick_lcores(d)))
@@ -272,6 +274,7 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 {
 	int ret;
 
+	mlv_daemon_announce_close(d);
 	mlv_daemon_stop_workers(d);
 	mlv_daemon_close_ports(d);
 	/* Nothing may read generations, stats or workers after this. */

@@ -143,6 +143,7 @@ enum mlv_err mlv_steering_sync(struct mlv_steering *s,
 			 r.vips_removed, r.addrs);
 	}
 	s->syncs++;
+	s->in_place = first == MLV_OK;
 	return first;
 }
 

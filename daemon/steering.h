@@ -46,6 +46,8 @@ struct mlv_steering {
 	struct mlv_steer_iface ifs[MLV_MAX_PORTS];
 	char obj_path[PATH_MAX];     /* the object we wrote, "" if none */
 	uint64_t syncs;
+	bool in_place;               /* the last sync reached every managed
+					interface (true with none) */
 };
 
 /* Rewrite the af_xdp vdevs of eal as described above. control_socket

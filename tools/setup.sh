@@ -14,6 +14,7 @@ PACKAGES=(
   bpftool ethtool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
   systemd
   libmicrohttpd-dev prometheus
+  bird2
 )
 HUGEPAGES=${MAGLEVD_HUGEPAGES:-1024}   # 2 MB pages: 2 GB for DPDK
 
@@ -34,9 +35,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
-  # We install prometheus only for promtool and nginx only for the lab's
-  # backends (started in namespaces): keep their system services off.
-  for svc in prometheus nginx; do
+  # We install prometheus only for promtool, nginx only for the lab's
+  # backends and bird2 only for the lab's routers (all started in
+  # namespaces): keep their system services off.
+  for svc in prometheus nginx bird; do
     if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
       systemctl disable --now "$svc" >/dev/null 2>&1 || true
     fi

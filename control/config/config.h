@@ -23,6 +23,7 @@
 
 #define MLV_NAME_MAX      64    /* VIP, backend and port names, with NUL */
 #define MLV_PATH_MAX      256   /* file paths, HTTP paths, device names */
+#define MLV_IFNAME_MAX    16    /* kernel interface names, with NUL */
 #define MLV_MAX_WORKERS   64
 #define MLV_MAX_PORTS     16
 #define MLV_MAX_VIPS      65535
@@ -76,6 +77,7 @@ struct mlv_vip_config {
 	enum mlv_table_kind table;  /* which builder fills the table */
 	double max_load;           /* bounded loads: 0 = off, else >= 1.0 */
 	uint32_t vnodes;           /* ring: points per unit of weight */
+	uint32_t min_backends;     /* announce only with this many usable */
 };
 
 struct mlv_port_config {
@@ -125,6 +127,13 @@ struct mlv_config {
 	char build_cpus[MLV_PATH_MAX]; /* CPU list for the build helpers
 					  ("0-1,4"); "" = the control
 					  thread's CPUs */
+	char state_file[MLV_PATH_MAX]; /* runtime overrides kept across
+					  restarts; "" = beside the socket */
+
+	/* announce: reloadable (docs/scale-out.md) */
+	uint32_t announce_table;       /* kernel routing table; 0 = off */
+	uint32_t announce_drain_ms;    /* forwarding after a stop withdrew */
+	char announce_device[MLV_IFNAME_MAX]; /* the device the routes use */
 
 	/* defaults, already applied to every VIP */
 	uint32_t default_table_size;
@@ -133,6 +142,7 @@ struct mlv_config {
 	enum mlv_table_kind default_table;
 	double default_max_load;
 	uint32_t default_vnodes;
+	uint32_t default_min_backends;
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

@@ -184,11 +184,38 @@ static const struct mlv_cfg_key control_keys[] = {
 	/* the finish hook parses the list */
 	{ .name = "build_cpus", .type = MLV_CT_STRING, FIELD(CF, build_cpus),
 	  .min = 1, .doc_default = "the control thread's CPUs" },
+	{ .name = "state_file", .type = MLV_CT_STRING, FIELD(CF, state_file),
+	  .min = 1, .doc_default = "the socket's path + \".state\"" },
 };
 
 static const struct mlv_cfg_map control_map = {
 	.what = "control", .keys = control_keys, .n_keys = N_KEYS(control_keys),
 	.finish = mlv_cfg_finish_control,
+};
+
+static const struct mlv_cfg_key announce_keys[] = {
+	{ .name = "table", .type = MLV_CT_UINT, FIELD(CF, announce_table),
+	  .min = 0, .max = UINT32_MAX, .def = "0" },
+	{ .name = "drain_time", .type = MLV_CT_DURATION,
+	  FIELD(CF, announce_drain_ms), .min = 0, .max = 600000, .def = "2s" },
+	{ .name = "device", .type = MLV_CT_NAME, FIELD(CF, announce_device),
+	  .min = 1, .max = MLV_IFNAME_MAX - 1, .def = "maglevd-vips" },
+};
+
+static const struct mlv_cfg_map announce_map = {
+	.what = "announce", .keys = announce_keys,
+	.n_keys = N_KEYS(announce_keys), .finish = mlv_cfg_finish_announce,
+};
+
+static const struct mlv_cfg_key defaults_announce_keys[] = {
+	{ .name = "min_backends", .type = MLV_CT_UINT,
+	  FIELD(CF, default_min_backends), .min = 0,
+	  .max = MLV_MAGLEV_MAX_BACKENDS, .def = "1" },
+};
+
+static const struct mlv_cfg_map defaults_announce_map = {
+	.what = "defaults.announce", .keys = defaults_announce_keys,
+	.n_keys = N_KEYS(defaults_announce_keys),
 };
 
 static const struct mlv_cfg_key defaults_keys[] = {
@@ -206,6 +233,8 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .def = "0" },
 	{ .name = "vnodes", .type = MLV_CT_UINT, FIELD(CF, default_vnodes),
 	  .min = 1, .max = MLV_RING_MAX_VNODES, .def = "10" },
+	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
+	  .sub = &defaults_announce_map },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -240,6 +269,17 @@ static const struct mlv_cfg_list backend_list = {
 };
 
 #define VC struct mlv_vip_config
+static const struct mlv_cfg_key vip_announce_keys[] = {
+	{ .name = "min_backends", .type = MLV_CT_UINT, FIELD(VC, min_backends),
+	  .min = 0, .max = MLV_MAGLEV_MAX_BACKENDS,
+	  .doc_default = "defaults.announce.min_backends" },
+};
+
+static const struct mlv_cfg_map vip_announce_map = {
+	.what = "a VIP's announce",
+	.keys = vip_announce_keys, .n_keys = N_KEYS(vip_announce_keys),
+};
+
 static const struct mlv_cfg_key vip_keys[] = {
 	{ .name = "name", .type = MLV_CT_NAME, FIELD(VC, name), .min = 1,
 	  .required = true },
@@ -264,6 +304,8 @@ static const struct mlv_cfg_key vip_keys[] = {
 	{ .name = "vnodes", .type = MLV_CT_UINT, FIELD(VC, vnodes),
 	  .min = 1, .max = MLV_RING_MAX_VNODES,
 	  .doc_default = "defaults.vnodes" },
+	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
+	  .sub = &vip_announce_map },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",
@@ -292,6 +334,8 @@ static const struct mlv_cfg_key root_keys[] = {
 	  .required = true, .restart_only = true, .sub = &dataplane_map },
 	{ .name = "control", .type = MLV_CT_MAP, .offset = 0,
 	  .restart_only = true, .sub = &control_map },
+	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
+	  .sub = &announce_map },
 	{ .name = "defaults", .type = MLV_CT_MAP, .offset = 0,
 	  .sub = &defaults_map },
 	{ .name = "vips", .type = MLV_CT_LIST, FIELD(CF, vips),

@@ -166,6 +166,7 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->table = ctx->cfg->default_table;
 	vip->max_load = ctx->cfg->default_max_load;
 	vip->vnodes = ctx->cfg->default_vnodes;
+	vip->min_backends = ctx->cfg->default_min_backends;
 }
 
 static bool port_has_family(const struct mlv_config *cfg, uint8_t family)
@@ -421,6 +422,23 @@ void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
 			      why);
 }
 
+void mlv_cfg_finish_announce(struct mlv_cfg_ctx *ctx, void *obj,
+			     const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_config *cfg = obj;
+	/* RT_TABLE_DEFAULT, RT_TABLE_MAIN, RT_TABLE_LOCAL: the host's own
+	 * routing reads them, so VIP routes there would steer the host's
+	 * traffic for the VIPs into the announce device. */
+	static const char *const reserved[] = { "default", "main", "local" };
+
+	if (cfg->announce_table >= 253 && cfg->announce_table <= 255)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "table"),
+			      "announce.table %u is the kernel's '%s' table; "
+			      "use a table of its own (e.g. 100)",
+			      cfg->announce_table,
+			      reserved[cfg->announce_table - 253]);
+}
+
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			const struct mlv_cfg_seen *seen)
 {
@@ -437,6 +455,12 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 	check_backends(ctx, vip, seen);
 	if (ctx->nomem)
 		return;
+	if (ctx->cfg->announce_table != 0 && vip->min_backends > vip->n_backends)
+		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "announce") ?
+				  mlv_cfg_pos(seen, "announce") : vip->pos,
+			     "VIP '%s' is never announced: announce.min_backends "
+			     "%u is more than its %u backends", vip->name,
+			     vip->min_backends, vip->n_backends);
 	check_table_choice(ctx, vip, seen);
 	if (mlv_cfg_given(seen, "backends") && vip->n_backends == 0)
 		mlv_cfg_warn(ctx, mlv_cfg_pos(seen, "backends"),

@@ -18,6 +18,10 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 /* control: build_cpus is a CPU list (control/config/cpu_list.h). */
 void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
 			    const struct mlv_cfg_seen *seen);
+/* announce: a table of its own, not one the kernel's routing relies on
+ * (main, local, default). */
+void mlv_cfg_finish_announce(struct mlv_cfg_ctx *ctx, void *obj,
+			     const struct mlv_cfg_seen *seen);
 /* One VIP: gue_port only with gue, address families the forwarding can
  * carry, l2dsr MACs, unique backend names, balance warnings; then sorts
  * the backends by name (the Maglev builder relies on it). */

@@ -299,6 +299,46 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 			 "deferred", (json_int_t)s.deferred);
 }
 
+/* The announcer's view: null when the daemon has none. */
+static json_t *announce_json(const struct mlv_ctl_state *st)
+{
+	const struct mlv_ctl_announce *a = st->announce ?
+					   st->announce(st->ctx) : NULL;
+	json_t *vips, *obj;
+
+	if (!a)
+		return json_null();
+	vips = json_array();
+	for (uint32_t i = 0; vips && i < a->n_vips; i++) {
+		const struct mlv_ctl_announce_vip *v = &a->vips[i];
+
+		if (json_array_append_new(vips, json_pack(
+			    "{s:s, s:b, s:b, s:I, s:I}", "name", v->name,
+			    "serving", v->serving, "announced", v->announced,
+			    "usable", (json_int_t)v->usable,
+			    "min_backends", (json_int_t)v->min_backends))) {
+			json_decref(vips);
+			return NULL;
+		}
+	}
+	if (!vips)
+		return NULL;
+	obj = json_pack("{s:b, s:b, s:I, s:s, s:I, s:I, s:I, s:I, s:s?, s:b,"
+			" s:o, s:o}",
+			"enabled", a->enabled, "open", a->open,
+			"table", (json_int_t)a->table, "device", a->device,
+			"routes", (json_int_t)a->routes,
+			"announces", (json_int_t)a->announces,
+			"withdraws", (json_int_t)a->withdraws,
+			"errors", (json_int_t)a->errors,
+			"last_error", a->last_error[0] ? a->last_error : NULL,
+			"stopping", a->stopping,
+			"stop_in_ms", a->stopping ?
+			json_integer((json_int_t)a->stop_in_ms) : json_null(),
+			"vips", vips);
+	return obj;
+}
+
 json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 {
 	const struct mlv_generation *gen = mlv_ctl_gen(st);
@@ -321,7 +361,7 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 		return NULL;
 	}
 	return json_pack("{s:b, s:s, s:i, s:f, s:o, s:s?, s:I, s:o, s:I, s:I,"
-			 " s:o, s:o, s:o, s:o, s:o}",
+			 " s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "ok", 1,
 			 "version", MLV_VERSION,
 			 "pid", (int)getpid(),
@@ -336,7 +376,27 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 			 "down", down,
 			 "all_down", all_down_json(st, gen),
 			 "reloads", reloads_json(&st->reloads),
-			 "control", server_json(st->server));
+			 "control", server_json(st->server),
+			 "announce", announce_json(st));
+}
+
+/* ---- shutdown ---- */
+
+json_t *mlv_ctl_cmd_shutdown(struct mlv_ctl_state *st, const json_t *args)
+{
+	bool now = json_is_true(json_object_get(args, "now"));
+	const struct mlv_ctl_announce *a;
+	char detail[200] = "";
+
+	if (!st->shutdown)
+		return mlv_ctl_fail("shutdown not available");
+	if (st->shutdown(st->ctx, now, detail, sizeof(detail)) != MLV_OK)
+		return mlv_ctl_fail("%s", detail[0] ? detail : "cannot stop");
+	a = st->announce ? st->announce(st->ctx) : NULL;
+	return json_pack("{s:b, s:b, s:o}", "ok", 1, "now",
+			 now || !a || !a->stopping,
+			 "stop_in_ms", a && a->stopping && !now ?
+			 json_integer((json_int_t)a->stop_in_ms) : json_null());
 }
 
 /* ---- reload ---- */

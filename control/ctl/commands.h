@@ -93,6 +93,35 @@ struct mlv_ctl_rate_samples {
 	uint32_t n;                 /* samples taken, saturating at 2 */
 };
 
+/* One VIP as the announcer sees it (docs/scale-out.md). */
+struct mlv_ctl_announce_vip {
+	char name[MLV_NAME_MAX];
+	bool serving;            /* published, steering in place, at least
+				    min_backends usable backends */
+	bool announced;          /* its address's route is in the table */
+	uint32_t usable;         /* backends that can take new flows */
+	uint32_t min_backends;
+};
+
+/* The announcer and the stop, for status and metrics. */
+struct mlv_ctl_announce {
+	bool enabled;            /* announce.table is set */
+	bool open;               /* the device and the socket are up */
+	uint32_t table;
+	char device[16];
+	uint32_t routes;         /* routes in the table now */
+	uint64_t announces;      /* routes added */
+	uint64_t withdraws;      /* routes deleted */
+	uint64_t errors;         /* route changes the kernel refused, and
+				    failed attempts to open the device */
+	char last_error[160];    /* "" if none */
+	bool stopping;           /* routes withdrawn, forwarding until the
+				    drain time ends */
+	uint64_t stop_in_ms;     /* while stopping */
+	uint32_t n_vips;
+	const struct mlv_ctl_announce_vip *vips;
+};
+
 /* How long `lookup` waits for the workers before replying without them. */
 #define MLV_CTL_TRACK_TIMEOUT_MS 100u
 
@@ -151,6 +180,18 @@ struct mlv_ctl_state {
 	enum mlv_err (*track_poll)(void *ctx, uint64_t ticket, bool *done,
 				   struct mlv_ctl_tracked *out);
 	void (*track_cancel)(void *ctx, uint64_t ticket);
+
+	/* The announcer's state, for status and metrics; NULL: status says
+	 * "announce": null and metrics leave the families out. */
+	const struct mlv_ctl_announce *(*announce)(void *ctx);
+
+	/* Stop the daemon: withdraw every route and keep forwarding for the
+	 * drain time (now false), or exit at once (now true; also cuts a
+	 * drain under way short). The daemon stops after the reply is sent.
+	 * Returns MLV_OK or an error with a sentence in detail. NULL:
+	 * "shutdown not available". */
+	enum mlv_err (*shutdown)(void *ctx, bool now, char *detail,
+				 size_t detail_len);
 
 	/* For status: the server's own counters (may be NULL). */
 	const struct mlv_ctl_server *server;

@@ -305,6 +305,60 @@ static void page_xdp(struct mlv_metrics_page *p)
 	}
 }
 
+/* ---- VIP routes and the stop (docs/scale-out.md) ---- */
+
+static void page_announce(struct mlv_metrics_page *p)
+{
+	const struct mlv_ctl_announce *a = p->st->announce ?
+					   p->st->announce(p->st->ctx) : NULL;
+	struct mlv_expo_label l;
+
+	if (!a)
+		return;
+	mlv_expo_family(p->f, "maglevd_stopping", MLV_EXPO_GAUGE,
+			"1 while a graceful stop drains: routes withdrawn, "
+			"still forwarding");
+	mlv_expo_sample_u64(p->f, "maglevd_stopping", NULL, 0, a->stopping);
+	mlv_expo_family(p->f, "maglevd_stop_remaining_seconds", MLV_EXPO_GAUGE,
+			"time left before a stopping instance exits (0 when "
+			"not stopping)");
+	mlv_expo_sample_double(p->f, "maglevd_stop_remaining_seconds", NULL, 0,
+			       a->stopping ? (double)a->stop_in_ms / 1000.0 : 0);
+	if (!a->enabled)
+		return;
+	gauge1(p->f, "maglevd_announce_routes",
+	       "VIP routes in the announce table now", a->routes);
+	mlv_expo_family(p->f, "maglevd_announce_events_total", MLV_EXPO_COUNTER,
+			"VIP routes added (announce) and deleted (withdraw)");
+	l = (struct mlv_expo_label){ "event", "announce" };
+	mlv_expo_sample_u64(p->f, "maglevd_announce_events_total", &l, 1,
+			    a->announces);
+	l.value = "withdraw";
+	mlv_expo_sample_u64(p->f, "maglevd_announce_events_total", &l, 1,
+			    a->withdraws);
+	mlv_expo_family(p->f, "maglevd_announce_errors_total", MLV_EXPO_COUNTER,
+			"route changes the kernel refused and failed openings "
+			"of the announce device");
+	mlv_expo_sample_u64(p->f, "maglevd_announce_errors_total", NULL, 0,
+			    a->errors);
+	mlv_expo_family(p->f, "maglevd_vip_announced", MLV_EXPO_GAUGE,
+			"1 while the VIP's address is announced");
+	l.name = "vip";
+	for (uint32_t i = 0; i < a->n_vips; i++) {
+		l.value = a->vips[i].name;
+		mlv_expo_sample_u64(p->f, "maglevd_vip_announced", &l, 1,
+				    a->vips[i].announced);
+	}
+	mlv_expo_family(p->f, "maglevd_vip_serving", MLV_EXPO_GAUGE,
+			"1 while the VIP is published, steered and has "
+			"announce.min_backends usable backends");
+	for (uint32_t i = 0; i < a->n_vips; i++) {
+		l.value = a->vips[i].name;
+		mlv_expo_sample_u64(p->f, "maglevd_vip_serving", &l, 1,
+				    a->vips[i].serving);
+	}
+}
+
 /* ---- the page ---- */
 
 enum mlv_err mlv_metrics_render(struct mlv_metrics_renderer *r,
@@ -338,6 +392,7 @@ enum mlv_err mlv_metrics_render(struct mlv_metrics_renderer *r,
 	err = mlv_metrics_page_lb(&p);
 	page_health(&p);
 	page_xdp(&p);
+	page_announce(&p);
 	if (ferror(p.f) && !err)
 		err = MLV_E_NOMEM;
 	if (fclose(p.f) != 0 && !err)

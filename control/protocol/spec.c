@@ -63,6 +63,11 @@ static const struct mlv_ctl_arg_spec whatif_args[] = {
 	  .help = "add: the new backend's weight (default 100, the config default)" },
 };
 
+static const struct mlv_ctl_arg_spec shutdown_args[] = {
+	{ .name = "now", .type = MLV_CTL_ARG_FLAG,
+	  .help = "exit at once, without the drain time (also ends one under way)" },
+};
+
 #define ARGS(a) .n_args = sizeof(a) / sizeof((a)[0]), .args = (a)
 #define NO_ARGS .n_args = 0, .args = NULL
 /* Per command: its argument list, by the command's lower-case name. */
@@ -78,6 +83,7 @@ static const struct mlv_ctl_arg_spec whatif_args[] = {
 #define ARGS_undrain  ARGS(backend_args)
 #define ARGS_weight   ARGS(weight_args)
 #define ARGS_whatif   ARGS(whatif_args)
+#define ARGS_shutdown ARGS(shutdown_args)
 #define ARGS_health   ARGS(health_args)
 
 const struct mlv_ctl_cmd_spec mlv_ctl_cmd_specs[MLV_CTL_CMD__COUNT] = {

@@ -37,7 +37,8 @@
 	X(UNDRAIN,  undrain,  "clear a runtime drain override") \
 	X(WEIGHT,   weight,   "show BACKEND's weights, set a runtime weight override, or --reset it") \
 	X(WHATIF,   whatif,   "fraction of the VIP's slots and tracked connections that would move if BACKEND were removed or added") \
-	X(HEALTH,   health,   "health checks per backend: verdict, last result and error, transition times")
+	X(HEALTH,   health,   "health checks per backend: verdict, last result and error, transition times") \
+	X(SHUTDOWN, shutdown, "stop: withdraw every VIP route, keep forwarding for announce.drain_time, then exit (--now: exit at once)")
 
 enum mlv_ctl_cmd {
 #define MLV_CTL_CMD_ENUM(id, name, help) MLV_CTL_CMD_##id,

@@ -23,6 +23,7 @@ import tempfile
 
 # the case modules sit next to this file: no __pycache__ in the source tree
 sys.dont_write_bytecode = True
+import cases_announce  # noqa: E402
 import cases_build  # noqa: E402
 import cases_control  # noqa: E402
 import cases_live  # noqa: E402
@@ -317,6 +318,7 @@ CASES = {
     "two-arm": case_two_arm,
     "refuse": case_refuse,
 }
+CASES.update(cases_announce.CASES)
 CASES.update(cases_build.CASES)
 CASES.update(cases_control.CASES)
 CASES.update(cases_live.CASES)

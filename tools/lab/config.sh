@@ -59,6 +59,7 @@ control:
   socket: $dir/maglevd.sock
   socket_mode: "0660"
   metrics_listen: 127.0.0.1:9478
+$(announce_section)
 defaults:
   forwarding: $CFG_FORWARDING
   health: {type: $CFG_HEALTH_TYPE, port: $LAB_HTTP_PORT, path: /healthz, expect: 200,
@@ -70,6 +71,12 @@ YAML
   emit_vip web6 "$LAB_VIP6" "$LAB_HTTP_PORT" tcp 6
   emit_vip echo4 "$LAB_VIP4" "$LAB_UDP_PORT" udp 4
   emit_vip echo6 "$LAB_VIP6" "$LAB_UDP_PORT" udp 6
+}
+
+# The routed lab: the VIP routes this LB's BIRD exports (tools/lab/bgp.sh).
+announce_section() {
+  [ "${LAB_BGP:-0}" -eq 1 ] || return 0
+  echo "announce: {table: $LAB_ANNOUNCE_TABLE, drain_time: 2s, device: maglevd-vips}"
 }
 
 next_hop_comment() {

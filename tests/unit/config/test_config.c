@@ -846,6 +846,65 @@ static void test_gue_port_only_with_gue(void **state)
 	unload(&l);
 }
 
+static void test_announce_section(void **state)
+{
+	const char *off = DP
+		"vips:\n"
+		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp}\n";
+	const char *on = DP
+		"announce: {table: 100, drain_time: 5s, device: mlv-test}\n"
+		"defaults: {announce: {min_backends: 2}}\n"
+		"vips:\n"
+		"  - name: a\n"
+		"    address: 192.0.2.1\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    backends: [{name: b1, address: 10.0.0.11}, {name: b2, address: 10.0.0.12}]\n"
+		"  - name: b\n"
+		"    address: 2001:db8::1\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    announce: {min_backends: 3}\n"
+		"    backends: [{name: b1, address: 2001:db8::11}]\n";
+	const char *bad = DP
+		"announce: {table: 254, drain_time: 11m, device: \"a b\"}\n"
+		"vips:\n"
+		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp,\n"
+		"     announce: {min_backends: 70000}}\n";
+	struct load l;
+	(void)state;
+
+	/* off by default; every VIP inherits min_backends 1 */
+	load(&l, off);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->announce_table, 0);
+	assert_int_equal(l.cfg->announce_drain_ms, 2000);
+	assert_string_equal(l.cfg->announce_device, "maglevd-vips");
+	assert_int_equal(l.cfg->vips[0].min_backends, 1);
+	assert_int_equal(l.d.n, 0);   /* no warning while announcing is off */
+	unload(&l);
+
+	load(&l, on);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->announce_table, 100);
+	assert_int_equal(l.cfg->announce_drain_ms, 5000);
+	assert_string_equal(l.cfg->announce_device, "mlv-test");
+	assert_int_equal(l.cfg->vips[0].min_backends, 2);
+	assert_int_equal(l.cfg->vips[1].min_backends, 3);
+	/* b can never have 3 usable backends: said where it is set */
+	expect_diag(&l, MLV_DIAG_WARNING, on, "{min_backends: 3}", 0,
+		    "VIP 'b' is never announced");
+	unload(&l);
+
+	load(&l, bad);
+	expect_rejected(&l);
+	expect_error(&l, bad, "254", "announce.table 254 is the kernel's 'main' table");
+	expect_error(&l, bad, "11m", "drain_time");
+	expect_error(&l, bad, "\"a b\"", "device");
+	expect_error(&l, bad, "70000", "min_backends");
+	unload(&l);
+}
+
 #define TEN "0123456789"
 
 static void test_control_section(void **state)
@@ -1460,6 +1519,7 @@ int main(void)
 		cmocka_unit_test(test_health_rules),
 		cmocka_unit_test(test_gue_port_only_with_gue),
 		cmocka_unit_test(test_control_section),
+		cmocka_unit_test(test_announce_section),
 		cmocka_unit_test(test_many_errors_collected_in_order),
 		cmocka_unit_test(test_diags_print_format),
 		cmocka_unit_test(test_alias_bomb),

@@ -140,6 +140,61 @@ static bool status_lists(const json_t *r, FILE *out)
 	return ok;
 }
 
+/* The announcer's line and, while it announces, its VIPs. */
+static bool status_announce(const json_t *a, FILE *out)
+{
+	const json_t *vips = json_object_get(a, "vips");
+	struct table t;
+	size_t i;
+	json_t *v;
+	bool ok;
+
+	if (!json_is_object(a) || !json_is_true(json_object_get(a, "enabled"))) {
+		fprintf(out, "announce    off\n");
+		return true;
+	}
+	fprintf(out, "announce    table %lld via %s%s: %lld route(s), %lld "
+		"announced, %lld withdrawn, %lld error(s)\n",
+		num(a, "table"), str(a, "device"),
+		json_is_true(json_object_get(a, "open")) ? "" : " (not open)",
+		num(a, "routes"), num(a, "announces"), num(a, "withdraws"),
+		num(a, "errors"));
+	if (json_is_string(json_object_get(a, "last_error")))
+		fprintf(out, "            last error: %s\n", str(a, "last_error"));
+	if (json_is_true(json_object_get(a, "stopping")))
+		fprintf(out, "stopping    routes withdrawn, exit in %.1f s\n",
+			(double)num(a, "stop_in_ms") / 1000.0);
+	if (!json_array_size(vips))
+		return true;
+	fprintf(out, "\n");
+	table_init(&t, 4);
+	table_cell(&t, "VIP");
+	table_cell(&t, "ANNOUNCED");
+	table_cell(&t, "SERVING");
+	table_cell(&t, "USABLE/MIN");
+	json_array_foreach(vips, i, v) {
+		table_cell(&t, "%s", str(v, "name"));
+		table_cell(&t, "%s", json_is_true(json_object_get(v, "announced")) ?
+			   "yes" : "no");
+		table_cell(&t, "%s", json_is_true(json_object_get(v, "serving")) ?
+			   "yes" : "no");
+		table_cell(&t, "%lld/%lld", num(v, "usable"), num(v, "min_backends"));
+	}
+	ok = table_print(&t, out);
+	table_free(&t);
+	return ok;
+}
+
+static bool render_shutdown(const json_t *r, FILE *out)
+{
+	if (json_is_true(json_object_get(r, "now")))
+		fprintf(out, "stopping now\n");
+	else
+		fprintf(out, "routes withdrawn; forwarding for %.1f s, then "
+			"stopping\n", (double)num(r, "stop_in_ms") / 1000.0);
+	return true;
+}
+
 static bool render_status(const json_t *r, FILE *out)
 {
 	const json_t *reloads = json_object_get(r, "reloads");
@@ -162,9 +217,10 @@ static bool render_status(const json_t *r, FILE *out)
 		fprintf(out, "control     %lld clients, %lld requests, %lld bad\n",
 			num(ctl, "clients"), num(ctl, "requests"),
 			num(ctl, "bad_requests"));
+	ok = status_announce(json_object_get(r, "announce"), out);
 	fprintf(out, "\n");
 	ports_table(json_object_get(r, "ports"), &t);
-	ok = table_print(&t, out);
+	ok = table_print(&t, out) && ok;
 	table_free(&t);
 	return status_lists(r, out) && ok;
 }
@@ -580,6 +636,8 @@ bool render_reply(const struct mlv_ctl_cmd_spec *cmd, const json_t *reply,
 		return render_whatif(reply, out);
 	case MLV_CTL_CMD_HEALTH:
 		return render_health(reply, out);
+	case MLV_CTL_CMD_SHUTDOWN:
+		return render_shutdown(reply, out);
 	case MLV_CTL_CMD__COUNT:
 		break;
 	}

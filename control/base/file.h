@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Files maglevd (running as root) writes and reads for itself: written
+ * whole or not at all, in a directory no one else can write, never
+ * through a link.
+ *
+ * mlv_file_replace creates a temporary file next to the target with
+ * openat(O_CREAT | O_EXCL | O_NOFOLLOW), writes and syncs it, and renames
+ * it over the target, so a reader sees the old file or the new one, and a
+ * crash leaves at most a stray temporary file. The directory is opened
+ * once and checked (a directory, not group- or world-writable) and every
+ * step is relative to that descriptor, so a path component swapped for a
+ * link between the check and the write cannot redirect it.
+ *
+ * Threads: any; no shared state.
+ */
+#ifndef MLV_FILE_H
+#define MLV_FILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "control/base/error.h"
+
+/* Replace path with len bytes of data (file mode `mode`, e.g. 0600).
+ * Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL with a sentence in why (the
+ * old file, if any, is untouched). */
+enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
+			      mode_t mode, char *why, size_t why_len);
+
+/* Read path, a regular file of at most max bytes, opened without
+ * following a link at its last component. On MLV_OK, *data is a malloc'd
+ * buffer of *len bytes plus a NUL (free() it). MLV_E_NOT_FOUND when there
+ * is no such file; MLV_E_IO, MLV_E_INVAL (not a regular file, too large)
+ * or MLV_E_NOMEM with a sentence in why otherwise. */
+enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
+			   size_t *len, char *why, size_t why_len);
+
+#endif
