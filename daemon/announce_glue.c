@@ -4,7 +4,10 @@
  * The announce table holds one route per address of a VIP this instance
  * serves: the VIP is in the published generation, the AF_XDP steering
  * maps are in place, and at least announce.min_backends of its backends
- * can take new flows. An address is announced while at least one VIP on
+ * can take new flows. A VIP whose every checked backend is down is not
+ * served, though it fails open (control/health/health.h): its table is
+ * then the config's, and an instance whose checks see its backends up
+ * serves it better. An address is announced while at least one VIP on
  * it serves: withdrawing an address for one failing port would take every
  * other VIP on it away from this instance too, and from the whole fleet
  * when every instance sees the same failure.
@@ -89,11 +92,18 @@ static uint32_t serving(struct mlv_daemon *d, const struct mlv_generation *gen,
 			       strcmp(cfg->vips[i].name, v->name) == 0 ?
 			       cfg->vips[i].min_backends : 1;
 
+		struct mlv_health_vip_status hs;
+
 		memcpy(out->name, v->name, sizeof(out->name));
 		out->usable = v->n_usable;
+		/* failing open, its table is the config's: every backend
+		 * counts as usable there, though the checks see none up */
+		if (d->health && mlv_health_vip_get(d->health, v->name, &hs) ==
+		    MLV_OK && hs.fail_open)
+			out->usable = 0;
 		out->min_backends = min;
 		out->serving = d->launched && !d->stopping && steered &&
-			       v->n_usable >= min;
+			       out->usable >= min;
 		if (out->serving) {
 			want[n].family = v->family == 6 ? MLV_AF_INET6 : MLV_AF_INET;
 			memset(want[n].bytes, 0, sizeof(want[n].bytes));

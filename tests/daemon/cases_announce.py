@@ -109,8 +109,12 @@ def case_announce(maglevd, src, work):
             ctl_ok("drain", vip="web4", backend="b1")
             time.sleep(0.2)
             check(ns.routes() == BOTH, f"one drained: {ns.routes()}")
+            t0 = time.monotonic()
             ctl_ok("drain", vip="web4", backend="b2")
             wait_routes(ns, {"2001:db8::10": DEVICE}, d, "web4 drained")
+            print(f"last usable backend drained: route gone "
+                  f"{(time.monotonic() - t0) * 1000:.1f} ms after the "
+                  "command was sent")
             v = {x["name"]: x for x in status_announce()["vips"]}
             check(not v["web4"]["serving"] and not v["web4"]["announced"] and
                   v["web4"]["usable"] == 0 and v["web6"]["announced"],

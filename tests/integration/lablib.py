@@ -88,7 +88,8 @@ def vip(family):
 
 
 class Lab:
-    def __init__(self, forwarding, vdev, backends=3, clients=1):
+    def __init__(self, forwarding, vdev, backends=3, clients=1, bgp=False):
+        self.bgp = bgp
         self.forwarding = forwarding
         self.vdev = vdev
         self.n_backends = backends
@@ -118,7 +119,8 @@ class Lab:
     def up(self):
         self.is_up = True   # even half-way: down() must run
         self.lab("up", "--forwarding", self.forwarding, "--vdev", self.vdev,
-                 "--backends", self.n_backends, "--clients", self.n_clients)
+                 "--backends", self.n_backends, "--clients", self.n_clients,
+                 *(["--bgp"] if self.bgp else []))
         log("lab up: %s, %s, %d backends; source ports from %d "
             "(MLV_LAB_SPORT_BASE)" % (self.forwarding, self.vdev,
                                      self.n_backends, self.next_sport))
@@ -172,10 +174,14 @@ class Lab:
         self.lab("lb", "reload", lb)
         return gen
 
-    def route(self, lb):
-        self.lab("route", lb)
-        self.routed_lb = lb
-        log("client VIP routes now via LB %d" % lb)
+    def route(self, lb, client=None):
+        """The clients' (or one client's) VIP routes via LB lb, or via
+        the router ("gw", the routed lab)."""
+        self.lab("route", lb, *([client] if client else []))
+        if client is None and lb != "gw":
+            self.routed_lb = lb
+        log("client %s VIP routes now via %s" % (
+            client or "*", "the router" if lb == "gw" else "LB %d" % lb))
 
     def backend(self, action, i, what="all"):
         self.lab("backend", action, i, what)
@@ -315,6 +321,53 @@ class Lab:
         raise Failure("the VIP does not answer through LB %d after %d tries"
                       % (lb, tries))
 
+    # --- the routed lab (up --bgp) ---------------------------------------
+    def next_hops(self, family):
+        """The router's next hops for the VIP: the LB numbers (1, 2)."""
+        out = self.lab("routes")
+        want = VIP4 + " " if family == 4 else VIP6 + " "
+        hops, mine = set(), False
+        for line in out.splitlines():
+            if not line.startswith((" ", "\t")):
+                mine = line.startswith(want)
+            if mine and " via " in line:
+                addr = line.split(" via ")[1].split()[0]
+                last = addr.rsplit("." if family == 4 else ":", 1)[1]
+                hops.add(int(last))
+        return hops
+
+    def wait_next_hops(self, want, what, timeout_s=15):
+        """Both families' router next hops become the set want; returns
+        the seconds it took."""
+        t0 = time.monotonic()
+        wait_until(lambda: all(self.next_hops(f) == set(want) for f in (4, 6)),
+                   "router next hops %s (%s): have %s / %s" % (
+                       sorted(want), what, self.next_hops(4),
+                       self.next_hops(6)), timeout_s, 0.01)
+        return time.monotonic() - t0
+
+    def bird(self, action, lb):
+        self.lab("bird", action, lb)
+
+    def wait_bfd_up(self, lb, timeout_s=15):
+        """The router's BFD sessions with LB lb (both families) are Up."""
+        addrs = ("10.99.0.%d" % lb, "fd00:99::%d" % lb)
+
+        def up():
+            rows = [r.split() for r in self.lab("bfd").splitlines()]
+            return all(any(len(r) > 2 and r[0] == a and r[2] == "Up"
+                           for r in rows) for a in addrs)
+        wait_until(up, "BFD sessions with LB %d up" % lb, timeout_s, 0.1)
+
+    def pid(self, lb, what="maglevd"):
+        with open(os.path.join(self.lb_dir(lb), what + ".pid")) as f:
+            return int(f.read())
+
+    def stream(self, family, seconds, rate=50, client=1):
+        """Fresh HTTP requests to the VIP for `seconds`, `rate` a second
+        (stream.py); .result() when done."""
+        return Stream(self, family, seconds, rate, client)
+
     # --- traffic ----------------------------------------------------------
     def sports(self, n):
         first = self.next_sport
@@ -340,6 +393,27 @@ class Lab:
         lc = LongConn(self, family, count, need or {}, client)
         self.longconns.append(lc)
         return lc
+
+
+class Stream:
+    """stream.py running in a client namespace."""
+
+    def __init__(self, lab, family, seconds, rate, client):
+        count = int(seconds * rate)
+        first = lab.sports(count)
+        self.proc = subprocess.Popen(
+            [LAB, "exec", "c%d" % client, sys.executable,
+             os.path.join(HERE, "stream.py"), vip(family), str(HTTP_PORT),
+             str(first), str(count), str(rate)],
+            env=lab.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        self.seconds = seconds
+
+    def result(self):
+        out, err = self.proc.communicate(timeout=self.seconds + 60)
+        if self.proc.returncode != 0:
+            raise Failure("stream.py failed: %s" % err)
+        return json.loads(out)
 
 
 class LongConn:
@@ -435,8 +509,9 @@ def parse_args():
     return ap.parse_args()
 
 
-def run(test, backends=3, clients=1):
-    """Run test(lab) in a fresh lab; exit 0 / 1 / 77."""
+def run(test, backends=3, clients=1, bgp=False):
+    """Run test(lab) in a fresh lab (bgp: the routed one); exit 0 / 1 /
+    77."""
     args = parse_args()
     if os.geteuid() != 0:
         print("SKIP: needs root (network namespaces)")
@@ -450,7 +525,7 @@ def run(test, backends=3, clients=1):
     except Failure as e:
         print("FAIL: %s" % e)
         sys.exit(1)
-    lab = Lab(args.forwarding, args.vdev, backends, clients)
+    lab = Lab(args.forwarding, args.vdev, backends, clients, bgp)
     rc = 1
     try:
         lab.up()

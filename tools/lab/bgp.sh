@@ -60,6 +60,7 @@ template bgp lb {
 	hold time 3;
 	keepalive time 1;
 	connect retry time 1;
+	graceful restart off;
 	bfd on;
 }
 EOF
