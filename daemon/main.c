@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "control/config/config.h"
+#include "control/generation/vip_tables.h"
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
@@ -46,6 +47,26 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s: error: health: %s\n", path, why);
 		mlv_config_free(cfg);
 		return EXIT_FAILURE;
+	}
+	/* The generation start-up would build from it, without publishing:
+	 * what the build refuses, the start would (the ports' MACs are not
+	 * known here and do not change what is refused). */
+	{
+		struct mlv_gen_port_info ports[MLV_MAX_PORTS];
+		struct mlv_generation *gen = NULL;
+
+		memset(ports, 0, sizeof(ports));
+		err = mlv_gen_build(cfg, ports, cfg->workers, 1, NULL, NULL,
+				    NULL, &gen);
+		mlv_gen_free(gen);
+		mlv_gen_tables_pool_drain();
+		if (err) {
+			fprintf(stderr, "%s: error: maglevd cannot build its "
+				"tables and forwarding state from this "
+				"configuration: %s\n", path, mlv_strerror(err));
+			mlv_config_free(cfg);
+			return EXIT_FAILURE;
+		}
 	}
 	mlv_config_free(cfg);
 	puts("OK");

@@ -14,6 +14,7 @@
 
 #include "control/generation/vip_tables.h"
 #include "daemon/daemon.h"
+#include "daemon/dpdk_log.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
 
@@ -50,6 +51,15 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 			used += (size_t)snprintf(line + used, sizeof(line) - used,
 						 " %s", d->eal.argv[i]);
 		mlv_debug("EAL arguments:%s", line);
+	}
+	{
+		bool in_memory = false;
+
+		for (int i = 1; i < d->eal.argc; i++)
+			in_memory |= strcmp(d->eal.argv[i], "--in-memory") == 0;
+		if (!mlv_dpdk_log_redirect(in_memory))
+			mlv_warn("DPDK's log lines go to stderr as they are: %s",
+				 strerror(errno));
 	}
 	ret = rte_eal_init(d->eal.argc, d->eal.argv);
 	if (ret < 0) {

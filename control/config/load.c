@@ -70,7 +70,7 @@ static enum mlv_err build_model(const char *name, const struct mlv_ynode *root,
 				struct mlv_diags *diags, struct mlv_config **out)
 {
 	static const struct mlv_src_pos start = { 1, 1 };
-	struct mlv_cfg_ctx ctx;
+	struct mlv_cfg_ctx ctx = { 0 };
 	struct mlv_config *cfg;
 
 	if (root == NULL || mlv_ynode_is_null(root)) {

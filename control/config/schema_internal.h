@@ -104,6 +104,9 @@ struct mlv_cfg_ctx {
 	struct mlv_config *cfg;
 	struct mlv_diags *diags;
 	bool nomem;
+	/* a transmitting port without an address of this family was reported
+	 * (once, at the first backend that needs one) */
+	bool tx_family_reported[2];
 };
 
 extern const struct mlv_cfg_map mlv_cfg_root;

@@ -169,17 +169,33 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->min_backends = ctx->cfg->default_min_backends;
 }
 
-static bool port_has_family(const struct mlv_config *cfg, uint8_t family)
+/* A VIP's traffic may arrive on any port and leaves by that port's
+ * transmitting port (itself, or its tx_port), so every transmitting port
+ * needs an address of each backend family. The first one without one of
+ * family, or -1; *via is a port that transmits through it. */
+static int tx_port_without(const struct mlv_config *cfg, uint8_t family,
+			   uint32_t *via)
 {
-	uint32_t i;
+	for (uint32_t i = 0; i < cfg->n_ports; i++) {
+		const char *name = cfg->ports[i].tx_port;
+		uint32_t tx = i;
+		const struct mlv_port_config *pc;
 
-	for (i = 0; i < cfg->n_ports; i++) {
-		if (family == MLV_AF_INET && cfg->ports[i].address.family == family)
-			return true;
-		if (family == MLV_AF_INET6 && cfg->ports[i].address6.family == family)
-			return true;
+		if (name[0] != '\0') {
+			for (tx = 0; tx < cfg->n_ports; tx++)
+				if (strcmp(cfg->ports[tx].name, name) == 0)
+					break;
+			if (tx == cfg->n_ports)
+				continue;   /* an unknown tx_port is an error already */
+		}
+		pc = &cfg->ports[tx];
+		if ((family == MLV_AF_INET ? pc->address.family :
+		     pc->address6.family) != family) {
+			*via = i;
+			return (int)tx;
+		}
 	}
-	return false;
+	return -1;
 }
 
 /* The arguments of the --vdev (or --vdev=) EAL option for device dev,
@@ -280,10 +296,24 @@ static void check_backend_carriable(struct mlv_cfg_ctx *ctx,
 			      vip->name, b->name);
 		return;
 	}
-	if (ctx->cfg->n_ports > 0 && !port_has_family(ctx->cfg, fam))
+	uint32_t via = 0;
+	int tx = tx_port_without(ctx->cfg, fam, &via);
+	bool *reported = &ctx->tx_family_reported[fam == MLV_AF_INET6];
+
+	if (tx < 0 || *reported)
+		return;
+	*reported = true;
+	if ((uint32_t)tx == via)
 		mlv_cfg_error(ctx, mlv_cfg_item_pos(item, "address"),
-			      "backend '%s' is IPv%d but no port has an %s to send %s packets from",
-			      b->name, fam,
+			      "backend '%s' is IPv%d but port '%s' has no %s to send %s packets from (a VIP's traffic may arrive on any port)",
+			      b->name, fam, ctx->cfg->ports[tx].name,
+			      fam == MLV_AF_INET ? "IPv4 'address'" : "IPv6 'address6'",
+			      fwd_name(vip->forwarding));
+	else
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(item, "address"),
+			      "backend '%s' is IPv%d but port '%s', the tx_port of port '%s', has no %s to send %s packets from",
+			      b->name, fam, ctx->cfg->ports[tx].name,
+			      ctx->cfg->ports[via].name,
 			      fam == MLV_AF_INET ? "IPv4 'address'" : "IPv6 'address6'",
 			      fwd_name(vip->forwarding));
 }
@@ -462,10 +492,12 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			     "%u is more than its %u backends", vip->name,
 			     vip->min_backends, vip->n_backends);
 	check_table_choice(ctx, vip, seen);
-	if (mlv_cfg_given(seen, "backends") && vip->n_backends == 0)
-		mlv_cfg_warn(ctx, mlv_cfg_pos(seen, "backends"),
-			     "VIP '%s' has no backends; its traffic will be dropped",
-			     vip->name);
+	if (vip->n_backends == 0)
+		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "backends") ?
+				  mlv_cfg_pos(seen, "backends") : vip->pos,
+			     "VIP '%s' has no backends%s; its traffic will be dropped",
+			     vip->name, mlv_cfg_given(seen, "backends") ? "" :
+			     " (no 'backends' key)");
 	if (mlv_cfg_usable(seen, "table_size") && vip->table_size != 0 &&
 	    vip->n_backends > vip->table_size / 100)
 		mlv_cfg_warn(ctx, mlv_cfg_pos(seen, "table_size"),

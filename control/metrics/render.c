@@ -5,9 +5,13 @@
 #define _GNU_SOURCE
 #include "control/metrics/render.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "control/tables/maglev.h"
 #include "control/metrics/page_internal.h"
@@ -101,6 +105,74 @@ static double start_time(struct mlv_metrics_renderer *r,
 
 /* ---- process and configuration ---- */
 
+/* The standard process_* families every Prometheus exporter has, from
+ * /proc/self (Linux proc(5)): CPU time, memory, descriptors. A value that
+ * cannot be read leaves its family out. */
+static void page_process_std(struct mlv_metrics_page *p, double start)
+{
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	unsigned long utime = 0, stime = 0, vsize = 0;
+	long rss = 0;
+	struct rlimit rl;
+	char buf[1024], *close_paren;
+	uint64_t fds = 0;
+	struct dirent *e;
+	size_t n = 0;
+	FILE *f;
+	DIR *dir;
+
+	f = fopen("/proc/self/stat", "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	/* after the command name (which may hold spaces), field 3 on:
+	 * utime and stime are fields 14 and 15, vsize 23, rss 24 */
+	close_paren = strrchr(buf, ')');
+	if (close_paren && tick > 0 && page > 0 &&
+	    sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+		   "%*u %lu %lu %*d %*d %*d %*d %*d %*d %*u %lu %ld",
+		   &utime, &stime, &vsize, &rss) == 4) {
+		mlv_expo_family(p->f, "process_cpu_seconds_total",
+				MLV_EXPO_COUNTER,
+				"user and system CPU time spent, in seconds");
+		mlv_expo_sample_double(p->f, "process_cpu_seconds_total", NULL,
+				       0, (double)(utime + stime) / (double)tick);
+		mlv_expo_family(p->f, "process_virtual_memory_bytes",
+				MLV_EXPO_GAUGE, "virtual memory size, in bytes");
+		mlv_expo_sample_u64(p->f, "process_virtual_memory_bytes", NULL,
+				    0, vsize);
+		mlv_expo_family(p->f, "process_resident_memory_bytes",
+				MLV_EXPO_GAUGE, "resident memory size, in bytes");
+		mlv_expo_sample_u64(p->f, "process_resident_memory_bytes", NULL,
+				    0, (uint64_t)(rss > 0 ? rss : 0) *
+				    (uint64_t)page);
+	}
+	dir = opendir("/proc/self/fd");
+	if (dir) {
+		while ((e = readdir(dir)) != NULL)
+			fds += e->d_name[0] != '.';
+		closedir(dir);
+		mlv_expo_family(p->f, "process_open_fds", MLV_EXPO_GAUGE,
+				"open file descriptors");
+		/* the directory's own descriptor was counted too */
+		mlv_expo_sample_u64(p->f, "process_open_fds", NULL, 0,
+				    fds ? fds - 1 : 0);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		mlv_expo_family(p->f, "process_max_fds", MLV_EXPO_GAUGE,
+				"the most file descriptors the process may open");
+		mlv_expo_sample_u64(p->f, "process_max_fds", NULL, 0,
+				    (uint64_t)rl.rlim_cur);
+	}
+	mlv_expo_family(p->f, "process_start_time_seconds", MLV_EXPO_GAUGE,
+			"start time of the process since the unix epoch, in "
+			"seconds");
+	mlv_expo_sample_double(p->f, "process_start_time_seconds", NULL, 0,
+			       start);
+}
+
 static void page_process(struct mlv_metrics_page *p,
 			 struct mlv_metrics_renderer *r)
 {
@@ -113,6 +185,7 @@ static void page_process(struct mlv_metrics_page *p,
 			"unix time the daemon started");
 	mlv_expo_sample_double(p->f, "maglevd_start_time_seconds", NULL, 0,
 			       start_time(r, p->st));
+	page_process_std(p, start_time(r, p->st));
 }
 
 static void page_reloads(struct mlv_metrics_page *p,

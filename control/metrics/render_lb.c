@@ -24,7 +24,7 @@ static const char *vip_addr(const struct mlv_gen_vip *v, char *buf, size_t len)
 static void vip_info(struct mlv_metrics_page *p)
 {
 	const struct mlv_generation *gen = p->gen;
-	char addr[MLV_IP_STRLEN], port[8], fp[20];
+	char addr[MLV_IP_STRLEN], port[8];
 	struct mlv_expo_label l[5];
 
 	mlv_expo_family(p->f, "maglevd_vip_info", MLV_EXPO_GAUGE,
@@ -41,19 +41,17 @@ static void vip_info(struct mlv_metrics_page *p)
 						mlv_forwarding_name(v->forwarding) };
 		mlv_expo_sample_u64(p->f, "maglevd_vip_info", l, 5, 1);
 	}
-	/* The fingerprint is 64 bits, more than a float sample carries
-	 * exactly, so it travels as a label (docs/maglev.md). */
-	mlv_expo_family(p->f, "maglevd_vip_table_info", MLV_EXPO_GAUGE,
-			"the VIP's current lookup table; always 1, the 64-bit "
-			"fingerprint (equal on instances that agree) is a label");
+	/* The fingerprint changes with every change of the table (a health
+	 * flap too): as a label it would start a new series each time, so it
+	 * is the value, its top 53 bits, which a float sample carries
+	 * exactly (docs/maglev.md has the whole 64). */
+	mlv_expo_family(p->f, "maglevd_vip_table_fingerprint", MLV_EXPO_GAUGE,
+			"the top 53 bits of the VIP's table fingerprint: equal "
+			"on instances whose tables agree");
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
-		const struct mlv_gen_vip *v = &gen->vips[i];
-
-		snprintf(fp, sizeof(fp), "0x%016llx",
-			 (unsigned long long)v->fingerprint);
-		l[0] = (struct mlv_expo_label){ "vip", v->name };
-		l[1] = (struct mlv_expo_label){ "fingerprint", fp };
-		mlv_expo_sample_u64(p->f, "maglevd_vip_table_info", l, 2, 1);
+		l[0] = (struct mlv_expo_label){ "vip", gen->vips[i].name };
+		mlv_expo_sample_u64(p->f, "maglevd_vip_table_fingerprint", l, 1,
+				    gen->vips[i].fingerprint >> 11);
 	}
 }
 

@@ -63,6 +63,30 @@ def case_check_config(maglevd, src, work):
     check(r.returncode == 1 and "missing.yaml" in r.stderr,
           f"missing file: exit {r.returncode}, {r.stderr!r}")
 
+    # What start-up refuses, --check-config refuses, naming the port: a
+    # second port without address6 and a VIP with IPv6 backends. The start
+    # fails on the same file.
+    v6 = (vip("web6", ("b1",), "2001:db8::10")
+          .replace("10.99.1.11", "2001:db8:1::11"))
+    two = os.path.join(work, "two.yaml")
+    with open(two, "w") as f:
+        f.write(config_text(
+            port("ext", "net_null0", "10.99.0.1", ', address6: "fd00::1"') +
+            port("int", "net_null1", "10.99.0.2"),
+            ["--in-memory", "--no-pci", "--vdev=net_null0",
+             "--vdev=net_null1"], v6))
+    r = run([maglevd, "--check-config", two])
+    line = next(i for i, l in enumerate(open(two).read().splitlines())
+                if "2001:db8:1::11" in l) + 1
+    check(r.returncode == 1 and re.search(
+        rf"{re.escape(two)}:{line}:\d+: error: backend 'b1' is IPv6 but port "
+        r"'int' has no IPv6 'address6'", r.stderr),
+        f"missing address6: exit {r.returncode}, {r.stderr!r}")
+    r = run([maglevd, "-c", two, "--no-watch-config"])
+    check(r.returncode == 1 and "port 'int' has no IPv6" in r.stderr,
+          f"the start refuses it with the same words: {r.returncode} "
+          f"{r.stderr[-300:]!r}")
+
 
 def case_usage(maglevd, src, work):
     r = run([maglevd, "--version"])

@@ -435,7 +435,9 @@ static void test_out_of_range(void **state)
 	expect_error(&l, y, "-1", "'weight' is -1");
 	expect_error(&l, y, "9999999", "'weight' is 9999");
 	expect_error(&l, y, "+5", "'weight' must be an integer, got '+5'");
-	assert_int_equal(l.d.n_errors, 13);
+	/* q transmits for itself and has no IPv4 address */
+	expect_error(&l, y, "10.0.0.2", "port 'q' has no IPv4 'address'");
+	assert_int_equal(l.d.n_errors, 14);
 	unload(&l);
 }
 
@@ -552,7 +554,8 @@ static void test_duplicates(void **state)
 	snprintf(msg, sizeof(msg), "duplicate VIP name 'web' (first at line %u)",
 		 pos_of(y, "name: web\n", 0).line);
 	expect_diag(&l, MLV_DIAG_ERROR, y, "web\n", 1, msg);
-	assert_int_equal(l.d.n_errors, 6);
+	expect_error(&l, y, "10.0.0.2", "port 'ext' has no IPv4 'address'");
+	assert_int_equal(l.d.n_errors, 7);
 	unload(&l);
 }
 
@@ -606,11 +609,67 @@ static void test_address_families(void **state)
 	load(&l, y);
 	expect_rejected(&l);
 	expect_error(&l, y, "10.0.0.2", "ipip cannot carry IPv6 VIP 'six' to IPv4 backend 'b4'");
-	expect_error(&l, y, "fd00::9", "backend 'b6' is IPv6 but no port has an IPv6 'address6'");
+	expect_error(&l, y, "fd00::9", "backend 'b6' is IPv6 but port 'v4only' has no IPv6 'address6'");
 	/* d0 has no kernel interface, so nothing could resolve the MAC */
 	expect_error(&l, y, "{name: nomac", "l2dsr backend 'nomac' has no 'mac'");
 	assert_true(any_message(&l, "(port 'v4only' is device 'd0')"));
 	assert_int_equal(l.d.n_errors, 3);
+	unload(&l);
+}
+
+/* A VIP without a backends key drops its traffic like one with
+ * `backends: []`, and says so the same way. */
+static void test_missing_backends_warns(void **state)
+{
+	const char *y = DP
+		"vips:\n"
+		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp}\n"
+		"  - {name: b, address: 192.0.2.2, port: 80, protocol: tcp, backends: []}\n";
+	struct load l;
+	(void)state;
+
+	load(&l, y);
+	expect_ok(&l);
+	expect_diag(&l, MLV_DIAG_WARNING, y, "{name: a", 0,
+		    "VIP 'a' has no backends (no 'backends' key); its traffic will be dropped");
+	expect_diag(&l, MLV_DIAG_WARNING, y, "[]", 0,
+		    "VIP 'b' has no backends; its traffic will be dropped");
+	unload(&l);
+}
+
+/* What the generation build refuses at start-up is refused here, naming
+ * the port: every transmitting port needs an address of each backend
+ * family (a VIP's traffic may arrive on any port), once per family. */
+static void test_every_tx_port_has_the_family(void **state)
+{
+	const char *second = DP
+		"    - {name: int, device: net_null1, address: 10.0.0.2}\n"
+		"vips:\n"
+		"  - name: web6\n"
+		"    address: 2001:db8::1\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    backends: [{name: a, address: fd00::11}, {name: b, address: fd00::12}]\n";
+	const char *two_arm =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: ext, device: d0, address: 10.0.0.1, address6: fd00::1, tx_port: int}\n"
+		"    - {name: int, device: d1, address: 10.0.1.1}\n"
+		"vips:\n"
+		"  - {name: web6, address: 2001:db8::1, port: 80, protocol: tcp,\n"
+		"     backends: [{name: a, address: fd00::11}]}\n";
+	struct load l;
+	(void)state;
+
+	load(&l, second);
+	expect_rejected(&l);
+	expect_error(&l, second, "fd00::11", "backend 'a' is IPv6 but port 'int' has no IPv6 'address6' to send ipip packets from");
+	assert_int_equal(l.d.n_errors, 1);
+	unload(&l);
+
+	load(&l, two_arm);
+	expect_rejected(&l);
+	expect_error(&l, two_arm, "fd00::11", "port 'int', the tx_port of port 'ext', has no IPv6 'address6'");
 	unload(&l);
 }
 
@@ -850,7 +909,8 @@ static void test_announce_section(void **state)
 {
 	const char *off = DP
 		"vips:\n"
-		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp}\n";
+		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp,\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n";
 	const char *on = DP
 		"announce: {table: 100, drain_time: 5s, device: mlv-test}\n"
 		"defaults: {announce: {min_backends: 2}}\n"
@@ -1511,6 +1571,8 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_tx_port_and_exception),
 		cmocka_unit_test(test_address_families),
+		cmocka_unit_test(test_every_tx_port_has_the_family),
+		cmocka_unit_test(test_missing_backends_warns),
 		cmocka_unit_test(test_l2dsr_mac_from_kernel),
 		cmocka_unit_test(test_table_size),
 		cmocka_unit_test(test_backend_count_warning),

@@ -136,6 +136,100 @@ static void test_help(void **state)
 	json_decref(r);
 }
 
+/* ---- the announcer and shutdown (callbacks the daemon provides) ---- */
+
+static struct mlv_ctl_announce_vip ann_vips[] = {
+	{ .name = "web", .serving = true, .announced = true, .usable = 3,
+	  .min_backends = 2 },
+};
+static struct mlv_ctl_announce ann = {
+	.enabled = true, .open = true, .table = 100, .device = "mlv-vips",
+	.routes = 1, .announces = 3, .withdraws = 2, .errors = 1,
+	.last_error = "announcing 192.0.2.9 (table 100): Operation not permitted",
+	.n_vips = 1, .vips = ann_vips,
+};
+static int shutdowns;
+static bool shutdown_now;
+
+static const struct mlv_ctl_announce *ann_view(void *ctx)
+{
+	(void)ctx;
+	return &ann;
+}
+
+/* what the daemon does: withdraw and drain (ann.stopping), or stop now */
+static enum mlv_err do_shutdown(void *ctx, bool now, char *detail, size_t len)
+{
+	(void)ctx;
+	(void)detail;
+	(void)len;
+	shutdowns++;
+	shutdown_now = now;
+	ann.stopping = !now;
+	ann.stop_in_ms = now ? 0 : 2000;
+	return MLV_OK;
+}
+
+static void test_announce_and_shutdown(void **state)
+{
+	struct ctl_fx *fx = *state;
+	json_t *r, *a, *v;
+
+	/* without the callbacks: null, and shutdown is refused */
+	ctl_fx_start(fx, (struct mlv_ctl_server_params){ .mode = 0600 });
+	r = call_ok(fx, "{\"command\": \"status\"}");
+	assert_true(json_is_null(json_object_get(r, "announce")));
+	json_decref(r);
+	expect_fail(fx, "{\"command\": \"shutdown\"}", "shutdown not available");
+	ctl_fx_stop(fx);
+
+	fx->st.announce = ann_view;
+	fx->st.shutdown = do_shutdown;
+	ctl_fx_start(fx, (struct mlv_ctl_server_params){ .mode = 0600 });
+	r = call_ok(fx, "{\"command\": \"status\"}");
+	a = json_object_get(r, "announce");
+	assert_true(json_is_true(json_object_get(a, "enabled")));
+	assert_int_equal(int_of(a, "table"), 100);
+	assert_string_equal(text_of(a, "device"), "mlv-vips");
+	assert_int_equal(int_of(a, "routes"), 1);
+	assert_int_equal(int_of(a, "announces"), 3);
+	assert_int_equal(int_of(a, "withdraws"), 2);
+	assert_int_equal(int_of(a, "errors"), 1);
+	assert_string_equal(text_of(a, "last_error"), ann.last_error);
+	assert_true(json_is_false(json_object_get(a, "stopping")));
+	assert_true(json_is_null(json_object_get(a, "stop_in_ms")));
+	v = json_array_get(json_object_get(a, "vips"), 0);
+	assert_string_equal(text_of(v, "name"), "web");
+	assert_true(json_is_true(json_object_get(v, "serving")));
+	assert_true(json_is_true(json_object_get(v, "announced")));
+	assert_int_equal(int_of(v, "usable"), 3);
+	assert_int_equal(int_of(v, "min_backends"), 2);
+	json_decref(r);
+
+	/* graceful: the reply carries the countdown, status shows it */
+	r = call_ok(fx, "{\"command\": \"shutdown\"}");
+	assert_int_equal(shutdowns, 1);
+	assert_false(shutdown_now);
+	assert_true(json_is_false(json_object_get(r, "now")));
+	assert_int_equal(int_of(r, "stop_in_ms"), 2000);
+	json_decref(r);
+	r = call_ok(fx, "{\"command\": \"status\"}");
+	a = json_object_get(r, "announce");
+	assert_true(json_is_true(json_object_get(a, "stopping")));
+	assert_int_equal(int_of(a, "stop_in_ms"), 2000);
+	json_decref(r);
+	/* --now */
+	r = call_ok(fx, "{\"command\": \"shutdown\", \"args\": {\"now\": true}}");
+	assert_int_equal(shutdowns, 2);
+	assert_true(shutdown_now);
+	assert_true(json_is_true(json_object_get(r, "now")));
+	assert_true(json_is_null(json_object_get(r, "stop_in_ms")));
+	json_decref(r);
+	expect_fail(fx, "{\"command\": \"shutdown\", \"args\": {\"now\": 1}}",
+		    "now");
+	assert_int_equal(shutdowns, 2);
+}
+
 static void test_status(void **state)
 {
 	struct ctl_fx *fx = *state;
@@ -996,6 +1090,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_help, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_status, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_announce_and_shutdown, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_vips, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_backends, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_health_down_shown, setup_running, teardown),

@@ -629,6 +629,36 @@ static void test_maglevctl(void **state)
 	assert_int_equal(json_array_size(json_object_get(r, "vips")), 3);
 	json_decref(r);
 
+	/* options after the command, in either spelling, and the socket
+	 * from $MAGLEVD_SOCKET; "--" keeps what follows for the command */
+	assert_int_equal(run_ctl(out, sizeof(out), "vips -o json --socket '%s'",
+				 fx->path), 0);
+	r = json_loads(out, 0, NULL);
+	assert_non_null(r);
+	assert_int_equal(json_array_size(json_object_get(r, "vips")), 3);
+	json_decref(r);
+	assert_int_equal(run_ctl(out, sizeof(out), "--timeout=5 backends web "
+				 "--output=json -s '%s'", fx->path), 0);
+	r = json_loads(out, 0, NULL);
+	assert_non_null(r);
+	assert_true(ctl_ok(r));
+	json_decref(r);
+	assert_int_equal(setenv("MAGLEVD_SOCKET", fx->path, 1), 0);
+	assert_int_equal(run_ctl(out, sizeof(out), "status -o json"), 0);
+	r = json_loads(out, 0, NULL);
+	assert_non_null(r);
+	assert_true(ctl_ok(r));
+	json_decref(r);
+	/* -s still wins over the variable */
+	assert_int_equal(run_ctl(out, sizeof(out), "status -s '%s/none.sock'",
+				 fx->dir), 3);
+	assert_int_equal(unsetenv("MAGLEVD_SOCKET"), 0);
+	assert_int_equal(run_ctl(out, sizeof(out), "vips -o"), 2);
+	assert_int_equal(run_ctl(out, sizeof(out), "vips -o yaml -s '%s'",
+				 fx->path), 2);
+	assert_int_equal(run_ctl(out, sizeof(out), "-s '%s' backends -- -o",
+				 fx->path), 1);   /* "-o" is the VIP's name here */
+
 	/* errors: refused by the daemon (1), usage (2), no daemon (3) */
 	assert_int_equal(run_ctl(out, sizeof(out), "-s '%s' drain web nosuch",
 				 fx->path), 1);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -503,6 +504,161 @@ static enum mlv_err steer_zero(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
  * docs/metrics.md, and every maglevd_ name the Grafana dashboard queries
  * exists on the page; the dashboard is valid JSON. A counter added to an
  * X-macro shows up here until it is documented. */
+/* Each series of a page, its name and labels, one per line, sorted. */
+static char *series_of(const char *page)
+{
+	char *out = calloc(1, strlen(page) + 1), *o = out;
+
+	assert_non_null(out);
+	for (const char *l = page; *l; ) {
+		const char *end = strchr(l, '\n'), *value;
+
+		if (!end)
+			end = l + strlen(l);
+		if (*l != '#') {
+			/* the value follows the last space of the line */
+			for (value = end; value > l && value[-1] != ' '; value--)
+				;
+			memcpy(o, l, (size_t)(value - l));
+			o += value - l;
+			*o++ = '\n';
+		}
+		l = *end ? end + 1 : end;
+	}
+	return out;
+}
+
+/* A health flap changes a table (and its fingerprint) but no series: no
+ * label carries anything that changes with it. */
+static void test_no_series_churn_on_a_flap(void **state)
+{
+	struct mlv_metrics_sources src;
+	struct ctl_fx fx;
+	char *before, *after, *page;
+	double fp;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	before = series_of(page);
+	fp = tm_value(page, "maglevd_vip_table_fingerprint{vip=\"web\"}");
+	free(page);
+
+	snprintf(fx.down_vip, sizeof(fx.down_vip), "web");
+	snprintf(fx.down_backend, sizeof(fx.down_backend), "web-2");
+	reload(&fx);
+	page = tm_render(&src, NULL);
+	after = series_of(page);
+	/* the table did change ... */
+	assert_true(tm_value(page, "maglevd_vip_table_fingerprint{vip=\"web\"}") != fp);
+	assert_true(fp >= 0 && fp < 9007199254740992.0);   /* < 2^53 */
+	/* ... and the series are the same ones */
+	assert_string_equal(before, after);
+	free(page);
+	free(before);
+	free(after);
+	ctl_fx_free(&fx);
+}
+
+/* The standard process families, read from /proc/self of this test. */
+static void test_process_families(void **state)
+{
+	struct mlv_metrics_sources src;
+	struct ctl_fx fx;
+	char *page;
+	int fd;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "process_resident_memory_bytes") > 1 << 20);
+	assert_true(tm_value(page, "process_virtual_memory_bytes") >=
+		    tm_value(page, "process_resident_memory_bytes"));
+	assert_true(tm_value(page, "process_cpu_seconds_total") >= 0);
+	assert_true(tm_value(page, "process_max_fds") >= 3);
+	assert_true(tm_value(page, "process_start_time_seconds") ==
+		    tm_value(page, "maglevd_start_time_seconds"));
+	/* one more descriptor open: the count follows */
+	{
+		double before = tm_value(page, "process_open_fds");
+
+		free(page);
+		fd = dup(0);
+		assert_true(fd >= 0);
+		page = tm_render(&src, NULL);
+		assert_true(tm_value(page, "process_open_fds") == before + 1);
+		close(fd);
+	}
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+/* The announcer's view the daemon would hand over. */
+static struct mlv_ctl_announce_vip fake_vips[] = {
+	{ .name = "web", .serving = true, .announced = true, .usable = 2,
+	  .min_backends = 1 },
+	{ .name = "dns", .serving = false, .announced = false, .usable = 0,
+	  .min_backends = 1 },
+};
+static struct mlv_ctl_announce fake_view = {
+	.enabled = true, .open = true, .table = 100, .device = "mlv-vips",
+	.routes = 1, .announces = 5, .withdraws = 4, .errors = 2,
+	.stopping = true, .stop_in_ms = 1500,
+	.n_vips = 2, .vips = fake_vips,
+};
+
+static const struct mlv_ctl_announce *fake_announce(void *ctx)
+{
+	(void)ctx;
+	return &fake_view;
+}
+
+static void test_announce(void **state)
+{
+	struct mlv_metrics_sources src;
+	struct ctl_fx fx;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	assert_false(tm_has(page, "maglevd_stopping"));   /* no announcer */
+	free(page);
+
+	fx.st.announce = fake_announce;
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_stopping") == 1);
+	assert_true(tm_value(page, "maglevd_stop_remaining_seconds") == 1.5);
+	assert_true(tm_value(page, "maglevd_announce_routes") == 1);
+	assert_true(tm_value(page, "maglevd_announce_events_total{event=\"announce\"}") == 5);
+	assert_true(tm_value(page, "maglevd_announce_events_total{event=\"withdraw\"}") == 4);
+	assert_true(tm_value(page, "maglevd_announce_errors_total") == 2);
+	assert_true(tm_value(page, "maglevd_vip_announced{vip=\"web\"}") == 1);
+	assert_true(tm_value(page, "maglevd_vip_announced{vip=\"dns\"}") == 0);
+	assert_true(tm_value(page, "maglevd_vip_serving{vip=\"web\"}") == 1);
+	assert_true(tm_value(page, "maglevd_vip_serving{vip=\"dns\"}") == 0);
+	free(page);
+
+	/* announcing off: the stop is still shown, the routes are not */
+	fake_view.enabled = false;
+	fake_view.stopping = false;
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_stopping") == 0);
+	assert_true(tm_value(page, "maglevd_stop_remaining_seconds") == 0);
+	assert_false(tm_has(page, "maglevd_announce_routes"));
+	assert_false(tm_has(page, "maglevd_vip_announced"));
+	free(page);
+	fake_view.enabled = true;
+	fake_view.stopping = true;
+	ctl_fx_free(&fx);
+}
+
 static void test_docs_and_dashboard(void **state)
 {
 	struct mlv_health_options ho = { .seed = 3 };
@@ -518,6 +674,7 @@ static void test_docs_and_dashboard(void **state)
 	assert_int_equal(mlv_health_create(&ho, &h), MLV_OK);
 	assert_int_equal(mlv_health_sync(h, fx.cfg, NULL), MLV_OK);
 	fx.st.health = h;
+	fx.st.announce = fake_announce;
 	src = (struct mlv_metrics_sources){ .ctl = &fx.st,
 					    .steer_counters = steer_zero };
 	page = tm_render(&src, NULL);
@@ -586,6 +743,9 @@ int main(void)
 		cmocka_unit_test(test_reloads_and_times),
 		cmocka_unit_test(test_xdp_steering),
 		cmocka_unit_test(test_health_engine),
+		cmocka_unit_test(test_announce),
+		cmocka_unit_test(test_process_families),
+		cmocka_unit_test(test_no_series_churn_on_a_flap),
 		cmocka_unit_test(test_docs_and_dashboard),
 		cmocka_unit_test(test_bad_arguments),
 	};

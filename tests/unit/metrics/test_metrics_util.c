@@ -158,7 +158,9 @@ void tm_check_structure(const char *page)
 			if (strcmp(type, "counter") == 0 &&
 			    (n < 6 || strcmp(helped + n - 6, "_total") != 0))
 				fail_msg("counter without _total: %s", line);
-			if (strncmp(helped, "maglevd_", 8) != 0)
+			/* ours, or the standard process_* ones */
+			if (strncmp(helped, "maglevd_", 8) != 0 &&
+			    strncmp(helped, "process_", 8) != 0)
 				fail_msg("family without the maglevd_ prefix: %s", line);
 			memcpy(family, helped, n + 1);
 		} else if (line[0] == '#') {

@@ -2,7 +2,8 @@
 /* Helpers shared by the metrics tests: render a page from a state, read
  * samples back out of it, and check its structure independently of the
  * renderer (families grouped, one HELP and TYPE each, no duplicate
- * series, counters ending in _total). cmocka assertions inside. */
+ * series, counters ending in _total, names maglevd_* or the standard
+ * process_*). cmocka assertions inside. */
 #ifndef MLV_TEST_METRICS_UTIL_H
 #define MLV_TEST_METRICS_UTIL_H
 

@@ -38,7 +38,10 @@ static void usage(FILE *out)
 "usage: maglevctl [-s SOCKET] [-o text|json] [-t SECONDS] COMMAND [ARGS...]\n"
 "       maglevctl COMMAND --help\n"
 "\n"
-"  -s, --socket SOCKET   control socket (default " DEFAULT_SOCKET ")\n"
+"The options may also stand after the command (maglevctl vips -o json).\n"
+"\n"
+"  -s, --socket SOCKET   control socket (default $MAGLEVD_SOCKET, else\n"
+"                        " DEFAULT_SOCKET ")\n"
 "  -o, --output FORMAT   text (tables, the default) or json (the raw reply)\n"
 "  -t, --timeout SECONDS give up waiting for the reply (default %d)\n"
 "  -h, --help            this help\n"
@@ -162,6 +165,91 @@ static char *exchange(const char *path, int timeout_s, const json_t *req)
 	return line;
 }
 
+struct globals {
+	const char *path;
+	bool json_out;
+	int timeout_s;
+};
+
+/* Apply one global option (opt: 's', 'o' or 't') with its value. */
+static bool set_global(struct globals *g, int opt, const char *value)
+{
+	char *end;
+
+	switch (opt) {
+	case 's':
+		g->path = value;
+		return true;
+	case 'o':
+		if (strcmp(value, "json") && strcmp(value, "text")) {
+			fprintf(stderr, "maglevctl: -o takes text or json\n");
+			return false;
+		}
+		g->json_out = strcmp(value, "json") == 0;
+		return true;
+	case 't':
+		g->timeout_s = (int)strtol(value, &end, 10);
+		if (*end || g->timeout_s <= 0 || g->timeout_s > 86400) {
+			fprintf(stderr, "maglevctl: -t takes 1 to 86400 seconds\n");
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Global options after the command word ("vips -o json"): applied and
+ * removed from argv[0..*argc-1], the command's own words, so they may
+ * stand anywhere on the line. A "--" ends the search (and is dropped:
+ * what follows is the command's). Returns false on a
+ * bad value or a missing one (a message is printed). */
+static bool take_globals(struct globals *g, int *argc, char **argv)
+{
+	static const struct { const char *s, *l; int opt; } names[] = {
+		{ "-s", "--socket", 's' },
+		{ "-o", "--output", 'o' },
+		{ "-t", "--timeout", 't' },
+	};
+	int out = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		const char *w = argv[i], *value = NULL;
+		int opt = 0;
+
+		if (strcmp(w, "--") == 0) {
+			/* the rest is the command's, as it is */
+			while (++i < *argc)
+				argv[out++] = argv[i];
+			break;
+		}
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			size_t n = strlen(names[k].l);
+
+			if (strcmp(w, names[k].s) == 0 || strcmp(w, names[k].l) == 0) {
+				opt = names[k].opt;
+				if (i + 1 >= *argc) {
+					fprintf(stderr, "maglevctl: %s needs a value\n", w);
+					return false;
+				}
+				value = argv[++i];
+			} else if (strncmp(w, names[k].l, n) == 0 && w[n] == '=') {
+				opt = names[k].opt;
+				value = w + n + 1;
+			}
+			if (opt)
+				break;
+		}
+		if (!opt) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (!set_global(g, opt, value))
+			return false;
+	}
+	*argc = out;
+	return true;
+}
+
 static bool wants_help(int argc, char *const *argv)
 {
 	for (int i = 0; i < argc; i++)
@@ -179,33 +267,23 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = DEFAULT_SOCKET;
+	const char *env = getenv("MAGLEVD_SOCKET");
+	struct globals g = { .path = env && env[0] ? env : DEFAULT_SOCKET,
+			     .timeout_s = DEFAULT_TIMEOUT_S };
 	const struct mlv_ctl_cmd_spec *cmd;
-	bool json_out = false;
-	int timeout_s = DEFAULT_TIMEOUT_S, opt, rc;
+	int opt, rc, n_words;
 	json_t *args, *req, *reply;
 	json_error_t jerr;
-	char err[512], *line, *end;
+	char err[512], *line;
 
-	/* '+': stop at the command, whose own words may start with -- */
+	/* '+': stop at the command; options after it are taken below */
 	while ((opt = getopt_long(argc, argv, "+s:o:t:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			path = optarg;
-			break;
 		case 'o':
-			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
-				fprintf(stderr, "maglevctl: -o takes text or json\n");
-				return EXIT_USAGE;
-			}
-			json_out = strcmp(optarg, "json") == 0;
-			break;
 		case 't':
-			timeout_s = (int)strtol(optarg, &end, 10);
-			if (*end || timeout_s <= 0 || timeout_s > 86400) {
-				fprintf(stderr, "maglevctl: -t takes 1 to 86400 seconds\n");
+			if (!set_global(&g, opt, optarg))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -219,9 +297,14 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	n_words = argc - optind - 1;
+	if (!take_globals(&g, &n_words, argv + optind + 1))
+		return EXIT_USAGE;
+	argc = optind + 1 + n_words;
 	/* top is a client-side loop over several commands, not one */
 	if (strcmp(argv[optind], "top") == 0)
-		return maglevctl_top(path, timeout_s, argc - optind, argv + optind);
+		return maglevctl_top(g.path, g.timeout_s, argc - optind,
+				     argv + optind);
 	cmd = mlv_ctl_cmd_find(argv[optind]);
 	if (!cmd) {
 		fprintf(stderr, "maglevctl: unknown command \"%s\"; "
@@ -234,7 +317,7 @@ int main(int argc, char **argv)
 		render_command_help(cmd, stdout);
 		return EXIT_OK;
 	}
-	if (cmd->id == MLV_CTL_CMD_HELP && !json_out && argc == 0) {
+	if (cmd->id == MLV_CTL_CMD_HELP && !g.json_out && argc == 0) {
 		usage(stdout);          /* the table is compiled in */
 		return EXIT_OK;
 	}
@@ -248,7 +331,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "maglevctl: out of memory\n");
 		return EXIT_NO_REPLY;
 	}
-	line = exchange(path, timeout_s, req);
+	line = exchange(g.path, g.timeout_s, req);
 	json_decref(req);
 	if (!line)
 		return EXIT_NO_REPLY;
@@ -261,7 +344,7 @@ int main(int argc, char **argv)
 		return EXIT_NO_REPLY;
 	}
 	rc = json_is_true(json_object_get(reply, "ok")) ? EXIT_OK : EXIT_REFUSED;
-	if (json_out)
+	if (g.json_out)
 		printf("%s\n", line);
 	else if (rc != EXIT_OK)
 		render_error(reply, stderr);
