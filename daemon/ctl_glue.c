@@ -97,6 +97,15 @@ static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
 		return err;
 	}
 	mlv_daemon_state_save(d);
+	{
+		const struct mlv_generation *gen = mlv_publish_current(d->pub);
+
+		for (uint32_t i = 0; gen && i < gen->n_vips; i++)
+			if (strcmp(gen->vips[i].name, ov->vip) == 0 &&
+			    gen->vips[i].n_usable == 0)
+				mlv_warn("override: VIP %s has no usable backend "
+					 "left; its new flows are dropped", ov->vip);
+	}
 	if (ov->op == MLV_CTL_OV_WEIGHT)
 		mlv_info("override: %s/%s weight %u (generation %u)", ov->vip,
 			 ov->backend, ov->weight, d->generation);
@@ -210,6 +219,14 @@ void mlv_daemon_state_save(struct mlv_daemon *d)
 			    "kept across a restart", why);
 }
 
+static const char (*st_restart_pending(void *ctx, uint32_t *n))[160]
+{
+	struct mlv_daemon *d = ctx;
+
+	*n = d->n_restart_pending;
+	return (const char (*)[160])d->restart_pending;
+}
+
 static enum mlv_err st_shutdown(void *ctx, bool now, char *detail,
 			       size_t detail_len)
 {
@@ -241,6 +258,7 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->track_cancel = st_track_cancel;
 	st->announce = mlv_daemon_announce_view;
 	st->shutdown = st_shutdown;
+	st->restart_pending = st_restart_pending;
 	err = mlv_ctl_server_create(&(struct mlv_ctl_server_params){
 		.path = d->cfg->control_socket,
 		.mode = d->cfg->control_socket_mode,

@@ -108,6 +108,10 @@ struct mlv_daemon {
 	 * the overrides are kept in state_path across restarts. */
 	struct mlv_overrides overrides;
 	char state_path[MLV_PATH_MAX + 8];
+	/* Restart-only settings the file changed: what the last accepted
+	 * reload warned about, for status ("dataplane.workers: 1 -> 2"). */
+	char restart_pending[MLV_CTL_RESTART_PENDING_MAX][160];
+	uint32_t n_restart_pending;
 	struct mlv_health *health;
 	bool health_dirty;               /* a health batch changed something */
 	/* Pairs the current health batch took down, while the failover

@@ -31,12 +31,23 @@ void mlv_daemon_log_diags(const struct mlv_diags *diags)
 
 static const struct mlv_src_pos no_pos;
 
-/* restart-only changes become warnings in the reload's diagnostics */
+/* restart-only changes become warnings in the reload's diagnostics, and
+ * status lists them once the reload is accepted */
+struct restart_report {
+	struct mlv_diags *diags;
+	char msgs[MLV_CTL_RESTART_PENDING_MAX][160];
+	uint32_t n;
+};
+
 static void warn_restart(const char *message, void *ctx)
 {
-	mlv_diag_add(ctx, MLV_DIAG_WARNING, no_pos,
+	struct restart_report *r = ctx;
+
+	mlv_diag_add(r->diags, MLV_DIAG_WARNING, no_pos,
 		     "%s; this needs a restart, the running value stays",
 		     message);
+	if (r->n < MLV_CTL_RESTART_PENDING_MAX)
+		snprintf(r->msgs[r->n++], sizeof(r->msgs[0]), "%s", message);
 }
 
 static void forget_override(const struct mlv_override *ov, void *ctx)
@@ -70,6 +81,7 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 {
 	const char *path = d->opts->config_path;
 	struct mlv_config *next = NULL;
+	struct restart_report restart = { .diags = diags };
 	bool changed = false;
 	enum mlv_err err;
 
@@ -78,7 +90,7 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 	if (!err) {
 		/* the ports and the rest of the restart-only part stay as
 		 * they run; the checks below see what would really run */
-		mlv_restart_only_changes(d->cfg, next, warn_restart, diags);
+		mlv_restart_only_changes(d->cfg, next, warn_restart, &restart);
 		mlv_restart_only_keep(d->cfg, next);
 		err = check_next(d, next, diags);
 		if (!err)
@@ -97,6 +109,8 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 	mlv_config_free(d->cfg);
 	d->cfg = next;
 	d->reloads_ok++;
+	memcpy(d->restart_pending, restart.msgs, sizeof(restart.msgs));
+	d->n_restart_pending = restart.n;
 	if (mlv_overrides_prune(&d->overrides, d->cfg, forget_override, NULL))
 		mlv_daemon_state_save(d);
 

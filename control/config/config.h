@@ -30,7 +30,8 @@
 #define MLV_CONFIG_MAX_FILE_BYTES (64u << 20) /* refuse larger YAML files */
 
 enum mlv_forwarding { MLV_FWD_IPIP = 0, MLV_FWD_GUE, MLV_FWD_L2DSR };
-enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP };
+enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP,
+		       MLV_HEALTH_UDP, MLV_HEALTH_DNS };
 enum mlv_idle_policy { MLV_IDLE_ADAPTIVE = 0, MLV_IDLE_POLL };
 enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_DOWN };
 
@@ -50,6 +51,9 @@ struct mlv_health_config {
 	uint16_t expect_status;    /* http: expected status code */
 	char path[MLV_PATH_MAX];   /* http: request path */
 	char host[MLV_PATH_MAX];   /* http: Host header; "" = backend address */
+	char send[MLV_PATH_MAX];   /* udp: the datagram sent */
+	char receive[MLV_PATH_MAX];/* udp: text the reply must contain; "" = any */
+	char query[MLV_PATH_MAX];  /* dns: the name asked for (type A) */
 };
 
 struct mlv_backend_config {

@@ -25,6 +25,8 @@ static const struct mlv_cfg_enum health_type_names[] = {
 	{ "none", MLV_HEALTH_NONE },
 	{ "tcp", MLV_HEALTH_TCP },
 	{ "http", MLV_HEALTH_HTTP },
+	{ "udp", MLV_HEALTH_UDP },
+	{ "dns", MLV_HEALTH_DNS },
 	{ NULL, 0 },
 };
 
@@ -74,6 +76,12 @@ static const struct mlv_cfg_key health_keys[] = {
 	  .min = 100, .max = 599, .def = "200" },
 	{ .name = "host", .type = MLV_CT_STRING, FIELD(HC, host),
 	  .doc_default = "the backend address" },
+	{ .name = "send", .type = MLV_CT_STRING, FIELD(HC, send),
+	  .doc_default = "empty" },
+	{ .name = "receive", .type = MLV_CT_STRING, FIELD(HC, receive),
+	  .doc_default = "empty (any reply)" },
+	{ .name = "query", .type = MLV_CT_STRING, FIELD(HC, query),
+	  .min = 1, .doc_default = "none (required for dns)" },
 	{ .name = "rise", .type = MLV_CT_UINT, FIELD(HC, rise),
 	  .min = 1, .max = 100, .def = "2" },
 	{ .name = "fall", .type = MLV_CT_UINT, FIELD(HC, fall),

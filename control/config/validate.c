@@ -2,6 +2,7 @@
 /* Cross-field config checks: the rules no single key's type can express. */
 #include "control/config/validate_internal.h"
 
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -492,6 +493,19 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			     "%u is more than its %u backends", vip->name,
 			     vip->min_backends, vip->n_backends);
 	check_table_choice(ctx, vip, seen);
+	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
+	    (vip->health.type == MLV_HEALTH_TCP ||
+	     vip->health.type == MLV_HEALTH_HTTP))
+		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "health") ?
+				  mlv_cfg_pos(seen, "health") : vip->pos,
+			     "VIP '%s' is UDP but its health check is %s on the "
+			     "VIP's own port %u%s: that checks a TCP service it "
+			     "does not have (a backend would look down, and "
+			     "fail open); use type udp or dns, or set health.port",
+			     vip->name,
+			     vip->health.type == MLV_HEALTH_TCP ? "tcp" : "http",
+			     vip->port, mlv_cfg_given(seen, "health") ? "" :
+			     " (from defaults.health)");
 	if (vip->n_backends == 0)
 		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "backends") ?
 				  mlv_cfg_pos(seen, "backends") : vip->pos,

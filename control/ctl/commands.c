@@ -339,6 +339,21 @@ static json_t *announce_json(const struct mlv_ctl_state *st)
 	return obj;
 }
 
+static json_t *restart_pending_json(const struct mlv_ctl_state *st)
+{
+	uint32_t n = 0;
+	const char (*msgs)[160] = st->restart_pending ?
+				  st->restart_pending(st->ctx, &n) : NULL;
+	json_t *list = json_array();
+
+	for (uint32_t i = 0; list && msgs && i < n; i++)
+		if (json_array_append_new(list, json_string(msgs[i]))) {
+			json_decref(list);
+			return NULL;
+		}
+	return list;
+}
+
 json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 {
 	const struct mlv_generation *gen = mlv_ctl_gen(st);
@@ -361,7 +376,7 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 		return NULL;
 	}
 	return json_pack("{s:b, s:s, s:i, s:f, s:o, s:s?, s:I, s:o, s:I, s:I,"
-			 " s:o, s:o, s:o, s:o, s:o, s:o}",
+			 " s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "ok", 1,
 			 "version", MLV_VERSION,
 			 "pid", (int)getpid(),
@@ -377,7 +392,8 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 			 "all_down", all_down_json(st, gen),
 			 "reloads", reloads_json(&st->reloads),
 			 "control", server_json(st->server),
-			 "announce", announce_json(st));
+			 "announce", announce_json(st),
+			 "restart_pending", restart_pending_json(st));
 }
 
 /* ---- shutdown ---- */
@@ -512,10 +528,28 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 				    vip_name, backend,
 				    detail[0] ? detail : mlv_strerror(rc));
 	gen = mlv_ctl_gen(st);
-	return json_pack("{s:b, s:s, s:s, s:s, s:o}", "ok", 1,
+	/* an override that leaves the VIP nothing to send new flows to is
+	 * allowed (it may be the intent) but said */
+	json_t *warnings = json_array();
+
+	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
+		const struct mlv_gen_vip *v = &gen->vips[i];
+
+		if (strcmp(v->name, vip_name) == 0 && v->n_usable == 0 &&
+		    json_array_append_new(warnings, json_sprintf(
+			    "VIP %s has no usable backend left: its new flows "
+			    "are dropped (counted as no_backend)", vip_name))) {
+			json_decref(warnings);
+			warnings = NULL;
+		}
+	}
+	if (!warnings)
+		return NULL;
+	return json_pack("{s:b, s:s, s:s, s:s, s:o, s:o}", "ok", 1,
 			 "vip", vip_name, "backend", backend,
 			 "applied", mlv_ctl_override_op_name(op),
-			 "generation", gen ? json_integer(gen->number) : json_null());
+			 "generation", gen ? json_integer(gen->number) : json_null(),
+			 "warnings", warnings);
 }
 
 json_t *mlv_ctl_cmd_drain(struct mlv_ctl_state *st, const json_t *args)

@@ -122,6 +122,9 @@ struct mlv_ctl_announce {
 	const struct mlv_ctl_announce_vip *vips;
 };
 
+/* Most restart-only changes status lists. */
+#define MLV_CTL_RESTART_PENDING_MAX 16
+
 /* How long `lookup` waits for the workers before replying without them. */
 #define MLV_CTL_TRACK_TIMEOUT_MS 100u
 
@@ -180,6 +183,11 @@ struct mlv_ctl_state {
 	enum mlv_err (*track_poll)(void *ctx, uint64_t ticket, bool *done,
 				   struct mlv_ctl_tracked *out);
 	void (*track_cancel)(void *ctx, uint64_t ticket);
+
+	/* The restart-only settings the running file changed (the last
+	 * accepted reload warned about them): *n messages such as
+	 * "dataplane.workers: 1 -> 2". NULL: status lists none. */
+	const char (*(*restart_pending)(void *ctx, uint32_t *n))[160];
 
 	/* The announcer's state, for status and metrics; NULL: status says
 	 * "announce": null and metrics leave the families out. */

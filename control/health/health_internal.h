@@ -56,6 +56,9 @@ struct health_spec {
 	uint32_t interval_ms;
 	uint32_t timeout_ms;
 	uint16_t expect_status;
+	/* The check's two texts, by type: http: the request path and the
+	 * Host header; udp: the datagram sent and the text the reply must
+	 * contain ("" = any reply); dns: the name queried and "". */
 	const char *path;
 	const char *host;
 };
@@ -121,8 +124,10 @@ struct health_pair {
 
 /* Requests are at most "GET " path " HTTP/1.1\r\nHost: " host ... */
 #define HEALTH_REQUEST_MAX (2 * MLV_PATH_MAX + 96)
-/* "HTTP/1.1 200 " is all a status check needs to read. */
+/* "HTTP/1.1 200 " is all a status check needs to read; a udp check
+ * compares up to a path's worth of its reply, a dns check the header. */
 #define HEALTH_STATUS_PREFIX 13
+#define HEALTH_RX_MAX MLV_PATH_MAX
 
 enum health_conn_stage { CONN_CONNECTING, CONN_SENDING, CONN_READING };
 
@@ -138,7 +143,8 @@ struct health_conn {
 	enum health_conn_stage stage;
 	uint16_t req_len, req_sent;
 	uint16_t rx_len;
-	char rx[HEALTH_STATUS_PREFIX];
+	uint16_t dns_id;                /* dns: the query's id */
+	char rx[HEALTH_RX_MAX];
 	char req[HEALTH_REQUEST_MAX];
 };
 
@@ -287,6 +293,26 @@ enum health_http_parse health_http_parse_status(const char *buf, size_t len,
 						uint16_t *status);
 /* Copy up to len bytes of data into out (out_len bytes) as printable
  * text, other bytes as '?'. Returns out. */
+/* dns (dns.c): the query for name (type A, class IN, recursion desired)
+ * with id into buf; its length, or 0 if the name is not a DNS name or
+ * does not fit. */
+size_t health_dns_query(const char *name, uint16_t id, uint8_t *buf,
+			size_t len);
+/* Whether name is a DNS name health_dns_query takes: labels of 1..63
+ * letters, digits, '-' or '_', at most 253 bytes, an optional final dot. */
+bool health_dns_name_ok(const char *name);
+
+enum health_dns_reply {
+	DNS_ANSWER,         /* a reply to our query; *rcode is its RCODE */
+	DNS_NOT_OURS,       /* too short, not a response, another id */
+};
+
+enum health_dns_reply health_dns_parse(const uint8_t *buf, size_t len,
+				       uint16_t id, uint8_t *rcode);
+
+/* "NOERROR", "SERVFAIL", ..., or "RCODE n". */
+const char *health_dns_rcode_name(uint8_t rcode, char *buf, size_t len);
+
 char *health_printable(const char *data, size_t len, char *out,
 		       size_t out_len);
 

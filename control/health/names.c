@@ -21,6 +21,8 @@ const char *mlv_health_type_name(enum mlv_health_type t)
 	case MLV_HEALTH_NONE: return "none";
 	case MLV_HEALTH_TCP:  return "tcp";
 	case MLV_HEALTH_HTTP: return "http";
+	case MLV_HEALTH_UDP:  return "udp";
+	case MLV_HEALTH_DNS:  return "dns";
 	}
 	return "unknown";
 }
@@ -39,7 +41,9 @@ int mlv_health_event_describe(const struct mlv_health_event *e, char *buf,
 	return snprintf(buf, len,
 			"%s%s%s%s:%u%s is %s after %u consecutive %s (%s); "
 			"affects %s/%s%s",
-			e->type == MLV_HEALTH_HTTP ? "http://" : "tcp ",
+			e->type == MLV_HEALTH_HTTP ? "http://" :
+			e->type == MLV_HEALTH_UDP ? "udp " :
+			e->type == MLV_HEALTH_DNS ? "dns " : "tcp ",
 			open, addr, close, e->port,
 			e->type == MLV_HEALTH_HTTP ? e->path : "",
 			e->up ? "up" : "down", e->consecutive,

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Checks on the wire: the non-blocking TCP connect and the HTTP exchange
- * as small state machines driven by the engine's epoll.
+/* Checks on the wire: the non-blocking TCP connect and the HTTP exchange,
+ * and the UDP and DNS request/reply, as small state machines driven by
+ * the engine's epoll.
  *
  * connect (EINPROGRESS) --EPOLLOUT--> tcp: success
  *                                     http: send request --> read until
  *                                     "HTTP/x.y NNN " --> compare status
+ * udp, dns: a connected datagram socket: send --> EPOLLIN --> the reply
+ *                                     (udp: contains `receive`; dns: our id,
+ *                                     RCODE NOERROR); an ICMP port
+ *                                     unreachable arrives as ECONNREFUSED
  * A deadline in the heap (started + timeout) covers the whole check, except
  * that a stage the engine itself started late gets a timeout of its own
  * (stage_started_late).
@@ -12,6 +17,7 @@
  * Sockets are closed with SO_LINGER {on, 0}: an RST instead of a FIN, so
  * the checker leaves no TIME_WAIT behind (100,000 checks a second would
  * otherwise exhaust ephemeral ports), as HAProxy does for its checks. */
+#define _GNU_SOURCE   /* memmem */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -145,6 +151,54 @@ static socklen_t target_addr(const struct health_spec *s,
 	return sizeof(*sin6);
 }
 
+/* A datagram check's reply (udp, dns). Datagrams from elsewhere cannot
+ * arrive on a connected socket; a dns reply to another id (a late one to
+ * an earlier check) is skipped. */
+static void read_datagram(struct mlv_health *h, struct health_conn *c,
+			  uint64_t now)
+{
+	struct health_probe *p = c->probe;
+	char text[MLV_HEALTH_REASON_MAX], shown[48], rc[16];
+	uint8_t rcode;
+
+	for (;;) {
+		ssize_t n = recv(c->fd, c->rx, sizeof(c->rx), MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECONNREFUSED)
+				health_probe_finish(h, p, false, "port unreachable "
+						    "(ICMP)", now);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
+				fail_errno(h, p, "recv", errno, now);
+			return;
+		}
+		if (p->spec.type == MLV_HEALTH_DNS) {
+			if (health_dns_parse((const uint8_t *)c->rx, (size_t)n,
+					     c->dns_id, &rcode) != DNS_ANSWER)
+				continue;
+			snprintf(text, sizeof(text), "DNS %s",
+				 health_dns_rcode_name(rcode, rc, sizeof(rc)));
+			health_probe_finish(h, p, rcode == 0, text, now);
+			return;
+		}
+		if (p->spec.host[0] == '\0' ||
+		    memmem(c->rx, (size_t)n, p->spec.host,
+			   strlen(p->spec.host)) != NULL) {
+			snprintf(text, sizeof(text), "reply of %zd bytes", n);
+			health_probe_finish(h, p, true, text, now);
+		} else {
+			snprintf(text, sizeof(text), "reply without \"%s\": "
+				 "\"%s\"", p->spec.host,
+				 health_printable(c->rx, (size_t)n, shown,
+						  sizeof(shown)));
+			health_probe_finish(h, p, false, text, now);
+		}
+		return;
+	}
+}
+
 static void read_status(struct mlv_health *h, struct health_conn *c,
 			uint64_t now)
 {
@@ -269,6 +323,59 @@ static void connected(struct mlv_health *h, struct health_conn *c,
 	send_request(h, c, registered, now);
 }
 
+/* udp and dns: the request into c->req, a connected datagram socket, the
+ * send; then the reply (read_datagram) or the deadline. */
+static void start_datagram(struct mlv_health *h, struct health_conn *c,
+			   uint64_t now)
+{
+	struct health_probe *p = c->probe;
+	int family = p->spec.address.family == MLV_AF_INET ? AF_INET : AF_INET6;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	size_t n;
+
+	if (p->spec.type == MLV_HEALTH_DNS) {
+		c->dns_id = (uint16_t)(c->seq * 40503u + c->index);
+		n = health_dns_query(p->spec.path, c->dns_id,
+				     (uint8_t *)c->req, sizeof(c->req));
+	} else {
+		n = strlen(p->spec.path);
+		memcpy(c->req, p->spec.path, n);
+	}
+	/* mlv_health_check_config bounds the texts, so the request fits */
+	if (p->spec.type == MLV_HEALTH_DNS && n == 0) {
+		local_error(h, p, now);
+		return;
+	}
+	c->req_len = (uint16_t)n;
+	c->fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       IPPROTO_UDP);
+	if (c->fd < 0 ||
+	    health_heap_set(h, p, now + (uint64_t)p->spec.timeout_ms * 1000000u)) {
+		local_error(h, p, now);
+		return;
+	}
+	sslen = target_addr(&p->spec, &ss);
+	if (connect(c->fd, (struct sockaddr *)&ss, sslen) != 0) {
+		fail_errno(h, p, "connect", errno, now);
+		return;
+	}
+	/* one datagram, empty if send is "" (a valid UDP request) */
+	if (send(c->fd, c->req, c->req_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+			local_error(h, p, now);
+		else
+			fail_errno(h, p, "send", errno, now);
+		return;
+	}
+	c->stage = CONN_READING;
+	if (watch(h, c, EPOLLIN, true)) {
+		local_error(h, p, now);
+		return;
+	}
+	read_datagram(h, c, now);
+}
+
 void health_check_start(struct mlv_health *h, struct health_probe *p,
 			uint64_t now)
 {
@@ -300,6 +407,10 @@ void health_check_start(struct mlv_health *h, struct health_probe *p,
 	p->started_ns = now;
 	h->counters[MLV_HEALTH_CTR_CHECKS_STARTED]++;
 
+	if (p->spec.type == MLV_HEALTH_UDP || p->spec.type == MLV_HEALTH_DNS) {
+		start_datagram(h, c, now);
+		return;
+	}
 	c->fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		       IPPROTO_TCP);
 	if (c->fd < 0 ||
@@ -363,7 +474,11 @@ void health_check_event(struct mlv_health *h, uint64_t data, uint32_t events,
 		send_request(h, c, true, now);
 		break;
 	case CONN_READING:
-		read_status(h, c, now);
+		if (c->probe->spec.type == MLV_HEALTH_UDP ||
+		    c->probe->spec.type == MLV_HEALTH_DNS)
+			read_datagram(h, c, now);
+		else
+			read_status(h, c, now);
 		break;
 	}
 }
@@ -377,8 +492,11 @@ void health_check_timeout(struct mlv_health *h, struct health_probe *p,
 		[CONN_READING] = "waiting for the status line",
 	};
 	char text[MLV_HEALTH_REASON_MAX];
+	bool datagram = p->spec.type == MLV_HEALTH_UDP ||
+			p->spec.type == MLV_HEALTH_DNS;
 
 	snprintf(text, sizeof(text), "timeout after %ums %s",
-		 p->spec.timeout_ms, p->conn ? during[p->conn->stage] : "");
+		 p->spec.timeout_ms, datagram ? "without a reply" :
+		 p->conn ? during[p->conn->stage] : "");
 	health_probe_finish(h, p, false, text, now);
 }

@@ -88,6 +88,11 @@ static void spec_of(const struct mlv_vip_config *v,
 		s->expect_status = hc->expect_status;
 		s->path = hc->path;
 		s->host = hc->host;
+	} else if (hc->type == MLV_HEALTH_UDP) {
+		s->path = hc->send;
+		s->host = hc->receive;
+	} else if (hc->type == MLV_HEALTH_DNS) {
+		s->path = hc->query;
 	}
 }
 

@@ -33,6 +33,8 @@ static const char *spec_problem(const struct mlv_vip_config *v,
 		return NULL;
 	case MLV_HEALTH_TCP:
 	case MLV_HEALTH_HTTP:
+	case MLV_HEALTH_UDP:
+	case MLV_HEALTH_DNS:
 		break;
 	default:
 		return "unknown health check type";
@@ -45,6 +47,13 @@ static const char *spec_problem(const struct mlv_vip_config *v,
 		return "no port to check: set health.port (the VIP has none)";
 	if (hc->type == MLV_HEALTH_TCP)
 		return NULL;
+	if (hc->type == MLV_HEALTH_UDP)
+		return text_fits(hc->send) && text_fits(hc->receive) ? NULL :
+		       "health send or receive is not terminated";
+	if (hc->type == MLV_HEALTH_DNS)
+		return text_fits(hc->query) && health_dns_name_ok(hc->query) ?
+		       NULL : "health query must be a DNS name (labels of "
+		       "letters, digits, '-' or '_', at most 253 bytes)";
 	if (hc->expect_status < 100 || hc->expect_status > 599)
 		return "health expect must be an HTTP status (100..599)";
 	if (!text_fits(hc->path) || !text_fits(hc->host))

@@ -30,9 +30,9 @@ import cases_live  # noqa: E402
 import cases_pool  # noqa: E402
 import cases_system  # noqa: E402
 from daemon_util import (CONTROL, NEXT_HOP, Daemon, Failure,  # noqa: E402
-                         Skip, accounted, check, config_text, null_config,
-                         port, read_pcap, read_stats, run, tcp_frame, vip,
-                         write_pcap)
+                         Skip, accounted, check, config_text, ctl_ok,
+                         maglevctl, null_config, port, read_pcap, read_stats,
+                         run, tcp_frame, vip, write_pcap)
 
 
 # ---- cases ----
@@ -174,6 +174,12 @@ def case_reload(maglevd, src, work):
               "conntrack resized without a restart")
         check(re.search(r"warning: .*conntrack.*restart", d.log_text()),
               "no restart warning")
+        pending = ctl_ok("status")["restart_pending"]
+        check(pending == ["dataplane.conntrack changed"],
+              f"status: restart pending: {pending}")
+        r = run([maglevctl(), "-s", CONTROL["socket"], "status"])
+        check("dataplane.conntrack changed (restart pending)" in r.stdout,
+              f"maglevctl status shows it: {r.stdout}")
 
         # back-to-back reloads, each as soon as the previous one shows
         for i in range(20):

@@ -93,6 +93,42 @@ def test(lab):
     check(r["failed"] == 0 and r["backends"].get(victim, 0) > 0,
           "after rejoining, new flows: %s" % r)
 
+    # The UDP VIPs get a udp check of their own (the echo answers "NAME
+    # payload"): the victim's echo stops, and it leaves the UDP VIPs only.
+    cfg = open(lab.config_path(1)).read()
+    udp = cfg.replace("    protocol: udp\n", "    protocol: udp\n"
+                      "    health: {type: udp, port: 7, send: ping, receive: ping, "
+                      "interval: %dms, timeout: %dms, rise: %d, fall: %d}\n"
+                      % (HEALTH_INTERVAL_S * 1000, HEALTH_TIMEOUT_S * 1000,
+                         HEALTH_RISE, HEALTH_FALL))
+    check(udp.count("type: udp") == 2, "both UDP VIPs get the udp check")
+    lab.write_config(udp, 1)
+    gen = lab.reload(1)
+    lab.wait_generation_above(gen)
+    udp_vips = [v for v in vips if v.startswith("echo")]
+    t0 = time.monotonic()
+    lab.backend("stop", VICTIM, "udp")
+    lablib.wait_until(lambda: all(
+        (st == ("down", 0)) == (vip in udp_vips)
+        for vip, st in backend_state(lab, victim).items()),
+        "%s to leave the UDP VIPs only" % victim, 30, 0.05)
+    took = time.monotonic() - t0
+    log("udp check: %s left the UDP VIPs %.2fs after its echo stopped "
+        "(bound %.2fs)" % (victim, took, DOWN_BOUND_S))
+    check(took <= DOWN_BOUND_S, "udp check: %.2fs, more than fall x "
+          "interval allows (%.2fs)" % (took, DOWN_BOUND_S))
+    for family in (4, 6):
+        r = lab.burst("udp", family, FLOWS)
+        check(r["failed"] == 0 and victim not in r["backends"],
+              "udp IPv%d with %s's echo down: %s" % (family, victim, r))
+    last = [b for b in lab.ctl(1, "health", "echo4")["backends"]
+            if b["backend"] == victim][0]["last_result"]
+    check(last == "port unreachable (ICMP)", "the reason: %s" % last)
+    lab.backend("start", VICTIM, "udp")
+    lablib.wait_until(lambda: all(s == "active" for s, n in
+                                  backend_state(lab, victim).values()),
+                      "%s to rejoin the UDP VIPs" % victim, 30, 0.05)
+
 
 if __name__ == "__main__":
     lablib.run(test)

@@ -19,6 +19,7 @@
 #include "control/config/config.h"
 #include "control/config/diags.h"
 #include "control/config/schema_internal.h"
+#include "control/health/health.h"
 #include "control/tables/maglev.h"
 
 #ifndef MLV_SOURCE_ROOT
@@ -614,6 +615,54 @@ static void test_address_families(void **state)
 	expect_error(&l, y, "{name: nomac", "l2dsr backend 'nomac' has no 'mac'");
 	assert_true(any_message(&l, "(port 'v4only' is device 'd0')"));
 	assert_int_equal(l.d.n_errors, 3);
+	unload(&l);
+}
+
+/* udp and dns checks; a UDP VIP checked over TCP on its own port warns. */
+static void test_udp_and_dns_checks(void **state)
+{
+	const char *y = DP
+		"defaults: {health: {type: tcp}}\n"
+		"vips:\n"
+		"  - {name: echo, address: 192.0.2.1, port: 7, protocol: udp,\n"
+		"     health: {type: udp, send: ping, receive: ping},\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n"
+		"  - {name: dns, address: 192.0.2.1, port: 53, protocol: udp,\n"
+		"     health: {type: dns, query: example.com},\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n"
+		"  - {name: blind, address: 192.0.2.2, port: 7, protocol: udp,\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n"
+		"  - {name: web, address: 192.0.2.2, port: 8, protocol: udp,\n"
+		"     health: {type: http, port: 80},\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n";
+	const char *bad = DP
+		"vips:\n"
+		"  - {name: dns, address: 192.0.2.1, port: 53, protocol: udp,\n"
+		"     health: {type: dns},\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n";
+	struct load l;
+	char why[256];
+	(void)state;
+
+	load(&l, y);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->vips[0].health.type, MLV_HEALTH_UDP);
+	assert_string_equal(l.cfg->vips[0].health.send, "ping");
+	assert_string_equal(l.cfg->vips[0].health.receive, "ping");
+	assert_int_equal(l.cfg->vips[1].health.type, MLV_HEALTH_DNS);
+	assert_string_equal(l.cfg->vips[1].health.query, "example.com");
+	/* blind inherits tcp on its own UDP port 7; web checks port 80 */
+	expect_diag(&l, MLV_DIAG_WARNING, y, "{name: blind", 0,
+		    "VIP 'blind' is UDP but its health check is tcp on the VIP's own port 7 (from defaults.health)");
+	assert_int_equal(l.d.n, 1);
+	assert_int_equal(mlv_health_check_config(l.cfg, why, sizeof(why)), MLV_OK);
+	unload(&l);
+
+	load(&l, bad);
+	expect_ok(&l);   /* the model takes it; the health engine refuses */
+	assert_int_not_equal(mlv_health_check_config(l.cfg, why, sizeof(why)),
+			     MLV_OK);
+	assert_non_null(strstr(why, "health query must be a DNS name"));
 	unload(&l);
 }
 
@@ -1573,6 +1622,7 @@ int main(void)
 		cmocka_unit_test(test_address_families),
 		cmocka_unit_test(test_every_tx_port_has_the_family),
 		cmocka_unit_test(test_missing_backends_warns),
+		cmocka_unit_test(test_udp_and_dns_checks),
 		cmocka_unit_test(test_l2dsr_mac_from_kernel),
 		cmocka_unit_test(test_table_size),
 		cmocka_unit_test(test_backend_count_warning),

@@ -916,6 +916,7 @@ static void test_drain_undrain(void **state)
 		    "\"backend\": \"web-1\"}}");
 	assert_string_equal(text_of(r, "applied"), "drain");
 	assert_int_equal(int_of(r, "generation"), before + 1);
+	assert_int_equal(json_array_size(json_object_get(r, "warnings")), 0);
 	json_decref(r);
 	assert_true(fx->ov[0].drain);
 	b = backend_entry(fx, "web-1");
@@ -926,6 +927,22 @@ static void test_drain_undrain(void **state)
 	r = call_ok(fx, "{\"command\": \"status\"}");
 	assert_int_equal(json_array_size(json_object_get(r, "overrides")), 1);
 	json_decref(r);
+
+	/* draining the last usable backends: allowed, and said */
+	r = call_ok(fx, "{\"command\": \"drain\", \"args\": {\"vip\": \"web\", "
+		    "\"backend\": \"web-2\"}}");
+	assert_int_equal(json_array_size(json_object_get(r, "warnings")), 0);
+	json_decref(r);
+	r = call_ok(fx, "{\"command\": \"drain\", \"args\": {\"vip\": \"web\", "
+		    "\"backend\": \"web-4\"}}");
+	assert_int_equal(json_array_size(json_object_get(r, "warnings")), 1);
+	assert_non_null(strstr(json_string_value(json_array_get(
+		json_object_get(r, "warnings"), 0)), "VIP web has no usable backend left"));
+	json_decref(r);
+	json_decref(call_ok(fx, "{\"command\": \"undrain\", \"args\": {\"vip\": \"web\", "
+			    "\"backend\": \"web-2\"}}"));
+	json_decref(call_ok(fx, "{\"command\": \"undrain\", \"args\": {\"vip\": \"web\", "
+			    "\"backend\": \"web-4\"}}"));
 
 	json_decref(call_ok(fx, "{\"command\": \"undrain\", \"args\": {\"vip\": \"web\", "
 			    "\"backend\": \"web-1\"}}"));

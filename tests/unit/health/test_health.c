@@ -548,7 +548,17 @@ static void wait_pair(struct mlv_health *h, struct recorder *r,
 {
 	struct want w = { vip, backend, checks, up };
 
-	assert_true(run_until(h, r, pair_reached, &w));
+	if (!run_until(h, r, pair_reached, &w)) {
+		struct mlv_health_status st;
+
+		if (mlv_health_get(h, vip, backend, &st) == MLV_OK)
+			fail_msg("%s/%s: %llu checks, up %d, last \"%s\"; wanted "
+				 "%llu checks, up %d", vip, backend,
+				 (unsigned long long)st.checks, st.up,
+				 st.last_result ? st.last_result : "-",
+				 (unsigned long long)checks, up);
+		fail_msg("%s/%s: no status", vip, backend);
+	}
 }
 
 static struct mlv_health_status status_of(struct mlv_health *h,
@@ -1802,6 +1812,188 @@ static void test_is_up_at_positions(void **state)
 	mlv_config_free(empty);
 }
 
+/* ------------------------------------------------------ udp and dns */
+
+/* A UDP responder on loopback, on a thread of its own: echo answers
+ * "be1 " + the datagram; dns answers with the query's id and rcode (and,
+ * first, once with a wrong id, which the check must skip); silent reads
+ * and never answers. */
+enum udp_mode { UDP_ECHO, UDP_DNS, UDP_SILENT };
+
+struct udp_srv {
+	int fd;
+	uint16_t port;
+	enum udp_mode mode;
+	uint8_t rcode;
+	atomic_bool stop;
+	pthread_t thread;
+};
+
+static void *udp_main(void *arg)
+{
+	struct udp_srv *u = arg;
+	uint8_t buf[512], out[520];
+
+	while (!atomic_load(&u->stop)) {
+		struct pollfd pfd = { .fd = u->fd, .events = POLLIN };
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		ssize_t n;
+
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		n = recvfrom(u->fd, buf, sizeof(buf), 0,
+			     (struct sockaddr *)&from, &flen);
+		if (n < 0 || u->mode == UDP_SILENT)
+			continue;
+		if (u->mode == UDP_ECHO) {
+			memcpy(out, "be1 ", 4);
+			memcpy(out + 4, buf, (size_t)n);
+			sendto(u->fd, out, (size_t)n + 4, 0,
+			       (struct sockaddr *)&from, flen);
+			continue;
+		}
+		if (n < 12)
+			continue;
+		memcpy(out, buf, (size_t)n);
+		out[2] = 0x81;                   /* QR, RD */
+		out[3] = 0x80 | u->rcode;        /* RA, rcode */
+		out[0] ^= 0x55;                  /* someone else's id first */
+		sendto(u->fd, out, (size_t)n, 0, (struct sockaddr *)&from, flen);
+		out[0] ^= 0x55;
+		sendto(u->fd, out, (size_t)n, 0, (struct sockaddr *)&from, flen);
+	}
+	return NULL;
+}
+
+static void udp_start(struct udp_srv *u, enum udp_mode mode)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+
+	memset(u, 0, sizeof(*u));
+	u->mode = mode;
+	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(u->fd >= 0);
+	assert_int_equal(bind(u->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(u->fd, (struct sockaddr *)&sin, &len), 0);
+	u->port = ntohs(sin.sin_port);
+	assert_int_equal(pthread_create(&u->thread, NULL, udp_main, u), 0);
+}
+
+static void udp_stop(struct udp_srv *u)
+{
+	atomic_store(&u->stop, true);
+	pthread_join(u->thread, NULL);
+	close(u->fd);           /* the port is closed: ICMP unreachable now */
+}
+
+static struct mlv_health_config hc_udp(const char *send, const char *receive)
+{
+	struct mlv_health_config hc = hc_tcp(20, 200, 1, 2);
+
+	hc.type = MLV_HEALTH_UDP;
+	snprintf(hc.send, sizeof(hc.send), "%s", send);
+	snprintf(hc.receive, sizeof(hc.receive), "%s", receive);
+	return hc;
+}
+
+static void test_udp_reply_unreachable_and_mismatch(void **state)
+{
+	struct mlv_health_config ok = hc_udp("ping", "ping"), any = hc_udp("", "");
+	struct mlv_health_config wrong = hc_udp("ping", "pong");
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_CLOSED, 0);
+	struct mlv_health_status st;
+	struct udp_srv u;
+
+	(void)state;
+	udp_start(&u, UDP_ECHO);
+	cfg_backend(cfg_vip(cfg, "dns", u.port, &ok), "be1", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg, "any", u.port, &any), "be1", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg, "strict", u.port, &wrong), "be1", "127.0.0.1");
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	wait_pair(h, &r, "dns", "be1", 3, 1);
+	wait_pair(h, &r, "any", "be1", 3, 1);
+	wait_pair(h, &r, "strict", "be1", 2, 0);
+	st = status_of(h, "dns", "be1");
+	assert_true(st.last_ok);
+	assert_string_equal(st.last_result, "reply of 8 bytes");
+	st = status_of(h, "strict", "be1");
+	assert_string_equal(st.last_result, "reply without \"pong\": \"be1 ping\"");
+
+	/* the echo goes away: the port answers with ICMP, down after fall */
+	udp_stop(&u);
+	wait_pair(h, &r, "dns", "be1", 5, 0);
+	st = status_of(h, "dns", "be1");
+	assert_string_equal(st.last_result, "port unreachable (ICMP)");
+	assert_non_null(strstr(r.events[r.n_events - 1].line, "udp 127.0.0.1:"));
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+}
+
+static void test_udp_silent_times_out(void **state)
+{
+	struct mlv_health_config hc = hc_udp("ping", "");
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_CLOSED, 0);
+	struct udp_srv u;
+
+	(void)state;
+	udp_start(&u, UDP_SILENT);
+	cfg_backend(cfg_vip(cfg, "v", u.port, &hc), "be1", "127.0.0.1");
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	wait_pair(h, &r, "v", "be1", 2, 0);
+	assert_string_equal(status_of(h, "v", "be1").last_result,
+			    "timeout after 200ms without a reply");
+	udp_stop(&u);
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+}
+
+static void test_dns(void **state)
+{
+	struct mlv_health_config hc = hc_udp("", "");
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_CLOSED, 0);
+	struct udp_srv ok, refused;
+	uint8_t q[64];
+
+	(void)state;
+	/* the question on the wire */
+	assert_int_equal(health_dns_query("example.com.", 0x1234, q, sizeof(q)),
+			 12 + 13 + 4);
+	assert_memory_equal(q, "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+			    "\x07" "example" "\x03" "com" "\x00" "\x00\x01\x00\x01",
+			    29);
+	assert_false(health_dns_name_ok("a..b"));
+	assert_false(health_dns_name_ok("has space.example"));
+	assert_false(health_dns_name_ok(""));
+
+	hc.type = MLV_HEALTH_DNS;
+	snprintf(hc.query, sizeof(hc.query), "example.com");
+	udp_start(&ok, UDP_DNS);
+	udp_start(&refused, UDP_DNS);
+	refused.rcode = 5;
+	cfg_backend(cfg_vip(cfg, "ok", ok.port, &hc), "ns1", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg, "refused", refused.port, &hc), "ns1",
+		    "127.0.0.1");
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	wait_pair(h, &r, "ok", "ns1", 3, 1);
+	wait_pair(h, &r, "refused", "ns1", 2, 0);
+	assert_string_equal(status_of(h, "ok", "ns1").last_result, "DNS NOERROR");
+	assert_string_equal(status_of(h, "refused", "ns1").last_result,
+			    "DNS REFUSED");
+	udp_stop(&ok);
+	udp_stop(&refused);
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1809,6 +2001,9 @@ int main(void)
 		cmocka_unit_test(test_tcp_up),
 		cmocka_unit_test(test_tcp_ipv6),
 		cmocka_unit_test(test_tcp_refused_down_after_fall),
+		cmocka_unit_test(test_udp_reply_unreachable_and_mismatch),
+		cmocka_unit_test(test_udp_silent_times_out),
+		cmocka_unit_test(test_dns),
 		cmocka_unit_test(test_tcp_timeout_full_backlog),
 		cmocka_unit_test(test_http_status_and_garbage),
 		cmocka_unit_test(test_http_timeout_and_never_blocks),

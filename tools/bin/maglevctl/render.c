@@ -217,6 +217,16 @@ static bool render_status(const json_t *r, FILE *out)
 		fprintf(out, "control     %lld clients, %lld requests, %lld bad\n",
 			num(ctl, "clients"), num(ctl, "requests"),
 			num(ctl, "bad_requests"));
+	{
+		const json_t *pending = json_object_get(r, "restart_pending");
+		size_t i;
+		json_t *e;
+
+		json_array_foreach(pending, i, e)
+			fprintf(out, "%s%s (restart pending)\n",
+				i ? "            " : "restart     ",
+				json_string_value(e));
+	}
 	ok = status_announce(json_object_get(r, "announce"), out);
 	fprintf(out, "\n");
 	ports_table(json_object_get(r, "ports"), &t);
@@ -520,6 +530,7 @@ static bool render_override(const json_t *r, FILE *out)
 	fprintf(out, "%s/%s: %s applied, generation %s\n", str(r, "vip"),
 		str(r, "backend"), str(r, "applied"),
 		num_text(r, "generation", buf, sizeof(buf)));
+	print_lines("warnings", json_object_get(r, "warnings"), out);
 	return true;
 }
 
