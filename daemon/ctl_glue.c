@@ -3,7 +3,9 @@
  * the daemon: the state its commands read, and the reload and override
  * callbacks that change the daemon; and the Prometheus endpoint
  * (control/metrics/metrics.h), which reads the same state. */
+#include <grp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/daemon.h"
@@ -174,6 +176,33 @@ static void st_track_cancel(void *ctx, uint64_t ticket)
 		d->track_outstanding = 0;
 }
 
+/* A group by name, or by number; "" is 0 (none). Logs and returns
+ * MLV_E_CONFIG for a group the system does not have. */
+static enum mlv_err group_id(const char *key, const char *name, uint32_t *gid)
+{
+	struct group gr, *found = NULL;
+	char buf[4096], *end;
+	unsigned long n;
+	int rc;
+
+	*gid = 0;
+	if (!name[0])
+		return MLV_OK;
+	n = strtoul(name, &end, 10);
+	if (*end == '\0' && n <= UINT32_MAX) {
+		*gid = (uint32_t)n;
+		return MLV_OK;
+	}
+	rc = getgrnam_r(name, &gr, buf, sizeof(buf), &found);
+	if (rc != 0 || !found) {
+		mlv_err_log("%s: no group \"%s\"%s%s", key, name,
+			    rc ? ": " : "", rc ? strerror(rc) : "");
+		return MLV_E_CONFIG;
+	}
+	*gid = (uint32_t)gr.gr_gid;
+	return MLV_OK;
+}
+
 static void forget_kept(const struct mlv_override *ov, void *ctx)
 {
 	(void)ctx;
@@ -259,11 +288,21 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->announce = mlv_daemon_announce_view;
 	st->shutdown = st_shutdown;
 	st->restart_pending = st_restart_pending;
+	uint32_t socket_gid = 0, admin_gid = 0;
+
+	if ((err = group_id("control.socket_group", d->cfg->socket_group,
+			    &socket_gid)) ||
+	    (err = group_id("control.admin_group", d->cfg->admin_group,
+			    &admin_gid)))
+		return err;
 	err = mlv_ctl_server_create(&(struct mlv_ctl_server_params){
 		.path = d->cfg->control_socket,
 		.mode = d->cfg->control_socket_mode,
 		.handle = mlv_ctl_handle,
 		.ctx = st,
+		.mutates = mlv_ctl_request_mutates,
+		.admin_gid = admin_gid,
+		.socket_gid = socket_gid,
 	}, &d->ctl, why, sizeof(why));
 	if (err) {
 		mlv_err_log("control socket: %s", why);

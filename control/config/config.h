@@ -133,6 +133,10 @@ struct mlv_config {
 					  thread's CPUs */
 	char state_file[MLV_PATH_MAX]; /* runtime overrides kept across
 					  restarts; "" = beside the socket */
+	char socket_group[MLV_NAME_MAX]; /* the socket's group; "" = the
+					    daemon's own */
+	char admin_group[MLV_NAME_MAX];  /* may change the daemon over the
+					    socket; "" = root only */
 
 	/* announce: reloadable (docs/scale-out.md) */
 	uint32_t announce_table;       /* kernel routing table; 0 = off */

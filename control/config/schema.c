@@ -192,6 +192,11 @@ static const struct mlv_cfg_key control_keys[] = {
 	/* the finish hook parses the list */
 	{ .name = "build_cpus", .type = MLV_CT_STRING, FIELD(CF, build_cpus),
 	  .min = 1, .doc_default = "the control thread's CPUs" },
+	{ .name = "socket_group", .type = MLV_CT_STRING,
+	  FIELD(CF, socket_group), .min = 1,
+	  .doc_default = "the daemon's group (root)" },
+	{ .name = "admin_group", .type = MLV_CT_STRING, FIELD(CF, admin_group),
+	  .min = 1, .doc_default = "none: root only" },
 	{ .name = "state_file", .type = MLV_CT_STRING, FIELD(CF, state_file),
 	  .min = 1, .doc_default = "the socket's path + \".state\"" },
 };

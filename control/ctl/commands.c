@@ -285,7 +285,8 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 	if (!srv)
 		return json_null();
 	mlv_ctl_server_get_stats(srv, &s);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+			 " s:I}",
 			 "clients", (json_int_t)s.clients,
 			 "accepted", (json_int_t)s.accepted,
 			 "refused_full", (json_int_t)s.refused_full,
@@ -296,7 +297,8 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 			 "stalled", (json_int_t)s.stalled,
 			 "disconnects", (json_int_t)s.disconnects,
 			 "half_requests", (json_int_t)s.half_requests,
-			 "deferred", (json_int_t)s.deferred);
+			 "deferred", (json_int_t)s.deferred,
+			 "refused_level", (json_int_t)s.refused_level);
 }
 
 /* The announcer's view: null when the daemon has none. */
@@ -394,6 +396,32 @@ json_t *mlv_ctl_cmd_status(struct mlv_ctl_state *st, const json_t *args)
 			 "control", server_json(st->server),
 			 "announce", announce_json(st),
 			 "restart_pending", restart_pending_json(st));
+}
+
+/* ---- privilege levels ---- */
+
+bool mlv_ctl_request_mutates(const json_t *request)
+{
+	const json_t *name = json_object_get(request, "command");
+	const json_t *args = json_object_get(request, "args");
+	const struct mlv_ctl_cmd_spec *cmd =
+		json_is_string(name) ? mlv_ctl_cmd_find(json_string_value(name)) :
+		NULL;
+
+	if (!cmd)
+		return false;   /* refused anyway, as unknown */
+	switch (cmd->id) {
+	case MLV_CTL_CMD_RELOAD:
+	case MLV_CTL_CMD_DRAIN:
+	case MLV_CTL_CMD_UNDRAIN:
+	case MLV_CTL_CMD_SHUTDOWN:
+		return true;
+	case MLV_CTL_CMD_WEIGHT:
+		return json_object_get(args, "weight") != NULL ||
+		       json_is_true(json_object_get(args, "reset"));
+	default:
+		return false;
+	}
 }
 
 /* ---- shutdown ---- */

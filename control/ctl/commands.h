@@ -225,6 +225,11 @@ struct mlv_ctl_state {
 json_t *mlv_ctl_handle(const json_t *request, void *ctx,
 		       struct mlv_ctl_deferred *defer);
 
+/* Whether request changes the daemon: reload, drain, undrain, shutdown,
+ * and weight with a weight or --reset (weight alone shows the weights).
+ * The mlv_ctl_mutates_fn of the server (privilege levels). Any thread. */
+bool mlv_ctl_request_mutates(const json_t *request);
+
 /* Record a reload in the status history: ok, the generation current
  * afterwards, and a one-line summary (the first error; NULL or "" if
  * none). The `reload` command records its own; the daemon calls this for

@@ -153,11 +153,13 @@ static enum mlv_err check_existing(const char *path, char *err, size_t len)
  * refused, so nobody can connect while the file still has the
  * umask-derived mode bind gave it (fchmod does not apply to sockets). */
 static enum mlv_err bind_listen(struct mlv_ctl_listener *l, uint32_t mode,
-				char *err, size_t len)
+				uint32_t gid, char *err, size_t len)
 {
 	struct sockaddr_un sa;
 	struct stat st;
 	const char *what;
+	gid_t saved = getegid();
+	int rc;
 
 	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0) {
@@ -165,7 +167,22 @@ static enum mlv_err bind_listen(struct mlv_ctl_listener *l, uint32_t mode,
 		return MLV_E_IO;
 	}
 	fill_addr(&sa, l->path);
-	if (bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	/* The file takes the effective group of its creator: the group is
+	 * set by creating it, not by a chown of the path afterwards. */
+	if (gid != 0 && setegid((gid_t)gid) != 0) {
+		snprintf(err, len, "cannot use group %u for %s: %s", gid,
+			 l->path, strerror(errno));
+		goto fail_close;
+	}
+	rc = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (gid != 0 && setegid(saved) != 0) {
+		snprintf(err, len, "cannot restore the group after binding "
+			 "%s: %s", l->path, strerror(errno));
+		if (rc == 0)
+			goto fail_unlink_quiet;
+		goto fail_close;
+	}
+	if (rc != 0) {
 		snprintf(err, len, "cannot bind %s: %s", l->path, strerror(errno));
 		goto fail_close;
 	}
@@ -184,6 +201,7 @@ static enum mlv_err bind_listen(struct mlv_ctl_listener *l, uint32_t mode,
 
 fail_unlink:
 	snprintf(err, len, "%s %s: %s", what, l->path, strerror(errno));
+fail_unlink_quiet:
 	unlink(l->path);
 fail_close:
 	close(l->fd);
@@ -191,7 +209,7 @@ fail_close:
 	return MLV_E_IO;
 }
 
-enum mlv_err mlv_ctl_listen(const char *path, uint32_t mode,
+enum mlv_err mlv_ctl_listen(const char *path, uint32_t mode, uint32_t gid,
 			    struct mlv_ctl_listener *l, char *err,
 			    size_t err_len)
 {
@@ -219,7 +237,7 @@ enum mlv_err mlv_ctl_listen(const char *path, uint32_t mode,
 	if (rc == MLV_OK)
 		rc = check_existing(path, err, err_len);
 	if (rc == MLV_OK)
-		rc = bind_listen(l, mode, err, err_len);
+		rc = bind_listen(l, mode, gid, err, err_len);
 	if (rc != MLV_OK && l->lock_fd >= 0) {
 		close(l->lock_fd);
 		l->lock_fd = -1;

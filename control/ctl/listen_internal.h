@@ -26,11 +26,11 @@ struct mlv_ctl_listener {
 	char path[MLV_CTL_PATH_MAX + 1];
 };
 
-/* Take path for a listening socket with permissions mode. Returns MLV_OK
- * and fills *l, or an error (see mlv_ctl_server_create) with a sentence
- * in err; nothing is left open or created on error except the socket's
- * directory and lock file. */
-enum mlv_err mlv_ctl_listen(const char *path, uint32_t mode,
+/* Take path for a listening socket with permissions mode and group gid
+ * (0: the process's). Returns MLV_OK and fills *l, or an error (see
+ * mlv_ctl_server_create) with a sentence in err; nothing is left open or
+ * created on error except the socket's directory and lock file. */
+enum mlv_err mlv_ctl_listen(const char *path, uint32_t mode, uint32_t gid,
 			    struct mlv_ctl_listener *l, char *err,
 			    size_t err_len);
 

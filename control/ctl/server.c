@@ -42,6 +42,8 @@ struct client {
 	bool close_after_flush;
 	bool in_backlog;
 	bool deferring;             /* def holds a reply still being made */
+	bool admin;                 /* the peer may change the daemon */
+	uint32_t peer_uid;
 	struct mlv_ctl_deferred def;
 	json_t *def_id;             /* the deferred request's "id", or NULL */
 	uint64_t def_deadline_ms;
@@ -74,6 +76,8 @@ struct mlv_ctl_server {
 	bool backlog_signalled;
 	mlv_ctl_handler_fn handle;
 	void *ctx;
+	mlv_ctl_mutates_fn mutates;
+	uint32_t admin_gid;
 	uint32_t max_clients;
 	uint32_t line_max;
 	uint32_t reply_max;
@@ -429,6 +433,26 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 		json_decref(req);
 		return;
 	}
+	if (srv->mutates && !c->admin && srv->mutates(req)) {
+		const json_t *cmd = json_object_get(req, "command");
+
+		srv->st.refused_level++;
+		snprintf(msg, sizeof(msg), "%s changes the daemon and needs the "
+			 "admin level: root or a member of control.admin_group "
+			 "(this connection is uid %u, read-only)",
+			 json_is_string(cmd) ? json_string_value(cmd) :
+			 "the command", c->peer_uid);
+		reply = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
+		id = json_object_get(req, "id");
+		if (reply && id && json_object_set(reply, "id", id) != 0) {
+			json_decref(reply);
+			reply = NULL;
+		}
+		queue_reply(srv, c, reply);
+		json_decref(reply);
+		json_decref(req);
+		return;
+	}
 	memset(&c->def, 0, sizeof(c->def));
 	reply = srv->handle(req, srv->ctx, &c->def);
 	id = json_object_get(req, "id");
@@ -577,6 +601,38 @@ static void client_event(struct mlv_ctl_server *srv, struct client *c,
 
 /* ---- accepting ---- */
 
+/* The peer's level, from its credentials at connect time: admin for uid
+ * 0 and for members (primary or supplementary) of admin_gid. A peer whose
+ * credentials cannot be read is read-only. */
+static void peer_level(struct mlv_ctl_server *srv, struct client *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	gid_t groups[256];
+	socklen_t glen = sizeof(groups);
+
+	c->admin = false;
+	c->peer_uid = UINT32_MAX;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return;
+	c->peer_uid = cred.uid;
+	if (cred.uid == 0 || !srv->mutates) {
+		c->admin = true;
+		return;
+	}
+	if (srv->admin_gid == 0)
+		return;
+	if (cred.gid == (gid_t)srv->admin_gid) {
+		c->admin = true;
+		return;
+	}
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) != 0)
+		return;   /* more than 256 groups, or none readable: read-only */
+	for (size_t i = 0; i < glen / sizeof(gid_t); i++)
+		if (groups[i] == (gid_t)srv->admin_gid)
+			c->admin = true;
+}
+
 static void accept_clients(struct mlv_ctl_server *srv)
 {
 	for (int i = 0; i < ACCEPTS_PER_CALL; i++) {
@@ -618,6 +674,7 @@ static void accept_clients(struct mlv_ctl_server *srv)
 		c->fd = fd;
 		c->events = EPOLLIN;
 		c->last_progress_ms = now_ms();
+		peer_level(srv, c);
 		ev.data.ptr = c;
 		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(fd);
@@ -722,6 +779,8 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	srv->lis.fd = srv->lis.lock_fd = -1;
 	srv->handle = p->handle;
 	srv->ctx = p->ctx;
+	srv->mutates = p->mutates;
+	srv->admin_gid = p->admin_gid;
 	srv->max_clients = p->max_clients ? p->max_clients : MLV_CTL_DEFAULT_MAX_CLIENTS;
 	srv->line_max = p->line_max ? p->line_max : MLV_CTL_DEFAULT_LINE_MAX;
 	srv->reply_max = p->reply_max ? p->reply_max : MLV_CTL_DEFAULT_REPLY_MAX;
@@ -731,7 +790,8 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	TAILQ_INIT(&srv->deferred);
 	TAILQ_INIT(&srv->graveyard);
 
-	rc = mlv_ctl_listen(p->path, p->mode, &srv->lis, err, err_len);
+	rc = mlv_ctl_listen(p->path, p->mode, p->socket_gid, &srv->lis, err,
+			    err_len);
 	if (rc != MLV_OK)
 		goto fail;
 	rc = MLV_E_IO;

@@ -77,11 +77,26 @@ struct mlv_ctl_deferred {
 typedef json_t *(*mlv_ctl_handler_fn)(const json_t *request, void *ctx,
 				      struct mlv_ctl_deferred *defer);
 
+/* Whether a request changes the daemon (reload, drain, ...): those are
+ * answered only for connections at the admin level. */
+typedef bool (*mlv_ctl_mutates_fn)(const json_t *request);
+
 struct mlv_ctl_server_params {
 	const char *path;            /* socket path, 1..107 bytes */
 	uint32_t mode;               /* e.g. 0660; o+w (0002) is refused */
 	mlv_ctl_handler_fn handle;
 	void *ctx;                   /* passed to handle */
+	/* Privilege levels (docs/control-protocol.md, "Privileges"): with
+	 * mutates set, a connection whose peer (SO_PEERCRED) is neither uid
+	 * 0 nor in group admin_gid (its primary or a supplementary group,
+	 * SO_PEERGROUPS) gets an error reply for every request mutates says
+	 * changes something; handle never sees it. NULL: every connection
+	 * may do everything. admin_gid 0: root only (group 0 is root's). */
+	mlv_ctl_mutates_fn mutates;
+	uint32_t admin_gid;
+	/* The socket file's group, set by creating it with that effective
+	 * group (no chown by path); 0: the process's own. */
+	uint32_t socket_gid;
 	/* 0 = the MLV_CTL_DEFAULT_* value */
 	uint32_t max_clients;        /* more are sent an error and closed */
 	uint32_t line_max;           /* longest request line, bytes */
@@ -101,6 +116,7 @@ struct mlv_ctl_server_stats {
 	uint64_t disconnects;        /* resets, hang-ups, write errors */
 	uint64_t half_requests;      /* partial lines dropped at EOF */
 	uint64_t deferred;           /* replies a handler deferred */
+	uint64_t refused_level;      /* requests above the peer's level */
 	uint32_t clients;            /* connected now */
 };
 

@@ -326,6 +326,11 @@ def case_refuse(maglevd, src, work):
         return r.stderr
 
     eal = ["--in-memory", "--no-pci", "--vdev=net_null0"]
+    err = start(config_text(port("ext", "net_null0", "10.99.0.1"), eal, vip(),
+                            control="  admin_group: no-such-group-mlv\n"),
+                "unknown admin_group")
+    check('control.admin_group: no group "no-such-group-mlv"' in err,
+          f"unknown admin_group: {err[-300:]!r}")
     err = start(config_text(port("ext", "net_null0", "10.99.0.1")
                             .replace(f'"{NEXT_HOP}"', "auto"), eal, vip()),
                 "next_hop: auto")

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -575,6 +576,147 @@ static void test_max_clients(void **state)
 		close(fd[i]);
 }
 
+/* ---- privilege levels ---- */
+
+#define PRIV_SOCKET_GID 47001   /* may connect: read-only */
+#define PRIV_ADMIN_GID  47002   /* may also change the daemon */
+#define PRIV_UID        65534
+
+/* In a child that drops to uid PRIV_UID with primary group gid and the
+ * supplementary groups extra[0..n-1]: connect, send req, and write the
+ * reply line (or "CONNECT <errno>") to fd out. Only system calls after
+ * the fork: the parent has other threads. */
+static void priv_child(const char *path, gid_t gid, const gid_t *extra,
+		       size_t n, const char *req, int out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096];
+	ssize_t got, total = 0;
+	int fd;
+
+	if (setgroups(n, extra) != 0 || setgid(gid) != 0 ||
+	    setuid(PRIV_UID) != 0)
+		_exit(2);
+	memcpy(sa.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+		int len = snprintf(buf, sizeof(buf), "CONNECT %d\n", e);
+
+		if (write(out, buf, (size_t)len) != len)
+			_exit(3);
+		_exit(0);
+	}
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		_exit(4);
+	while (total < (ssize_t)sizeof(buf) - 1 &&
+	       (got = read(fd, buf + total, sizeof(buf) - 1 - (size_t)total)) > 0) {
+		total += got;
+		if (memchr(buf, '\n', (size_t)total))
+			break;
+	}
+	if (write(out, buf, (size_t)total) != total)
+		_exit(5);
+	_exit(0);
+}
+
+/* Whether reply text r is {"ok": want, ...}. */
+static bool reply_ok(const char *r, bool want)
+{
+	json_t *j = json_loads(r, JSON_DISABLE_EOF_CHECK, NULL);
+	bool is = j && json_is_boolean(json_object_get(j, "ok")) &&
+		  json_is_true(json_object_get(j, "ok")) == want;
+
+	json_decref(j);
+	return is;
+}
+
+/* The reply a peer with these groups gets for req ("CONNECT n" when it
+ * could not connect). */
+static char *as_peer(struct ctl_fx *fx, gid_t gid, const gid_t *extra,
+		     size_t n, const char *req)
+{
+	static char line[4096];
+	int p[2], status;
+	ssize_t got, total = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		priv_child(fx->path, gid, extra, n, req, p[1]);
+	}
+	close(p[1]);
+	while ((got = read(p[0], line + total, sizeof(line) - 1 - (size_t)total)) > 0)
+		total += got;
+	close(p[0]);
+	line[total] = '\0';
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return line;
+}
+
+static void test_privilege_levels(void **state)
+{
+	struct ctl_fx *fx = *state;
+	const gid_t admin[] = { PRIV_ADMIN_GID };
+	const char *drain = "{\"command\": \"drain\", \"args\": {\"vip\": "
+			    "\"web\", \"backend\": \"web-1\"}}\n";
+	struct mlv_ctl_server_params p = defaults();
+	struct stat st;
+	char *r;
+
+	if (geteuid() != 0)
+		skip();
+	p.mutates = mlv_ctl_request_mutates;
+	p.admin_gid = PRIV_ADMIN_GID;
+	p.socket_gid = PRIV_SOCKET_GID;
+	/* the fixture's directory is root's 0700: let others reach the socket */
+	assert_int_equal(chmod(fx->dir, 0755), 0);
+	ctl_fx_start(fx, p);
+	/* the socket was made with its group, not chowned afterwards */
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_gid, PRIV_SOCKET_GID);
+	assert_int_equal(st.st_mode & 0777, 0660);
+
+	/* neither group: the socket's mode keeps it out */
+	r = as_peer(fx, 65534, NULL, 0, "{\"command\": \"status\"}\n");
+	assert_true(strncmp(r, "CONNECT ", 8) == 0);
+
+	/* the socket's group: reads, cannot change anything */
+	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0, "{\"command\": \"status\"}\n");
+	assert_true(reply_ok(r, true));
+	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0,
+		    "{\"command\": \"weight\", \"args\": {\"vip\": \"web\", "
+		    "\"backend\": \"web-1\"}}\n");
+	assert_true(reply_ok(r, true));
+	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0, drain);
+	assert_true(reply_ok(r, false));
+	assert_non_null(strstr(r, "drain changes the daemon and needs the admin "
+			       "level"));
+	assert_non_null(strstr(r, "uid 65534"));
+	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0,
+		    "{\"command\": \"shutdown\", \"args\": {\"now\": true}}\n");
+	assert_non_null(strstr(r, "needs the admin level"));
+	assert_int_equal(fx->override_calls, 0);
+	assert_int_equal(counter(fx, "refused_level"), 2);
+
+	/* admin_group as a supplementary group: may drain */
+	r = as_peer(fx, PRIV_SOCKET_GID, admin, 1, drain);
+	assert_true(reply_ok(r, true));
+	assert_int_equal(fx->override_calls, 1);
+	/* and root always */
+	{
+		json_t *j = ctl_call1(fx, "{\"command\": \"undrain\", \"args\": "
+				      "{\"vip\": \"web\", \"backend\": \"web-1\"}}");
+
+		assert_true(ctl_ok(j));
+		json_decref(j);
+	}
+}
+
 /* ---- maglevctl end to end ---- */
 
 /* Run maglevctl with args (shell words, already quoted); capture stdout.
@@ -702,6 +844,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stalled_clients_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maglevctl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_privilege_levels, setup,
+						teardown),
 	};
 
 	if (argc > 1)
