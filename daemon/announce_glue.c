@@ -75,13 +75,56 @@ static bool grow_view(struct mlv_daemon *d, uint32_t n)
 	return true;
 }
 
+/* How often the routes are re-asserted (re-added with NLM_F_REPLACE and
+ * the device brought up) against a route flush or a device set down
+ * behind maglevd's back, and how soon a failed change is tried again. */
+#define ANNOUNCE_REASSERT_MS 10000
+#define ANNOUNCE_RETRY_MS 1000
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* After a successful steering sync: the VIPs it put in place. */
+static void note_steered(struct mlv_daemon *d, const struct mlv_generation *gen)
+{
+	if (gen->n_vips > d->cap_steered) {
+		char (*n)[MLV_NAME_MAX] = realloc(d->steered_names,
+						  (size_t)gen->n_vips *
+						  sizeof(*n));
+
+		if (!n) {
+			d->n_steered = 0;   /* announce nothing new until memory */
+			return;
+		}
+		d->steered_names = n;
+		d->cap_steered = gen->n_vips;
+	}
+	for (uint32_t i = 0; i < gen->n_vips; i++)
+		memcpy(d->steered_names[i], gen->vips[i].name, MLV_NAME_MAX);
+	d->n_steered = gen->n_vips;
+	qsort(d->steered_names, d->n_steered, MLV_NAME_MAX, cmp_name);
+}
+
+/* Whether VIP name's frames reach the workers: every VIP when steering
+ * is in place (or not used); after a failed sync, the VIPs the last good
+ * one put in place (a full map keeps them, docs/deployment.md). */
+static bool steered(const struct mlv_daemon *d, const char *name)
+{
+	if (d->steering.n == 0 || d->steering.in_place)
+		return true;
+	return d->n_steered > 0 &&
+	       bsearch(name, d->steered_names, d->n_steered, MLV_NAME_MAX,
+		       cmp_name) != NULL;
+}
+
 /* Which VIPs serve, into the view; the addresses to announce into want
  * (n_vips entries of room). Returns how many addresses. */
 static uint32_t serving(struct mlv_daemon *d, const struct mlv_generation *gen,
 			struct mlv_ip *want)
 {
 	const struct mlv_config *cfg = d->cfg;
-	bool steered = d->steering.in_place || d->steering.n == 0;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
@@ -102,8 +145,8 @@ static uint32_t serving(struct mlv_daemon *d, const struct mlv_generation *gen,
 		    MLV_OK && hs.fail_open)
 			out->usable = 0;
 		out->min_backends = min;
-		out->serving = d->launched && !d->stopping && steered &&
-			       out->usable >= min;
+		out->serving = d->launched && !d->stopping &&
+			       steered(d, v->name) && out->usable >= min;
 		if (out->serving) {
 			want[n].family = v->family == 6 ? MLV_AF_INET6 : MLV_AF_INET;
 			memset(want[n].bytes, 0, sizeof(want[n].bytes));
@@ -134,25 +177,47 @@ void mlv_daemon_announce_refresh(struct mlv_daemon *d)
 					   NULL;
 	struct mlv_announce *a = &d->announce;
 	uint64_t announced = a->announces, withdrawn = a->withdraws;
+	uint64_t now = now_ms();
+	bool config_changed, reassert;
 	struct mlv_ip *want;
 	uint32_t n;
 
 	if (!d->cfg || !gen)
 		return;
-	if (d->cfg == d->announce_cfg && gen->number == d->announce_gen &&
+	config_changed = !d->announce_applied ||
+			 d->reloads_ok != d->announce_reloads;
+	reassert = mlv_announce_is_open(a) &&
+		   now - d->announce_checked_ms >= ANNOUNCE_REASSERT_MS;
+	if (!config_changed && !reassert && !d->announce_retry &&
+	    gen->number == d->announce_gen &&
 	    d->steering.syncs == d->announce_syncs &&
 	    d->stopping == d->announce_stopping)
 		return;
-	if (d->cfg != d->announce_cfg)
+	if (config_changed) {
 		apply_config(d, d->cfg);
+		d->announce_applied = true;
+		d->announce_reloads = d->reloads_ok;
+	}
+	if (d->steering.syncs != d->announce_syncs && d->steering.in_place)
+		note_steered(d, gen);
 	if (!grow_view(d, gen->n_vips ? gen->n_vips : 1) ||
 	    !(want = malloc((gen->n_vips ? gen->n_vips : 1) * sizeof(*want)))) {
 		mlv_err_log("announce: out of memory; routes unchanged");
-		return;   /* the next pass tries again */
+		d->announce_retry = true;
+		return;
 	}
 	n = serving(d, gen, want);
-	if (mlv_announce_is_open(a) && mlv_announce_set(a, want, n) != MLV_OK)
+	d->announce_retry = false;
+	if (reassert && mlv_announce_reassert(a) != MLV_OK) {
 		mlv_err_log("announce: %s", a->last_error);
+		d->announce_retry = true;
+	}
+	if (reassert)
+		d->announce_checked_ms = now;
+	if (mlv_announce_is_open(a) && mlv_announce_set(a, want, n) != MLV_OK) {
+		mlv_err_log("announce: %s", a->last_error);
+		d->announce_retry = true;   /* the next pass within a second */
+	}
 	free(want);
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
 		struct mlv_ip ip = { .family = gen->vips[i].family == 6 ?
@@ -164,10 +229,22 @@ void mlv_daemon_announce_refresh(struct mlv_daemon *d)
 	}
 	d->announce_view.n_vips = gen->n_vips;
 	log_changes(d, announced, withdrawn);
-	d->announce_cfg = d->cfg;
 	d->announce_gen = gen->number;
 	d->announce_syncs = d->steering.syncs;
 	d->announce_stopping = d->stopping;
+}
+
+int mlv_daemon_announce_wait_ms(const struct mlv_daemon *d)
+{
+	uint64_t now, due;
+
+	if (!mlv_announce_is_open(&d->announce))
+		return d->announce_retry ? ANNOUNCE_RETRY_MS : -1;
+	if (d->announce_retry)
+		return ANNOUNCE_RETRY_MS;
+	now = now_ms();
+	due = d->announce_checked_ms + ANNOUNCE_REASSERT_MS;
+	return due > now ? (int)(due - now) : 0;
 }
 
 const struct mlv_ctl_announce *mlv_daemon_announce_view(void *ctx)
@@ -204,10 +281,16 @@ uint64_t mlv_daemon_stop_remaining_ms(const struct mlv_daemon *d)
 	return d->stop_at_ms > now ? d->stop_at_ms - now : 0;
 }
 
-void mlv_daemon_request_stop(struct mlv_daemon *d, bool now, const char *why)
+void mlv_daemon_request_stop(struct mlv_daemon *d, bool now, bool repeat_stops,
+			     const char *why)
 {
 	uint32_t drain = d->cfg ? d->cfg->announce_drain_ms : 0;
 
+	if (d->stopping && !now && !repeat_stops) {
+		mlv_info("%s: already stopping, %llu ms left", why,
+			 (unsigned long long)mlv_daemon_stop_remaining_ms(d));
+		return;
+	}
 	if (now || d->stopping || !mlv_announce_is_open(&d->announce) ||
 	    drain == 0) {
 		mlv_info("%s: stopping%s", why, d->stopping ? " now" : "");
@@ -239,4 +322,7 @@ void mlv_daemon_announce_close(struct mlv_daemon *d)
 	free(d->announce_vips);
 	d->announce_vips = NULL;
 	d->announce_vips_cap = 0;
+	free(d->steered_names);
+	d->steered_names = NULL;
+	d->n_steered = d->cap_steered = 0;
 }

@@ -141,7 +141,7 @@ static void on_signals(struct loop *l, int sigfd)
 			break;
 		case SIGTERM:
 		case SIGINT:
-			mlv_daemon_request_stop(l->d, false,
+			mlv_daemon_request_stop(l->d, false, true,
 						strsignal((int)si.ssi_signo));
 			break;
 		default:
@@ -331,6 +331,11 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 		int timeout = d->second_pending ? 0 :
 			      d->stopping ? (int)(left < 60000 ? left : 60000) :
 			      -1;
+		int announce = mlv_daemon_announce_wait_ms(d);
+
+		/* a failed route change is retried, the routes re-asserted */
+		if (announce >= 0 && (timeout < 0 || announce < timeout))
+			timeout = announce;
 		int n = epoll_wait(l.ep, ev, 16, timeout);
 
 		if (n < 0) {

@@ -261,7 +261,8 @@ static enum mlv_err st_shutdown(void *ctx, bool now, char *detail,
 {
 	(void)detail;
 	(void)detail_len;
-	mlv_daemon_request_stop(ctx, now, "shutdown (control socket)");
+	/* a second shutdown during the drain changes nothing; --now ends it */
+	mlv_daemon_request_stop(ctx, now, false, "shutdown (control socket)");
 	return MLV_OK;
 }
 

@@ -151,10 +151,17 @@ struct mlv_daemon {
 	 * announcer, what it was last brought in line with, and the view
 	 * status and metrics read. */
 	struct mlv_announce announce;
-	const struct mlv_config *announce_cfg;  /* config last applied */
+	bool announce_applied;                  /* the config was applied once */
+	uint64_t announce_reloads;              /* reloads_ok when applied */
 	uint32_t announce_gen;                  /* generation last seen */
 	uint64_t announce_syncs;                /* steering syncs last seen */
 	bool announce_stopping;                 /* stopping, last seen */
+	bool announce_retry;                    /* a route change failed */
+	uint64_t announce_checked_ms;           /* routes last re-asserted */
+	/* VIP names the last successful steering sync put in place (sorted):
+	 * while a later sync fails, only these may be announced */
+	char (*steered_names)[MLV_NAME_MAX];
+	uint32_t n_steered, cap_steered;
 	uint64_t announce_open_failures;
 	struct mlv_ctl_announce announce_view;
 	struct mlv_ctl_announce_vip *announce_vips;
@@ -278,13 +285,21 @@ void mlv_daemon_announce_refresh(struct mlv_daemon *d);
 
 /* Ask the daemon to stop. The first request withdraws every route and
  * keeps forwarding for announce.drain_time (at once when announcing is
- * off or the drain time is 0); a second one, or now, stops at once.
- * why names the trigger for the log. Control thread. */
-void mlv_daemon_request_stop(struct mlv_daemon *d, bool now, const char *why);
+ * off or the drain time is 0); now stops at once, and so does a repeated
+ * request when repeat_stops (a second signal). why names the trigger for
+ * the log. Control thread. */
+void mlv_daemon_request_stop(struct mlv_daemon *d, bool now, bool repeat_stops,
+			     const char *why);
 
 /* Milliseconds until a draining stop ends (0 when not stopping or due);
  * the control loop's longest wait. Control thread. */
 uint64_t mlv_daemon_stop_remaining_ms(const struct mlv_daemon *d);
+
+/* How long the control loop may sleep before mlv_daemon_announce_refresh
+ * must run again (a failed route change is retried, and the routes are
+ * re-asserted periodically against changes made behind maglevd's back);
+ * -1: no deadline. Control thread. */
+int mlv_daemon_announce_wait_ms(const struct mlv_daemon *d);
 
 /* The view struct mlv_ctl_state.announce returns (ctx = the daemon). */
 const struct mlv_ctl_announce *mlv_daemon_announce_view(void *ctx);

@@ -126,19 +126,55 @@ out:
 	return rc;
 }
 
+/* A directory or file maglevd may trust: owned by root or by maglevd's
+ * own user, and writable by neither group nor others (so not /tmp, where
+ * anyone may have made the file). */
+static bool trusted(const struct stat *st)
+{
+	return (st->st_uid == 0 || st->st_uid == geteuid()) &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 			   size_t *len, char *why, size_t why_len)
 {
+	char dir[PATH_MAX];
+	const char *name;
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0;
-	int fd;
+	int dfd, fd;
 
 	*data = NULL;
 	*len = 0;
-	/* O_NONBLOCK: a FIFO put in the file's place must not block the
-	 * open; it is refused below as not a regular file */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (!path || split(path, dir, sizeof(dir), &name) != MLV_OK) {
+		snprintf(why, why_len, "%s: not a file path", path ? path : "(null)");
+		return MLV_E_INVAL;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ENOENT)
+			return MLV_E_NOT_FOUND;
+		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
+		return MLV_E_IO;
+	}
+	if (fstat(dfd, &st) != 0) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
+		close(dfd);
+		return MLV_E_IO;
+	}
+	if (!trusted(&st)) {
+		snprintf(why, why_len, "%s: not owned by root (or maglevd's user), "
+			 "or writable by others; refused", dir);
+		close(dfd);
+		return MLV_E_PERM;
+	}
+	/* O_NOFOLLOW: never through a link; O_NONBLOCK: a FIFO put in the
+	 * file's place must not block the open (refused below); O_NOCTTY: a
+	 * terminal never becomes ours */
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+		    O_NOCTTY);
+	close(dfd);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return MLV_E_NOT_FOUND;
@@ -150,11 +186,14 @@ enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 		close(fd);
 		return MLV_E_IO;
 	}
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max || !trusted(&st)) {
 		snprintf(why, why_len, "%s: %s", path, !S_ISREG(st.st_mode) ?
-			 "not a regular file" : "too large");
+			 "not a regular file" : (size_t)st.st_size > max ?
+			 "too large" : "not owned by root (or maglevd's user), "
+			 "or writable by others; refused");
 		close(fd);
-		return MLV_E_INVAL;
+		return S_ISREG(st.st_mode) && (size_t)st.st_size <= max ?
+		       MLV_E_PERM : MLV_E_INVAL;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {

@@ -28,10 +28,14 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 			      mode_t mode, char *why, size_t why_len);
 
 /* Read path, a regular file of at most max bytes, opened without
- * following a link at its last component. On MLV_OK, *data is a malloc'd
- * buffer of *len bytes plus a NUL (free() it). MLV_E_NOT_FOUND when there
- * is no such file; MLV_E_IO, MLV_E_INVAL (not a regular file, too large)
- * or MLV_E_NOMEM with a sentence in why otherwise. */
+ * following a link at its last component, in a directory that, like the
+ * file, belongs to root (or this process's user) and that neither group
+ * nor others can write: a file someone else could have put there is not
+ * trusted. On MLV_OK, *data is a malloc'd buffer of *len bytes plus a NUL
+ * (free() it). MLV_E_NOT_FOUND when there is no such file or directory;
+ * MLV_E_PERM (untrusted owner or mode), MLV_E_IO, MLV_E_INVAL (not a
+ * regular file, too large) or MLV_E_NOMEM with a sentence in why
+ * otherwise. */
 enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 			   size_t *len, char *why, size_t why_len);
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -335,7 +336,10 @@ static void start_datagram(struct mlv_health *h, struct health_conn *c,
 	size_t n;
 
 	if (p->spec.type == MLV_HEALTH_DNS) {
-		c->dns_id = (uint16_t)(c->seq * 40503u + c->index);
+		/* an id nobody can guess, against spoofed answers */
+		if (getrandom(&c->dns_id, sizeof(c->dns_id), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(c->dns_id))
+			c->dns_id = (uint16_t)(c->seq * 40503u + c->index);
 		n = health_dns_query(p->spec.path, c->dns_id,
 				     (uint8_t *)c->req, sizeof(c->req));
 	} else {

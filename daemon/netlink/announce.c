@@ -111,7 +111,8 @@ static int route_change(struct mlv_announce *a, const struct mlv_ip *ip,
 	rtm->rtm_dst_len = (uint8_t)(alen_of(ip) * 8);
 	rtm->rtm_table = a->table < 256 ? (uint8_t)a->table : RT_TABLE_UNSPEC;
 	rtm->rtm_protocol = MLV_RTPROT_MAGLEVD;
-	rtm->rtm_scope = RT_SCOPE_LINK;
+	/* a delete matches any scope (a stale route may have another) */
+	rtm->rtm_scope = add ? RT_SCOPE_LINK : RT_SCOPE_NOWHERE;
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put_u32(nlh, RTA_TABLE, a->table);
 	mnl_attr_put(nlh, RTA_DST, alen_of(ip), ip->bytes);
@@ -371,6 +372,28 @@ enum mlv_err mlv_announce_set(struct mlv_announce *a, const struct mlv_ip *want,
 	a->routes = keep;
 	a->n_routes = n_keep;
 	a->cap_routes = n_keep;
+	return result;
+}
+
+enum mlv_err mlv_announce_reassert(struct mlv_announce *a)
+{
+	enum mlv_err result = MLV_OK;
+	int err;
+
+	if (!mlv_announce_is_open(a))
+		return MLV_E_INVAL;
+	err = set_up(a);
+	if (err) {
+		note_error(a, "bringing the device up", NULL, err);
+		return MLV_E_IO;
+	}
+	for (uint32_t i = 0; i < a->n_routes; i++) {
+		err = route_change(a, &a->routes[i], true);
+		if (err) {
+			note_error(a, "announcing", &a->routes[i], err);
+			result = MLV_E_IO;
+		}
+	}
 	return result;
 }
 

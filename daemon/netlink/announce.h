@@ -80,6 +80,12 @@ bool mlv_announce_is_open(const struct mlv_announce *a);
 enum mlv_err mlv_announce_set(struct mlv_announce *a, const struct mlv_ip *want,
 			      uint32_t n);
 
+/* Bring the device up and add every installed route again (a replace: a
+ * route still there is unchanged), against a device set down or routes
+ * flushed behind maglevd's back. MLV_OK, or MLV_E_IO when the kernel
+ * refused something (counted and described as by mlv_announce_set). */
+enum mlv_err mlv_announce_reassert(struct mlv_announce *a);
+
 /* Whether ip is installed. */
 bool mlv_announce_has(const struct mlv_announce *a, const struct mlv_ip *ip);
 

@@ -121,6 +121,16 @@ def case_announce(maglevd, src, work):
                   f"web4 withdrawn alone: {v}")
             ctl_ok("undrain", vip="web4", backend="b1")
             wait_routes(ns, BOTH, d, "web4 back")
+
+            # routes flushed behind maglevd's back come back (re-asserted
+            # every 10 s)
+            run(["ip", "-n", ns.name, "route", "flush", "table", str(TABLE),
+                 "proto", "250"])
+            run(["ip", "-n", ns.name, "-6", "route", "flush", "table",
+                 str(TABLE), "proto", "250"])
+            check(ns.routes() == {}, "flushed")
+            wait_until(lambda: ns.routes() == BOTH, "routes re-asserted",
+                       d.proc, deadline_s=15)
             a = status_announce()
             check(a["announces"] == announces + 1 and a["withdraws"] == 1,
                   f"one withdraw and one announce counted: {a}")
@@ -209,6 +219,13 @@ def case_announce_stop(maglevd, src, work):
             check(r["now"] is False and 0 < r["stop_in_ms"] <= 60000,
                   f"shutdown reply: {r}")
             wait_routes(ns, {}, d, "withdrawn by shutdown")
+            # a second graceful shutdown changes nothing: still draining
+            r2 = ctl_ok("shutdown")
+            check(r2["now"] is False and r2["stop_in_ms"] <= r["stop_in_ms"],
+                  f"second shutdown reply: {r2}")
+            time.sleep(0.3)
+            check(d.proc.poll() is None, "still draining after a second "
+                  "shutdown without --now")
             r = ctl_ok("shutdown", now=True)
             check(r["now"] is True, f"shutdown --now reply: {r}")
             rc = d.proc.wait(timeout=DEADLINE_S)

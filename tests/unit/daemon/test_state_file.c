@@ -201,6 +201,27 @@ static void test_links_fifos_and_open_dirs(void **state)
 	assert_non_null(strstr(why, "writable by others"));
 	assert_int_equal(access(in_open, F_OK), -1);
 
+	/* reading trusts neither a file in such a directory, nor a file
+	 * another user owns, nor one others may write */
+	snprintf(in_open, sizeof(in_open), "%s/open/planted.state", f->dir);
+	write_text(in_open, "{\"maglevd_state\": 1, \"overrides\": []}");
+	assert_int_equal(mlv_file_read(in_open, 1024, &data, &len, why,
+				       sizeof(why)), MLV_E_PERM);
+	assert_non_null(strstr(why, "writable by others"));
+	if (geteuid() == 0) {
+		assert_int_equal(chown(target, 65534, 65534), 0);
+		assert_int_equal(mlv_file_read(target, 1024, &data, &len, why,
+					       sizeof(why)), MLV_E_PERM);
+		assert_int_equal(chown(target, 0, 0), 0);
+	}
+	assert_int_equal(chmod(target, 0666), 0);
+	assert_int_equal(mlv_file_read(target, 1024, &data, &len, why,
+				       sizeof(why)), MLV_E_PERM);
+	assert_int_equal(chmod(target, 0600), 0);
+	assert_int_equal(mlv_file_read(target, 1024, &data, &len, why,
+				       sizeof(why)), MLV_OK);
+	free(data);
+
 	/* a directory that does not exist: an error, the old file kept */
 	snprintf(in_open, sizeof(in_open), "%s/none/maglevd.state", f->dir);
 	assert_int_equal(mlv_state_file_save(in_open, &o, why, sizeof(why)),

@@ -1857,16 +1857,19 @@ static void *udp_main(void *arg)
 			continue;
 		memcpy(out, buf, (size_t)n);
 		out[2] = 0x81;                   /* QR, RD */
-		out[3] = 0x80 | u->rcode;        /* RA, rcode */
-		out[0] ^= 0x55;                  /* someone else's id first */
+		/* someone else's id first, with the other verdict: a check
+		 * that took it would get the result wrong */
+		out[3] = 0x80 | (u->rcode ? 0 : 5);
+		out[0] ^= 0x55;
 		sendto(u->fd, out, (size_t)n, 0, (struct sockaddr *)&from, flen);
 		out[0] ^= 0x55;
+		out[3] = 0x80 | u->rcode;        /* RA, rcode */
 		sendto(u->fd, out, (size_t)n, 0, (struct sockaddr *)&from, flen);
 	}
 	return NULL;
 }
 
-static void udp_start(struct udp_srv *u, enum udp_mode mode)
+static void udp_start(struct udp_srv *u, enum udp_mode mode, uint8_t rcode)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -1874,6 +1877,7 @@ static void udp_start(struct udp_srv *u, enum udp_mode mode)
 
 	memset(u, 0, sizeof(*u));
 	u->mode = mode;
+	u->rcode = rcode;
 	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	assert_true(u->fd >= 0);
 	assert_int_equal(bind(u->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
@@ -1910,7 +1914,7 @@ static void test_udp_reply_unreachable_and_mismatch(void **state)
 	struct udp_srv u;
 
 	(void)state;
-	udp_start(&u, UDP_ECHO);
+	udp_start(&u, UDP_ECHO, 0);
 	cfg_backend(cfg_vip(cfg, "dns", u.port, &ok), "be1", "127.0.0.1");
 	cfg_backend(cfg_vip(cfg, "any", u.port, &any), "be1", "127.0.0.1");
 	cfg_backend(cfg_vip(cfg, "strict", u.port, &wrong), "be1", "127.0.0.1");
@@ -1943,7 +1947,7 @@ static void test_udp_silent_times_out(void **state)
 	struct udp_srv u;
 
 	(void)state;
-	udp_start(&u, UDP_SILENT);
+	udp_start(&u, UDP_SILENT, 0);
 	cfg_backend(cfg_vip(cfg, "v", u.port, &hc), "be1", "127.0.0.1");
 	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
 	wait_pair(h, &r, "v", "be1", 2, 0);
@@ -1976,9 +1980,8 @@ static void test_dns(void **state)
 
 	hc.type = MLV_HEALTH_DNS;
 	snprintf(hc.query, sizeof(hc.query), "example.com");
-	udp_start(&ok, UDP_DNS);
-	udp_start(&refused, UDP_DNS);
-	refused.rcode = 5;
+	udp_start(&ok, UDP_DNS, 0);
+	udp_start(&refused, UDP_DNS, 5);
 	cfg_backend(cfg_vip(cfg, "ok", ok.port, &hc), "ns1", "127.0.0.1");
 	cfg_backend(cfg_vip(cfg, "refused", refused.port, &hc), "ns1",
 		    "127.0.0.1");

@@ -187,13 +187,16 @@ static bool set_global(struct globals *g, int opt, const char *value)
 		}
 		g->json_out = strcmp(value, "json") == 0;
 		return true;
-	case 't':
-		g->timeout_s = (int)strtol(value, &end, 10);
-		if (*end || g->timeout_s <= 0 || g->timeout_s > 86400) {
+	case 't': {
+		long t = strtol(value, &end, 10);
+
+		if (*end || end == value || t <= 0 || t > 86400) {
 			fprintf(stderr, "maglevctl: -t takes 1 to 86400 seconds\n");
 			return false;
 		}
+		g->timeout_s = (int)t;
 		return true;
+	}
 	}
 	return false;
 }

@@ -225,7 +225,7 @@ static bool render_status(const json_t *r, FILE *out)
 		json_array_foreach(pending, i, e)
 			fprintf(out, "%s%s (restart pending)\n",
 				i ? "            " : "restart     ",
-				json_string_value(e));
+				json_is_string(e) ? json_string_value(e) : "?");
 	}
 	ok = status_announce(json_object_get(r, "announce"), out);
 	fprintf(out, "\n");
