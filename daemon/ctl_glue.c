@@ -41,22 +41,22 @@ static enum mlv_err st_reload(void *ctx, struct mlv_diags *diags)
 	return err;
 }
 
-static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
-				char *detail, size_t detail_len)
+/* The store's override of ov's pair after ov, into *now (old: before).
+ * MLV_E_NOT_FOUND with a sentence when there is nothing to undo. */
+static enum mlv_err next_override(const struct mlv_daemon *d,
+				  const struct mlv_ctl_override *ov,
+				  struct mlv_override *old,
+				  struct mlv_override *now, char *detail,
+				  size_t detail_len)
 {
-	struct mlv_daemon *d = ctx;
-	struct mlv_override old, now;
-	bool changed;
-	enum mlv_err err;
-
-	mlv_overrides_get(&d->overrides, ov->vip, ov->backend, &old);
-	now = old;
+	mlv_overrides_get(&d->overrides, ov->vip, ov->backend, old);
+	*now = *old;
 	switch (ov->op) {
 	case MLV_CTL_OV_DRAIN:
-		now.drain = true;
-		break;
+		now->drain = true;
+		return MLV_OK;
 	case MLV_CTL_OV_UNDRAIN:
-		if (!old.drain) {
+		if (!old->drain) {
 			/* a config drain (state: drain, weight 0) is not
 			 * the socket's to lift: say so rather than reply ok */
 			snprintf(detail, detail_len, "it has no runtime drain "
@@ -64,58 +64,119 @@ static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
 				 "file are changed in the file)");
 			return MLV_E_NOT_FOUND;
 		}
-		now.drain = false;
-		break;
+		now->drain = false;
+		return MLV_OK;
 	case MLV_CTL_OV_WEIGHT:
-		now.has_weight = true;
-		now.weight = ov->weight;
-		break;
+		now->has_weight = true;
+		now->weight = ov->weight;
+		return MLV_OK;
 	case MLV_CTL_OV_WEIGHT_RESET:
-		if (!old.has_weight) {
+		if (!old->has_weight) {
 			snprintf(detail, detail_len, "it has no runtime weight "
 				 "override");
 			return MLV_E_NOT_FOUND;
 		}
-		now.has_weight = false;
-		now.weight = 0;
-		break;
+		now->has_weight = false;
+		now->weight = 0;
+		return MLV_OK;
 	default:
 		snprintf(detail, detail_len, "unknown override");
 		return MLV_E_INVAL;
 	}
-	err = mlv_overrides_put(&d->overrides, &now, &changed);
-	if (err) {
-		snprintf(detail, detail_len, "%s", mlv_strerror(err));
-		return err;
+}
+
+/* Apply ovs[0..n-1] to the store and publish one generation with them:
+ * all or none. With several pairs, one without anything to undo is
+ * skipped (undrain '*' lifts the drains there are); with none left, the
+ * first such refusal is the answer. */
+static enum mlv_err st_overrides(void *ctx, const struct mlv_ctl_override *ovs,
+				 uint32_t n, char *detail, size_t detail_len)
+{
+	struct mlv_daemon *d = ctx;
+	struct mlv_override *old = calloc(n ? n : 1, sizeof(*old));
+	bool *applied = calloc(n ? n : 1, sizeof(*applied));
+	bool any_change = false, any = false;
+	enum mlv_err err = MLV_OK, first_refusal = MLV_OK;
+	char why[256] = "";
+
+	if (!old || !applied) {
+		free(old);
+		free(applied);
+		snprintf(detail, detail_len, "%s", mlv_strerror(MLV_E_NOMEM));
+		return MLV_E_NOMEM;
 	}
-	if (!changed)
-		return MLV_OK;   /* e.g. drain twice: nothing to publish */
-	err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_OVERRIDE);
+	for (uint32_t i = 0; i < n && !err; i++) {
+		struct mlv_override now;
+		bool changed = false;
+		enum mlv_err rc = next_override(d, &ovs[i], &old[i], &now, why,
+						sizeof(why));
+
+		if (rc) {
+			if (!first_refusal) {
+				first_refusal = rc;
+				snprintf(detail, detail_len, "%s", why);
+			}
+			if (n == 1)
+				err = rc;
+			continue;
+		}
+		err = mlv_overrides_put(&d->overrides, &now, &changed);
+		if (err) {
+			snprintf(detail, detail_len, "%s", mlv_strerror(err));
+			break;
+		}
+		applied[i] = true;
+		any = true;
+		any_change |= changed;
+	}
+	if (!err && !any)
+		err = first_refusal;
+	if (!err && any_change) {
+		err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_OVERRIDE);
+		if (err)
+			snprintf(detail, detail_len, "cannot publish a generation "
+				 "with it: %s", mlv_strerror(err));
+	}
 	if (err) {
 		/* the old generation still serves: keep the store in line */
-		mlv_overrides_put(&d->overrides, &old, NULL);
-		snprintf(detail, detail_len, "cannot publish a generation with "
-			 "it: %s", mlv_strerror(err));
-		return err;
+		for (uint32_t i = 0; i < n; i++)
+			if (applied[i])
+				mlv_overrides_put(&d->overrides, &old[i], NULL);
+	} else if (any_change) {
+		mlv_daemon_state_save(d);
 	}
-	mlv_daemon_state_save(d);
+	free(old);
+	free(applied);
+	if (err || !any_change)
+		return err;
 	{
 		const struct mlv_generation *gen = mlv_publish_current(d->pub);
 
 		for (uint32_t i = 0; gen && i < gen->n_vips; i++)
-			if (strcmp(gen->vips[i].name, ov->vip) == 0 &&
-			    gen->vips[i].n_usable == 0)
-				mlv_warn("override: VIP %s has no usable backend "
-					 "left; its new flows are dropped", ov->vip);
+			for (uint32_t k = 0; k < n; k++)
+				if (strcmp(gen->vips[i].name, ovs[k].vip) == 0 &&
+				    gen->vips[i].n_usable == 0)
+					mlv_warn("override: VIP %s has no usable "
+						 "backend left; its new flows are "
+						 "dropped", ovs[k].vip);
 	}
-	if (ov->op == MLV_CTL_OV_WEIGHT)
-		mlv_info("override: %s/%s weight %u (generation %u)", ov->vip,
-			 ov->backend, ov->weight, d->generation);
-	else
-		mlv_info("override: %s %s/%s (generation %u)",
-			 mlv_ctl_override_op_name(ov->op), ov->vip, ov->backend,
-			 d->generation);
+	for (uint32_t k = 0; k < n; k++) {
+		if (ovs[k].op == MLV_CTL_OV_WEIGHT)
+			mlv_info("override: %s/%s weight %u (generation %u)",
+				 ovs[k].vip, ovs[k].backend, ovs[k].weight,
+				 d->generation);
+		else
+			mlv_info("override: %s %s/%s (generation %u)",
+				 mlv_ctl_override_op_name(ovs[k].op), ovs[k].vip,
+				 ovs[k].backend, d->generation);
+	}
 	return MLV_OK;
+}
+
+static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
+				char *detail, size_t detail_len)
+{
+	return st_overrides(ctx, ov, 1, detail, detail_len);
 }
 
 /* `lookup`: ask every worker through its mailbox (dataplane/worker/worker.h),
@@ -282,6 +343,7 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->backend_state_ctx = d;
 	st->reload = st_reload;
 	st->set_override = st_override;
+	st->set_overrides = st_overrides;
 	/* the connection tables belong to the workers: lookup asks them */
 	st->track_post = st_track_post;
 	st->track_poll = st_track_poll;

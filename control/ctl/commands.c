@@ -523,6 +523,78 @@ out:
 
 /* Apply ov after checking its VIP and backend exist; reply with the
  * generation now current. */
+/* `drain '*' BACKEND` and friends: the override on every VIP that has
+ * the backend, in one generation. */
+static json_t *apply_override_all(struct mlv_ctl_state *st, const char *backend,
+				  enum mlv_ctl_override_op op, uint32_t weight)
+{
+	const struct mlv_generation *gen = mlv_ctl_gen(st);
+	struct mlv_ctl_override *ovs = NULL;
+	char (*names)[MLV_NAME_MAX] = NULL;
+	json_t *vips = NULL, *reply = NULL;
+	char detail[256] = "";
+	uint32_t n = 0;
+	enum mlv_err rc;
+
+	if (!st->set_overrides)
+		return mlv_ctl_fail("overrides on every VIP ('*') not available");
+	if (!gen)
+		return mlv_ctl_fail("no generation available yet");
+	ovs = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*ovs));
+	names = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*names));
+	vips = json_array();
+	if (!ovs || !names || !vips)
+		goto out;
+	/* names outlive the callback's publish: copied first */
+	for (uint32_t i = 0; i < gen->n_vips; i++) {
+		if (!mlv_ctl_find_backend(&gen->vips[i], backend))
+			continue;
+		memcpy(names[n], gen->vips[i].name, MLV_NAME_MAX);
+		ovs[n] = (struct mlv_ctl_override){ .op = op, .vip = names[n],
+						    .backend = backend,
+						    .weight = weight };
+		if (json_array_append_new(vips, json_string(names[n])))
+			goto out;
+		n++;
+	}
+	if (n == 0) {
+		reply = mlv_ctl_fail("no VIP has a backend named \"%s\"", backend);
+		goto out;
+	}
+	rc = st->set_overrides(st->ctx, ovs, n, detail, sizeof(detail));
+	if (rc != MLV_OK) {
+		reply = mlv_ctl_fail("%s */%s failed: %s",
+				     mlv_ctl_override_op_name(op), backend,
+				     detail[0] ? detail : mlv_strerror(rc));
+		goto out;
+	}
+	gen = mlv_ctl_gen(st);
+	json_t *warnings = json_array();
+
+	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
+		const struct mlv_gen_vip *v = &gen->vips[i];
+
+		if (mlv_ctl_find_backend(v, backend) && v->n_usable == 0 &&
+		    json_array_append_new(warnings, json_sprintf(
+			    "VIP %s has no usable backend left: its new flows "
+			    "are dropped (counted as no_backend)", v->name))) {
+			json_decref(warnings);
+			warnings = NULL;
+		}
+	}
+	if (warnings)
+		reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:o, s:o}", "ok", 1,
+				  "vip", "*", "vips", vips, "backend", backend,
+				  "applied", mlv_ctl_override_op_name(op),
+				  "generation", gen ? json_integer(gen->number) :
+				  json_null(), "warnings", warnings);
+out:
+	json_decref(vips);
+	free(ovs);
+	free(names);
+	return reply;
+}
+
 static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 			      enum mlv_ctl_override_op op, uint32_t weight)
 {
@@ -534,6 +606,11 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 
 	if (!st->set_override)
 		return mlv_ctl_fail("runtime overrides not available");
+	const char *vip_arg = mlv_ctl_arg_str(args, "vip");
+
+	if (vip_arg && strcmp(vip_arg, "*") == 0)
+		return apply_override_all(st, mlv_ctl_arg_str(args, "backend"),
+					  op, weight);
 	vip = mlv_ctl_need_vip(st, args, &gen, &reply);
 	if (!vip)
 		return reply;

@@ -169,6 +169,15 @@ struct mlv_ctl_state {
 	enum mlv_err (*set_override)(void *ctx, const struct mlv_ctl_override *ov,
 				     char *detail, size_t detail_len);
 
+	/* The same for several (VIP, backend) pairs at once, published as one
+	 * generation: all applied, or none (MLV_OK or an error with a
+	 * sentence in detail). For `drain '*' BACKEND` (every VIP that has
+	 * the backend). NULL: "*" is refused. */
+	enum mlv_err (*set_overrides)(void *ctx,
+				      const struct mlv_ctl_override *ovs,
+				      uint32_t n, char *detail,
+				      size_t detail_len);
+
 	/* Whether a worker tracks a flow, asked without touching the
 	 * workers' tables (they are theirs): track_post sends the question
 	 * (key, hash = mlv_flow_hash(key)) to every worker and returns

@@ -12,8 +12,8 @@ import subprocess
 import time
 
 from daemon_util import (CONTROL, DEADLINE_S, Daemon, Skip, check,
-                         config_text, ctl_ok, null_config, port, run, vip,
-                         wait_ctl, wait_until)
+                         config_text, ctl, ctl_ok, maglevctl, null_config,
+                         port, run, vip, wait_ctl, wait_until)
 
 TABLE = 100
 DEVICE = "mlv-vips"
@@ -360,8 +360,42 @@ def case_restart_keeps_overrides(maglevd, src, work):
         d.kill()
 
 
+def case_drain_every_vip(maglevd, src, work):
+    """drain '*' BACKEND: the backend drained in every VIP that has it, in
+    one generation; undrain '*' lifts them; a backend no VIP has is an
+    error; maglevctl takes the same words."""
+    vips = (vip("web", ("b1", "b2")) +
+            vip("api", ("b1", "b3"), addr="192.0.2.11") +
+            vip("other", ("b2", "b3"), addr="192.0.2.12"))
+    d = Daemon(maglevd, work, null_config(work, vips=vips))
+    try:
+        wait_ctl(d)
+        gen = ctl_ok("status")["generation"]
+        r = ctl_ok("drain", vip="*", backend="b1")
+        check(sorted(r["vips"]) == ["api", "web"] and
+              r["generation"] == gen + 1, f"one generation: {r}")
+        ov = sorted((o["vip"], o["backend"], o["drain"])
+                    for o in ctl_ok("status")["overrides"])
+        check(ov == [("api", "b1", True), ("web", "b1", True)],
+              f"drained in both: {ov}")
+        for v in ("web", "api"):
+            b = {x["name"]: x for x in ctl_ok("backends", vip=v)["backends"]}
+            check(b["b1"]["state"] == "draining" and b["b1"]["slots"] == 0,
+                  f"{v}: {b['b1']}")
+        r = run([maglevctl(), "-s", CONTROL["socket"], "undrain", "*", "b1"])
+        check(r.returncode == 0 and "applied" in r.stdout,
+              f"maglevctl undrain '*': {r.returncode} {r.stdout} {r.stderr}")
+        check(ctl_ok("status")["overrides"] == [], "lifted everywhere")
+        r = ctl("drain", vip="*", backend="nosuch")
+        check(r["ok"] is False and "no VIP has a backend named" in r["error"],
+              f"unknown backend: {r}")
+    finally:
+        d.kill()
+
+
 CASES = {
     "restart-keeps-overrides": case_restart_keeps_overrides,
+    "drain-every-vip": case_drain_every_vip,
     "announce": case_announce,
     "announce-stop": case_announce_stop,
     "announce-kill": case_announce_kill,
