@@ -523,6 +523,30 @@ out:
 
 /* Apply ov after checking its VIP and backend exist; reply with the
  * generation now current. */
+/* The warnings of an override reply: every VIP it touched (vip_name, or
+ * with vip_name NULL every VIP that has backend) left with no usable
+ * backend. NULL when memory ran out. */
+static json_t *no_usable_warnings(const struct mlv_generation *gen,
+				  const char *vip_name, const char *backend)
+{
+	json_t *warnings = json_array();
+
+	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
+		const struct mlv_gen_vip *v = &gen->vips[i];
+		bool touched = vip_name ? strcmp(v->name, vip_name) == 0 :
+			       mlv_ctl_find_backend(v, backend) != NULL;
+
+		if (touched && v->n_usable == 0 &&
+		    json_array_append_new(warnings, json_sprintf(
+			    "VIP %s has no usable backend left: its new flows "
+			    "are dropped (counted as no_backend)", v->name))) {
+			json_decref(warnings);
+			warnings = NULL;
+		}
+	}
+	return warnings;
+}
+
 /* `drain '*' BACKEND` and friends: the override on every VIP that has
  * the backend, in one generation. */
 static json_t *apply_override_all(struct mlv_ctl_state *st, const char *backend,
@@ -569,19 +593,8 @@ static json_t *apply_override_all(struct mlv_ctl_state *st, const char *backend,
 		goto out;
 	}
 	gen = mlv_ctl_gen(st);
-	json_t *warnings = json_array();
+	json_t *warnings = no_usable_warnings(gen, NULL, backend);
 
-	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
-		const struct mlv_gen_vip *v = &gen->vips[i];
-
-		if (mlv_ctl_find_backend(v, backend) && v->n_usable == 0 &&
-		    json_array_append_new(warnings, json_sprintf(
-			    "VIP %s has no usable backend left: its new flows "
-			    "are dropped (counted as no_backend)", v->name))) {
-			json_decref(warnings);
-			warnings = NULL;
-		}
-	}
 	if (warnings)
 		reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:o, s:o}", "ok", 1,
 				  "vip", "*", "vips", vips, "backend", backend,
@@ -635,19 +648,8 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 	gen = mlv_ctl_gen(st);
 	/* an override that leaves the VIP nothing to send new flows to is
 	 * allowed (it may be the intent) but said */
-	json_t *warnings = json_array();
+	json_t *warnings = no_usable_warnings(gen, vip_name, backend);
 
-	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
-		const struct mlv_gen_vip *v = &gen->vips[i];
-
-		if (strcmp(v->name, vip_name) == 0 && v->n_usable == 0 &&
-		    json_array_append_new(warnings, json_sprintf(
-			    "VIP %s has no usable backend left: its new flows "
-			    "are dropped (counted as no_backend)", vip_name))) {
-			json_decref(warnings);
-			warnings = NULL;
-		}
-	}
 	if (!warnings)
 		return NULL;
 	return json_pack("{s:b, s:s, s:s, s:s, s:o, s:o}", "ok", 1,
