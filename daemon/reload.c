@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "control/config/diags.h"
+#include "control/config/plan.h"
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
@@ -77,15 +78,45 @@ static enum mlv_err check_next(struct mlv_daemon *d,
 	return MLV_OK;
 }
 
-enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
+/* Whether the plan may go ahead: within the running config's budget, or
+ * forced (then logged). A refusal is an error in diags. */
+static enum mlv_err judge_plan(const struct mlv_daemon *d,
+			       const struct mlv_plan *plan, bool forced,
+			       struct mlv_diags *diags)
+{
+	char why[256];
+
+	if (mlv_plan_fits(plan, &d->cfg->reload_budget, why, sizeof(why)))
+		return MLV_OK;
+	if (forced) {
+		mlv_warn("reload: beyond the budget, forced: %s", why);
+		return MLV_OK;
+	}
+	mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos,
+		     "refused: %s; check the file, then `maglevctl reload "
+		     "--force` if it is meant", why);
+	return MLV_E_LIMIT;
+}
+
+enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
+			       enum mlv_ctl_reload_mode mode,
+			       struct mlv_diags *diags, struct mlv_plan *plan)
 {
 	const char *path = d->opts->config_path;
+	bool forced = mode == MLV_CTL_RELOAD_FORCE ||
+		      mode == MLV_CTL_RELOAD_CHECK_FORCE;
+	bool dry_run = mode == MLV_CTL_RELOAD_CHECK ||
+		       mode == MLV_CTL_RELOAD_CHECK_FORCE;
 	struct mlv_config *next = NULL;
 	struct restart_report restart = { .diags = diags };
+	struct mlv_plan own = { 0 };
+	char summary[512];
 	bool changed = false;
 	enum mlv_err err;
 
-	mlv_info("reload: loading %s", path);
+	if (!plan)
+		plan = &own;
+	mlv_info("reload: loading %s%s", path, dry_run ? " (dry run)" : "");
 	err = mlv_config_load(path, &next, diags);
 	if (!err) {
 		/* the ports and the rest of the restart-only part stay as
@@ -94,18 +125,30 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 		mlv_restart_only_keep(d->cfg, next);
 		err = check_next(d, next, diags);
 		if (!err)
+			err = mlv_plan_make(d->cfg, next, plan);
+		if (!err)
+			err = judge_plan(d, plan, forced, diags);
+		if (!err && !dry_run)
 			err = mlv_daemon_publish(d, next, MLV_PUBLISH_RELOAD);
-		if (err)
+		if (err || dry_run)
 			mlv_restart_only_keep(d->cfg, next);   /* give them back */
 	}
 	mlv_daemon_log_diags(diags);
-	if (err) {
+	if (err || dry_run) {
 		mlv_config_free(next);
+		mlv_plan_free(&own);
+		if (dry_run) {
+			mlv_info("reload (dry run): %s", err ? mlv_strerror(err) :
+				 "would be published");
+			return err;
+		}
 		d->reloads_failed++;
 		mlv_err_log("reload rejected: %s; generation %u keeps serving",
 			    mlv_strerror(err), d->generation);
 		return err;
 	}
+	mlv_plan_summary(plan, summary, sizeof(summary));
+	mlv_plan_free(&own);
 	mlv_config_free(d->cfg);
 	d->cfg = next;
 	d->reloads_ok++;
@@ -129,8 +172,8 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d, struct mlv_diags *diags)
 	if (changed)
 		mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_RELOAD);
 	mlv_steering_sync(&d->steering, d->cfg);
-	mlv_info("reload: generation %u published, %u VIP(s)", d->generation,
-		 d->cfg->n_vips);
+	mlv_info("reload: generation %u published, %u VIP(s): %s",
+		 d->generation, d->cfg->n_vips, summary);
 	return MLV_OK;
 }
 
@@ -166,7 +209,7 @@ void mlv_daemon_reload_from(struct mlv_daemon *d, const char *what)
 	mlv_notify_reloading();
 	mlv_info("reload (%s)", what);
 	mlv_diags_init(&diags);
-	err = mlv_daemon_reload(d, &diags);
+	err = mlv_daemon_reload(d, MLV_CTL_RELOAD_APPLY, &diags, NULL);
 	if (err)
 		first_error(&diags, err, summary, sizeof(summary));
 	mlv_diags_free(&diags);

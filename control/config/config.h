@@ -97,6 +97,13 @@ struct mlv_port_config {
 	struct mlv_src_pos pos;
 };
 
+/* How much one reload may take away before it is refused (unless
+ * forced): percentages, 100 = no limit. */
+struct mlv_reload_budget {
+	uint32_t max_vips_removed_pct;   /* of the running VIPs */
+	uint32_t max_backends_lost_pct;  /* of any VIP's usable backends */
+};
+
 struct mlv_conntrack_config {
 	uint32_t entries_per_worker;
 	uint32_t tcp_timeout_ms;
@@ -137,6 +144,7 @@ struct mlv_config {
 					    daemon's own */
 	char admin_group[MLV_NAME_MAX];  /* may change the daemon over the
 					    socket; "" = root only */
+	struct mlv_reload_budget reload_budget;
 
 	/* announce: reloadable (docs/scale-out.md) */
 	uint32_t announce_table;       /* kernel routing table; 0 = off */

@@ -150,6 +150,20 @@ static const struct mlv_cfg_list port_list = {
 	.max = MLV_MAX_PORTS, .elem = &port_map,
 };
 
+#define RB struct mlv_reload_budget
+static const struct mlv_cfg_key budget_keys[] = {
+	{ .name = "vips_removed", .type = MLV_CT_UINT,
+	  FIELD(RB, max_vips_removed_pct), .min = 0, .max = 100, .def = "25" },
+	{ .name = "backends_lost", .type = MLV_CT_UINT,
+	  FIELD(RB, max_backends_lost_pct), .min = 0, .max = 100, .def = "50" },
+};
+#undef RB
+
+static const struct mlv_cfg_map budget_map = {
+	.what = "control.reload_budget", .keys = budget_keys,
+	.n_keys = N_KEYS(budget_keys),
+};
+
 #define CF struct mlv_config
 static const struct mlv_cfg_key dataplane_keys[] = {
 	{ .name = "eal_args", .type = MLV_CT_STRING_LIST, FIELD(CF, eal_args),
@@ -197,6 +211,8 @@ static const struct mlv_cfg_key control_keys[] = {
 	  .doc_default = "the daemon's group (root)" },
 	{ .name = "admin_group", .type = MLV_CT_STRING, FIELD(CF, admin_group),
 	  .min = 1, .doc_default = "none: root only" },
+	{ .name = "reload_budget", .type = MLV_CT_MAP,
+	  FIELD(CF, reload_budget), .sub = &budget_map },
 	{ .name = "state_file", .type = MLV_CT_STRING, FIELD(CF, state_file),
 	  .min = 1, .doc_default = "the socket's path + \".state\"" },
 };

@@ -475,46 +475,110 @@ static bool diag_lines(const struct mlv_diags *d, json_t *errors,
 	return true;
 }
 
+static const char *const plan_change_names[] = {
+	[MLV_PLAN_SAME] = "same", [MLV_PLAN_ADDED] = "added",
+	[MLV_PLAN_REMOVED] = "removed", [MLV_PLAN_CHANGED] = "changed",
+};
+
+/* The reply's "plan": what the new file changes, VIP by VIP. NULL when
+ * memory ran out. */
+static json_t *plan_json(const struct mlv_plan *plan)
+{
+	json_t *vips = json_array();
+
+	for (uint32_t i = 0; vips && i < plan->n; i++) {
+		const struct mlv_plan_vip *e = &plan->vips[i];
+
+		if (json_array_append_new(vips, json_pack(
+			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+			"name", e->name, "change", plan_change_names[e->change],
+			"backends_added", (json_int_t)e->backends_added,
+			"backends_removed", (json_int_t)e->backends_removed,
+			"backends_reweighted", (json_int_t)e->backends_reweighted,
+			"backends_drained", (json_int_t)e->backends_drained,
+			"usable_before", (json_int_t)e->usable_before,
+			"usable_lost", (json_int_t)e->usable_lost,
+			"usable_after", (json_int_t)e->usable_after,
+			"other_settings", e->other))) {
+			json_decref(vips);
+			return NULL;
+		}
+	}
+	if (!vips)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}",
+			 "vips_before", (json_int_t)plan->vips_before,
+			 "vips_after", (json_int_t)plan->vips_after,
+			 "vips_added", (json_int_t)plan->vips_added,
+			 "vips_removed", (json_int_t)plan->vips_removed,
+			 "vips_changed", (json_int_t)plan->vips_changed,
+			 "vips", vips);
+}
+
+static enum mlv_ctl_reload_mode reload_mode(const json_t *args)
+{
+	bool force = mlv_ctl_arg_flag(args, "force");
+
+	if (mlv_ctl_arg_flag(args, "dry_run"))
+		return force ? MLV_CTL_RELOAD_CHECK_FORCE : MLV_CTL_RELOAD_CHECK;
+	return force ? MLV_CTL_RELOAD_FORCE : MLV_CTL_RELOAD_APPLY;
+}
+
 json_t *mlv_ctl_cmd_reload(struct mlv_ctl_state *st, const json_t *args)
 {
 	json_t *errors = json_array(), *warnings = json_array(), *reply = NULL;
+	json_t *plan_j = NULL;
+	enum mlv_ctl_reload_mode mode = reload_mode(args);
+	bool dry_run = mode == MLV_CTL_RELOAD_CHECK ||
+		       mode == MLV_CTL_RELOAD_CHECK_FORCE;
 	const struct mlv_generation *gen;
+	struct mlv_plan plan = { 0 };
 	struct mlv_diags diags;
 	enum mlv_err rc;
 	char summary[200];
 
-	(void)args;
 	if (!st->reload) {
 		json_decref(errors);
 		json_decref(warnings);
 		return mlv_ctl_fail("reload not available");
 	}
 	mlv_diags_init(&diags);
-	rc = st->reload(st->ctx, &diags);
+	rc = st->reload(st->ctx, mode, &diags, &plan);
 	gen = mlv_ctl_gen(st);
 	if (!errors || !warnings || !diag_lines(&diags, errors, warnings))
 		goto out;
+	plan_j = plan.vips ? plan_json(&plan) : json_null();
+	if (!plan_j)
+		goto out;
 	if (rc == MLV_OK) {
-		mlv_ctl_note_reload(st, true, gen ? gen->number : 0, NULL);
-		reply = json_pack("{s:b, s:o, s:O}", "ok", 1,
-				  "generation", gen ? json_integer(gen->number) :
-				  json_null(), "warnings", warnings);
+		if (!dry_run)
+			mlv_ctl_note_reload(st, true, gen ? gen->number : 0, NULL);
+		reply = json_pack("{s:b, s:b, s:o, s:O, s:O}", "ok", 1,
+				  "applied", !dry_run, "generation",
+				  gen ? json_integer(gen->number) : json_null(),
+				  "warnings", warnings, "plan", plan_j);
 	} else {
 		snprintf(summary, sizeof(summary), "%s",
 			 json_array_size(errors) ?
 			 json_string_value(json_array_get(errors, 0)) :
 			 mlv_strerror(rc));
-		mlv_ctl_note_reload(st, false, gen ? gen->number : 0, summary);
-		reply = json_pack("{s:b, s:s+, s:o, s:O, s:O}", "ok", 0,
-				  "error", "reload failed, the running configuration"
+		if (!dry_run)
+			mlv_ctl_note_reload(st, false, gen ? gen->number : 0,
+					    summary);
+		reply = json_pack("{s:b, s:s+, s:b, s:o, s:O, s:O, s:O}", "ok", 0,
+				  "error", dry_run ? "reload would fail: " :
+				  "reload failed, the running configuration"
 				  " is unchanged: ", mlv_strerror(rc),
-				  "generation", gen ? json_integer(gen->number) :
-				  json_null(), "errors", errors,
-				  "warnings", warnings);
+				  "applied", 0, "generation",
+				  gen ? json_integer(gen->number) : json_null(),
+				  "errors", errors, "warnings", warnings,
+				  "plan", plan_j);
 	}
 out:
+	json_decref(plan_j);
 	json_decref(errors);
 	json_decref(warnings);
+	mlv_plan_free(&plan);
 	mlv_diags_free(&diags);
 	return reply;
 }

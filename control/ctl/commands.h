@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "control/config/config.h"
+#include "control/config/plan.h"
 #include "control/ctl/server.h"
 #include "control/base/error.h"
 #include "control/generation/generation.h"
@@ -66,6 +67,14 @@ struct mlv_ctl_reload_entry {
 	bool ok;
 	uint32_t generation;     /* current after the reload */
 	char summary[200];       /* first error, or "" */
+};
+
+/* What the `reload` command asks for (its flags force and dry_run). */
+enum mlv_ctl_reload_mode {
+	MLV_CTL_RELOAD_APPLY = 0,  /* publish if it fits control.reload_budget */
+	MLV_CTL_RELOAD_FORCE,      /* publish even beyond the budget */
+	MLV_CTL_RELOAD_CHECK,      /* load, check and plan; publish nothing */
+	MLV_CTL_RELOAD_CHECK_FORCE /* the same, judged as a forced reload */
 };
 
 struct mlv_ctl_reload_log {
@@ -123,7 +132,7 @@ struct mlv_ctl_announce {
 };
 
 /* Most restart-only changes status lists. */
-#define MLV_CTL_RESTART_PENDING_MAX 16
+#define MLV_CTL_RESTART_PENDING_MAX 32
 
 /* How long `lookup` waits for the workers before replying without them. */
 #define MLV_CTL_TRACK_TIMEOUT_MS 100u
@@ -158,11 +167,15 @@ struct mlv_ctl_state {
 	 * for the `health` command; NULL: "health checks not available". */
 	const struct mlv_health *health;
 
-	/* Reload the config file and publish it. On failure the running
-	 * generation is untouched and diags holds the errors (diags is
-	 * initialised and freed by the caller); warnings may come with
-	 * success. */
-	enum mlv_err (*reload)(void *ctx, struct mlv_diags *diags);
+	/* Reload the config file and publish it (mode: see enum
+	 * mlv_ctl_reload_mode). On failure the running generation is
+	 * untouched and diags holds the errors (diags is initialised and
+	 * freed by the caller); warnings may come with success. plan
+	 * (zeroed by the caller, freed with mlv_plan_free) gets what the new
+	 * file changes whenever it loaded; a refusal for the budget returns
+	 * MLV_E_LIMIT. */
+	enum mlv_err (*reload)(void *ctx, enum mlv_ctl_reload_mode mode,
+			       struct mlv_diags *diags, struct mlv_plan *plan);
 
 	/* Apply a runtime override and publish the result. Returns MLV_OK or
 	 * an error with a sentence in detail (detail_len bytes). */

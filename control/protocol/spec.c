@@ -63,6 +63,12 @@ static const struct mlv_ctl_arg_spec whatif_args[] = {
 	  .help = "add: the new backend's weight (default 100, the config default)" },
 };
 
+static const struct mlv_ctl_arg_spec reload_args[] = {
+	{ .name = "dry_run", .type = MLV_CTL_ARG_FLAG,
+	  .help = "load, check and show the plan; publish nothing" },
+	{ .name = "force", .type = MLV_CTL_ARG_FLAG,
+	  .help = "publish even beyond control.reload_budget" },
+};
 static const struct mlv_ctl_arg_spec shutdown_args[] = {
 	{ .name = "now", .type = MLV_CTL_ARG_FLAG,
 	  .help = "exit at once, without the drain time (also ends one under way)" },
@@ -78,7 +84,7 @@ static const struct mlv_ctl_arg_spec shutdown_args[] = {
 #define ARGS_stats    ARGS(stats_args)
 #define ARGS_table    ARGS(table_args)
 #define ARGS_lookup   ARGS(lookup_args)
-#define ARGS_reload   NO_ARGS
+#define ARGS_reload   ARGS(reload_args)
 #define ARGS_drain    ARGS(backend_args)
 #define ARGS_undrain  ARGS(backend_args)
 #define ARGS_weight   ARGS(weight_args)

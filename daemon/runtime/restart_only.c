@@ -108,6 +108,25 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	if (strcmp(running->build_cpus, next->build_cpus) != 0)
 		say(report, ctx, &n, "control.build_cpus: \"%s\" -> \"%s\"",
 		    running->build_cpus, next->build_cpus);
+	/* the socket's groups and the state file are resolved at start */
+	if (strcmp(running->socket_group, next->socket_group) != 0)
+		say(report, ctx, &n, "control.socket_group: \"%s\" -> \"%s\"",
+		    running->socket_group, next->socket_group);
+	if (strcmp(running->admin_group, next->admin_group) != 0)
+		say(report, ctx, &n, "control.admin_group: \"%s\" -> \"%s\"",
+		    running->admin_group, next->admin_group);
+	if (strcmp(running->state_file, next->state_file) != 0)
+		say(report, ctx, &n, "control.state_file: \"%s\" -> \"%s\"",
+		    running->state_file, next->state_file);
+	/* a file cannot loosen the budget that judges it */
+	if (memcmp(&running->reload_budget, &next->reload_budget,
+		   sizeof(next->reload_budget)) != 0)
+		say(report, ctx, &n, "control.reload_budget: vips_removed %u -> "
+		    "%u, backends_lost %u -> %u",
+		    running->reload_budget.max_vips_removed_pct,
+		    next->reload_budget.max_vips_removed_pct,
+		    running->reload_budget.max_backends_lost_pct,
+		    next->reload_budget.max_backends_lost_pct);
 	return n;
 }
 
@@ -138,4 +157,8 @@ void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 	SWAP_ARRAY(running->metrics_listen, next->metrics_listen);
 	SWAP(running->build_threads, next->build_threads);
 	SWAP_ARRAY(running->build_cpus, next->build_cpus);
+	SWAP_ARRAY(running->socket_group, next->socket_group);
+	SWAP_ARRAY(running->admin_group, next->admin_group);
+	SWAP_ARRAY(running->state_file, next->state_file);
+	SWAP(running->reload_budget, next->reload_budget);
 }

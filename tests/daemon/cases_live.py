@@ -15,9 +15,9 @@ import struct
 import threading
 import time
 
-from daemon_util import (DEADLINE_S, Daemon, check, config_text, ctl,
-                         ctl_ok, ctl_wait, port, read_pcap, slots_of,
-                         tcp_frame, vip, wait_ctl, wait_until)
+from daemon_util import (CONTROL, DEADLINE_S, Daemon, check, config_text,
+                         ctl, ctl_ok, ctl_wait, maglevctl, port, read_pcap,
+                         run, slots_of, tcp_frame, vip, wait_ctl, wait_until)
 
 EAL_NULL = ["--in-memory", "--no-pci", "--vdev=net_null0"]
 
@@ -252,20 +252,58 @@ def case_reload_file(maglevd, src, work):
               any(re.match(rf"{re.escape(cfg)}:{bad_line}:\d+: error:", e)
                   for e in r["errors"]), f"socket reload: {r}")
 
+        web2 = vip(name="web2", addr="192.0.2.11")
         # edit in place (no rename): seen too
         with open(cfg, "w") as f:
-            f.write(text(("b1",)))
+            f.write(text(("b1", "b2"), web2))
         ctl_wait(lambda r: r["generation"] == 3, "reload on in-place edit", d)
-        check(len(ctl_ok("backends")["backends"]) == 1, "edit not applied")
+        check(len(ctl_ok("backends", vip="web")["backends"]) == 2,
+              "edit not applied")
 
         # a burst of saves: the last content wins
         for i in range(10):
-            write_atomically(cfg, text(tuple(f"b{k}" for k in range(1, i + 3))))
+            write_atomically(cfg, text(tuple(f"b{k}" for k in range(1, i + 3)),
+                                       web2))
         ctl_wait(lambda r: len(r["backends"]) == 11,
-                 "the last of a burst of edits", d, command="backends")
+                 "the last of a burst of edits", d, command="backends",
+                 vip="web")
         st = ctl_ok("status")
         check(st["reloads"]["failed"] == 2 and st["generation"] >= 4,
               f"after the burst: {st['reloads']}")
+        gen = st["generation"]
+
+        # a truncated file (valid YAML): beyond the reload budget, refused
+        # whole with the limit named; the plan is in the reply
+        write_atomically(cfg, text(("b1",)))
+        st = ctl_wait(lambda r: r["reloads"]["failed"] == 3,
+                      "the reload beyond the budget", d)
+        err = st["reloads"]["last"][0]["error"]
+        check(st["generation"] == gen and
+              "control.reload_budget.vips_removed" in err and
+              "removes 1 of 2 VIPs" in err, f"budget refusal: {st['reloads']}")
+        check(len(ctl_ok("vips")["vips"]) == 2, "refused file applied")
+        r = ctl("reload", dry_run=True)
+        plan = r["plan"]
+        check(r["ok"] is False and r["applied"] is False and
+              "would fail" in r["error"] and plan["vips_removed"] == 1 and
+              [(v["name"], v["change"], v["usable_before"], v["usable_after"])
+               for v in plan["vips"]] ==
+              [("web", "changed", 11, 1), ("web2", "removed", 2, 0)],
+              f"dry run: {r}")
+        out = run([maglevctl(), "-s", CONTROL["socket"], "reload",
+                   "--dry-run", "--force"])
+        check(out.returncode == 0 and "dry run:" in out.stdout and
+              "- web2" in out.stdout and "usable 11 -> 1" in out.stdout,
+              f"maglevctl reload --dry-run --force: {out.returncode} "
+              f"{out.stdout} {out.stderr}")
+        check(ctl_ok("status")["generation"] == gen, "a dry run published")
+        r = ctl_ok("reload", force=True)
+        check(r["applied"] is True and r["generation"] == gen + 1 and
+              r["plan"]["vips_removed"] == 1, f"forced reload: {r}")
+        check([v["name"] for v in ctl_ok("vips")["vips"]] == ["web"],
+              "forced reload not applied")
+        check("beyond the budget, forced" in d.log_text(),
+              "the forced reload is not logged as such")
         rc = d.stop()
     finally:
         d.kill()

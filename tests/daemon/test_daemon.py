@@ -166,10 +166,10 @@ def case_reload(maglevd, src, work):
                         d.log_text()), "reload error without file:line:col")
 
         # restart-only change: applied VIPs, warned about the rest
-        null_config(work, vip(backends=("b1",)), entries=8192)
+        null_config(work, vip(backends=("b1", "b2")), entries=8192)
         d.signal(signal.SIGHUP)
         doc = d.wait_stats(lambda s: s["generation"] == 3, "generation 3")
-        check(len(doc["vips"][0]["backends"]) == 1, "VIP change not applied")
+        check(len(doc["vips"][0]["backends"]) == 2, "VIP change not applied")
         check(doc["workers"][0]["conntrack"]["capacity"] < 8192,
               "conntrack resized without a restart")
         check(re.search(r"warning: .*conntrack.*restart", d.log_text()),

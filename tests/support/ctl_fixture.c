@@ -142,7 +142,8 @@ static const struct mlv_generation *get_generation(void *ctx)
 	return ((struct ctl_fx *)ctx)->gen;
 }
 
-static enum mlv_err do_reload(void *ctx, struct mlv_diags *diags)
+static enum mlv_err do_reload(void *ctx, enum mlv_ctl_reload_mode mode,
+			      struct mlv_diags *diags, struct mlv_plan *plan)
 {
 	struct ctl_fx *fx = ctx;
 	struct mlv_config *cfg = NULL;
@@ -154,9 +155,17 @@ static enum mlv_err do_reload(void *ctx, struct mlv_diags *diags)
 				       &cfg, diags) :
 		mlv_config_load_buffer("good.yaml", good_yaml,
 				       sizeof(good_yaml) - 1, &cfg, diags);
+	fx->reload_mode = mode;
 	if (rc != MLV_OK)
 		return rc;
-	rc = rebuild(fx, cfg);
+	rc = mlv_plan_make(fx->cfg, cfg, plan);
+	if (rc == MLV_OK && (mode == MLV_CTL_RELOAD_CHECK ||
+			     mode == MLV_CTL_RELOAD_CHECK_FORCE)) {
+		mlv_config_free(cfg);
+		return MLV_OK;
+	}
+	if (rc == MLV_OK)
+		rc = rebuild(fx, cfg);
 	if (rc != MLV_OK) {
 		mlv_config_free(cfg);
 		return rc;

@@ -53,6 +53,7 @@ struct ctl_fx {
 	int override_calls;
 	bool reload_fails;             /* next reload loads broken YAML */
 	int reload_calls;
+	enum mlv_ctl_reload_mode reload_mode;  /* the last reload's */
 	char down_vip[MLV_NAME_MAX];   /* this backend is unhealthy */
 	char down_backend[MLV_NAME_MAX];
 	/* the fake workers behind track_post/poll/cancel */

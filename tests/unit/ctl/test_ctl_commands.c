@@ -892,6 +892,58 @@ static void test_reload(void **state)
 	json_decref(r);
 }
 
+/* dry_run and force reach the reload hook as its mode; a dry run
+ * publishes nothing and stays out of the history; the plan comes back. */
+static void test_reload_modes(void **state)
+{
+	struct ctl_fx *fx = *state;
+	uint32_t before = fx->gen->number;
+	json_t *r, *plan;
+
+	r = call_ok(fx, "{\"command\": \"reload\", \"args\": {\"dry_run\": true}}");
+	assert_int_equal(fx->reload_mode, MLV_CTL_RELOAD_CHECK);
+	assert_true(json_is_false(json_object_get(r, "applied")));
+	assert_int_equal(int_of(r, "generation"), before);
+	plan = json_object_get(r, "plan");
+	assert_int_equal(int_of(plan, "vips_before"), int_of(plan, "vips_after"));
+	assert_int_equal(int_of(plan, "vips_added") + int_of(plan, "vips_removed") +
+			 int_of(plan, "vips_changed"), 0);
+	assert_int_equal(json_array_size(json_object_get(plan, "vips")), 0);
+	json_decref(r);
+	assert_int_equal(fx->gen->number, before);
+
+	r = call_ok(fx, "{\"command\": \"reload\", \"args\": "
+		    "{\"dry_run\": true, \"force\": true}}");
+	assert_int_equal(fx->reload_mode, MLV_CTL_RELOAD_CHECK_FORCE);
+	json_decref(r);
+
+	r = call_ok(fx, "{\"command\": \"reload\", \"args\": {\"force\": true}}");
+	assert_int_equal(fx->reload_mode, MLV_CTL_RELOAD_FORCE);
+	assert_true(json_is_true(json_object_get(r, "applied")));
+	assert_int_equal(int_of(r, "generation"), before + 1);
+	assert_true(json_is_object(json_object_get(r, "plan")));
+	json_decref(r);
+
+	/* only the forced one is in the history */
+	r = call_ok(fx, "{\"command\": \"status\"}");
+	assert_int_equal(int_of(json_object_get(r, "reloads"), "ok"), 1);
+	json_decref(r);
+
+	/* a file that does not load has no plan */
+	fx->reload_fails = true;
+	r = ctl_call1(fx, "{\"command\": \"reload\", \"args\": {\"dry_run\": true}}");
+	assert_false(ctl_ok(r));
+	assert_non_null(strstr(ctl_error(r), "would fail"));
+	assert_true(json_is_null(json_object_get(r, "plan")));
+	json_decref(r);
+	r = call_ok(fx, "{\"command\": \"status\"}");
+	assert_int_equal(int_of(json_object_get(r, "reloads"), "failed"), 0);
+	json_decref(r);
+
+	expect_fail(fx, "{\"command\": \"reload\", \"args\": {\"forse\": true}}",
+		    "forse");
+}
+
 static json_t *backend_entry(struct ctl_fx *fx, const char *name)
 {
 	json_t *r = call_ok(fx, "{\"command\": \"backends\", \"args\": {\"vip\": \"web\"}}");
@@ -1123,6 +1175,7 @@ int main(void)
 						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_whatif, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_modes, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_undrain, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_weight, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_state, setup, teardown),

@@ -132,6 +132,33 @@ static void test_control_section(void **state)
 	mlv_config_free(next);
 }
 
+/* The groups, the state file and the reload budget are fixed at start:
+ * a file that loosens its own budget still meets the running one. */
+static void test_groups_state_budget(void **state)
+{
+	struct mlv_config *running = load_control(1, "net_null0", 4096, 80,
+		"control: {admin_group: root, state_file: /run/a.state, "
+		"reload_budget: {vips_removed: 25}}\n");
+	struct mlv_config *next = load_control(1, "net_null0", 4096, 80,
+		"control: {admin_group: \"0\", state_file: /run/b.state, "
+		"reload_budget: {vips_removed: 100, backends_lost: 100}}\n");
+	struct seen s = { 0 };
+
+	(void)state;
+	assert_int_equal(mlv_restart_only_changes(running, next, collect, &s), 3);
+	assert_non_null(strstr(s.last, "control.reload_budget: vips_removed 25 "
+				       "-> 100, backends_lost 50 -> 100"));
+	mlv_restart_only_keep(running, next);
+	assert_string_equal(next->admin_group, "root");
+	assert_string_equal(next->state_file, "/run/a.state");
+	assert_int_equal(next->reload_budget.max_vips_removed_pct, 25);
+	assert_int_equal(next->reload_budget.max_backends_lost_pct, 50);
+	assert_int_equal(running->reload_budget.max_vips_removed_pct, 100);
+	assert_int_equal(mlv_restart_only_changes(next, next, NULL, NULL), 0);
+	mlv_config_free(running);
+	mlv_config_free(next);
+}
+
 /* The table build threads start once: a reload that changes them warns
  * and keeps the running ones. */
 static void test_build_threads(void **state)
@@ -184,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_each_change_reported),
 		cmocka_unit_test(test_keep_running_values),
 		cmocka_unit_test(test_control_section),
+		cmocka_unit_test(test_groups_state_budget),
 		cmocka_unit_test(test_build_threads),
 		cmocka_unit_test(test_pool_settings),
 	};

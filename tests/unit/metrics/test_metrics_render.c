@@ -56,10 +56,13 @@ static struct mlv_metrics_sources sources(struct ctl_fx *fx)
  * folded into the totals, as in the daemon. */
 static void reload(struct ctl_fx *fx)
 {
+	struct mlv_plan plan = { 0 };
 	struct mlv_diags diags;
 
 	mlv_diags_init(&diags);
-	assert_int_equal(fx->st.reload(fx, &diags), MLV_OK);
+	assert_int_equal(fx->st.reload(fx, MLV_CTL_RELOAD_APPLY, &diags, &plan),
+			 MLV_OK);
+	mlv_plan_free(&plan);
 	mlv_diags_free(&diags);
 }
 

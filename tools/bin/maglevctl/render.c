@@ -513,12 +513,54 @@ static void print_lines(const char *title, const json_t *arr, FILE *out)
 		fprintf(out, "  %s\n", json_string_value(l));
 }
 
+/* The reload plan: one line per VIP the new file adds, removes or
+ * changes. */
+static void print_plan(const json_t *plan, FILE *out)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_object(plan))
+		return;
+	fprintf(out, "plan: %lld VIP(s) -> %lld: %lld added, %lld removed, "
+		"%lld changed\n", num(plan, "vips_before"), num(plan, "vips_after"),
+		num(plan, "vips_added"), num(plan, "vips_removed"),
+		num(plan, "vips_changed"));
+	json_array_foreach(json_object_get(plan, "vips"), i, v) {
+		const char *change = str(v, "change");
+
+		if (strcmp(change, "added") == 0)
+			fprintf(out, "  + %-24s added, %lld backend(s), %lld "
+				"usable\n", str(v, "name"), num(v, "backends_added"),
+				num(v, "usable_after"));
+		else if (strcmp(change, "removed") == 0)
+			fprintf(out, "  - %-24s removed, %lld usable backend(s) "
+				"lost\n", str(v, "name"), num(v, "usable_lost"));
+		else
+			fprintf(out, "  ~ %-24s backends +%lld -%lld, %lld "
+				"re-weighted, %lld drained; usable %lld -> %lld%s\n",
+				str(v, "name"), num(v, "backends_added"),
+				num(v, "backends_removed"),
+				num(v, "backends_reweighted"),
+				num(v, "backends_drained"), num(v, "usable_before"),
+				num(v, "usable_after"),
+				json_is_true(json_object_get(v, "other_settings")) ?
+				"; other settings changed" : "");
+	}
+}
+
 static bool render_reload(const json_t *r, FILE *out)
 {
 	char buf[24];
 
-	fprintf(out, "reloaded: generation %s\n",
-		num_text(r, "generation", buf, sizeof(buf)));
+	if (json_is_true(json_object_get(r, "applied")))
+		fprintf(out, "reloaded: generation %s\n",
+			num_text(r, "generation", buf, sizeof(buf)));
+	else
+		fprintf(out, "dry run: the file would be published; generation "
+			"%s keeps serving\n",
+			num_text(r, "generation", buf, sizeof(buf)));
+	print_plan(json_object_get(r, "plan"), out);
 	print_lines("warnings", json_object_get(r, "warnings"), out);
 	return true;
 }
@@ -660,6 +702,7 @@ void render_error(const json_t *reply, FILE *out)
 	fprintf(out, "maglevctl: error: %s\n", str(reply, "error"));
 	print_lines("errors", json_object_get(reply, "errors"), out);
 	print_lines("warnings", json_object_get(reply, "warnings"), out);
+	print_plan(json_object_get(reply, "plan"), out);
 }
 
 void render_command_list(FILE *out)
