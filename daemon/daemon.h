@@ -201,6 +201,26 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 				const struct mlv_config *cfg,
 				enum mlv_publish_reason reason);
 
+/* mlv_daemon_publish in two steps, for a reload that looks at what it
+ * built before it publishes: mlv_daemon_build builds generation
+ * `generation + 1` into *built (logs a failure); then either
+ * mlv_daemon_publish_built publishes it (and frees it if that fails) or
+ * mlv_daemon_build_discard frees it. Nothing else may publish in between.
+ * Control thread. */
+struct mlv_daemon_built {
+	struct mlv_generation *gen;
+	uint64_t t0_us;                  /* CLOCK_MONOTONIC at the start */
+	uint64_t cpu0_us;                /* the thread's CPU time then */
+};
+enum mlv_err mlv_daemon_build(struct mlv_daemon *d,
+			      const struct mlv_config *cfg,
+			      enum mlv_publish_reason reason,
+			      struct mlv_daemon_built *built);
+enum mlv_err mlv_daemon_publish_built(struct mlv_daemon *d,
+				      struct mlv_daemon_built *built,
+				      enum mlv_publish_reason reason);
+void mlv_daemon_build_discard(struct mlv_daemon_built *built);
+
 /* The mlv_gen_state_fn of every build and of the control socket
  * (ctx = the daemon): health, then runtime overrides. */
 void mlv_daemon_backend_state(const struct mlv_gen_pair *pair,

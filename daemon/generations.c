@@ -100,21 +100,20 @@ static uint64_t now_us(void)
 	return clock_us(CLOCK_MONOTONIC);
 }
 
-enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
-				const struct mlv_config *cfg,
-				enum mlv_publish_reason reason)
+enum mlv_err mlv_daemon_build(struct mlv_daemon *d,
+			      const struct mlv_config *cfg,
+			      enum mlv_publish_reason reason,
+			      struct mlv_daemon_built *out)
 {
-	struct mlv_generation *gen = NULL;
-	uint32_t number = d->generation + 1;
-	uint64_t t0 = now_us();
-	/* the control thread's own time: on a busy machine the wall time
-	 * also counts the time it waited for a CPU */
-	uint64_t cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
-	struct mlv_publish_record *rec = &d->last_publish;
-	char deferred[64] = "";
 	struct mlv_gen_build_opts opts = mlv_daemon_build_opts;
+	uint32_t number = d->generation + 1;
 	enum mlv_err err;
 
+	memset(out, 0, sizeof(*out));
+	out->t0_us = now_us();
+	/* the control thread's own time: on a busy machine the wall time
+	 * also counts the time it waited for a CPU */
+	out->cpu0_us = clock_us(CLOCK_THREAD_CPUTIME_ID);
 	/* The current generation carries uids forward and lends unchanged
 	 * tables (control/generation/generation.h); the control thread may read it:
 	 * only it frees generations. */
@@ -123,13 +122,31 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 	err = mlv_gen_build_opt(cfg, d->ports.info, d->n_workers, number,
 				mlv_daemon_backend_state, d,
 				mlv_publish_current(d->pub),
-				&opts, &gen);
+				&opts, &out->gen);
 	d->building = NULL;
-	if (err) {
+	if (err)
 		mlv_err_log("cannot build generation %u (%s): %s", number,
 			    mlv_publish_reason_name(reason), mlv_strerror(err));
-		return err;
-	}
+	return err;
+}
+
+void mlv_daemon_build_discard(struct mlv_daemon_built *built)
+{
+	mlv_gen_free(built->gen);
+	built->gen = NULL;
+}
+
+enum mlv_err mlv_daemon_publish_built(struct mlv_daemon *d,
+				      struct mlv_daemon_built *built,
+				      enum mlv_publish_reason reason)
+{
+	struct mlv_generation *gen = built->gen;
+	uint32_t number = gen->number;
+	struct mlv_publish_record *rec = &d->last_publish;
+	char deferred[64] = "";
+	enum mlv_err err;
+
+	built->gen = NULL;
 	err = mlv_publish(d->pub, gen);
 	if (err) {
 		mlv_err_log("cannot publish generation %u (%s): %s", number,
@@ -142,7 +159,7 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 	rec->reason = reason;
 	rec->vips = gen->n_vips;
 	rec->tables_reused = gen->n_tables_reused;
-	rec->build_us = now_us() - t0;
+	rec->build_us = now_us() - built->t0_us;
 	rec->count[reason]++;
 	if (gen->n_tables_no_second)
 		snprintf(deferred, sizeof(deferred), "; second choices of %u "
@@ -152,8 +169,18 @@ enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
 		 mlv_publish_reason_name(reason), gen->n_vips,
 		 gen->n_vips - gen->n_tables_reused, gen->n_tables_reused,
 		 (double)rec->build_us / 1000.0,
-		 (double)(clock_us(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1000.0,
-		 deferred);
+		 (double)(clock_us(CLOCK_THREAD_CPUTIME_ID) - built->cpu0_us) /
+		 1000.0, deferred);
 	mlv_daemon_second_note(d, gen);
 	return MLV_OK;
+}
+
+enum mlv_err mlv_daemon_publish(struct mlv_daemon *d,
+				const struct mlv_config *cfg,
+				enum mlv_publish_reason reason)
+{
+	struct mlv_daemon_built built;
+	enum mlv_err err = mlv_daemon_build(d, cfg, reason, &built);
+
+	return err ? err : mlv_daemon_publish_built(d, &built, reason);
 }

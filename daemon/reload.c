@@ -8,6 +8,7 @@
 
 #include "control/config/diags.h"
 #include "control/config/plan.h"
+#include "control/generation/moves.h"
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
@@ -78,15 +79,16 @@ static enum mlv_err check_next(struct mlv_daemon *d,
 	return MLV_OK;
 }
 
-/* Whether the plan may go ahead: within the running config's budget, or
- * forced (then logged). A refusal is an error in diags. */
-static enum mlv_err judge_plan(const struct mlv_daemon *d,
+/* Whether the plan may go ahead: within budget (the running one: the
+ * caller has swapped the restart-only part, budget included, into next),
+ * or forced (then logged). A refusal is an error in diags. */
+static enum mlv_err judge_plan(const struct mlv_reload_budget *budget,
 			       const struct mlv_plan *plan, bool forced,
 			       struct mlv_diags *diags)
 {
 	char why[256];
 
-	if (mlv_plan_fits(plan, &d->cfg->reload_budget, why, sizeof(why)))
+	if (mlv_plan_fits(plan, budget, why, sizeof(why)))
 		return MLV_OK;
 	if (forced) {
 		mlv_warn("reload: beyond the budget, forced: %s", why);
@@ -96,6 +98,31 @@ static enum mlv_err judge_plan(const struct mlv_daemon *d,
 		     "refused: %s; check the file, then `maglevctl reload "
 		     "--force` if it is meant", why);
 	return MLV_E_LIMIT;
+}
+
+/* Build the next generation, fill the plan's slot and connection moves
+ * from it, then publish it (or, for a dry run, discard it). */
+static enum mlv_err build_next(struct mlv_daemon *d,
+			       const struct mlv_config *next,
+			       struct mlv_plan *plan, bool dry_run,
+			       struct mlv_diags *diags)
+{
+	struct mlv_daemon_built built;
+	enum mlv_err err;
+
+	err = mlv_daemon_build(d, next, MLV_PUBLISH_RELOAD, &built);
+	if (err) {
+		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "maglevd cannot "
+			     "build its tables and forwarding state from this "
+			     "configuration: %s", mlv_strerror(err));
+		return err;
+	}
+	mlv_gen_plan_moves(mlv_publish_current(d->pub), built.gen, plan);
+	if (dry_run) {
+		mlv_daemon_build_discard(&built);
+		return MLV_OK;
+	}
+	return mlv_daemon_publish_built(d, &built, MLV_PUBLISH_RELOAD);
 }
 
 enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
@@ -127,9 +154,10 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
 		if (!err)
 			err = mlv_plan_make(d->cfg, next, plan);
 		if (!err)
-			err = judge_plan(d, plan, forced, diags);
-		if (!err && !dry_run)
-			err = mlv_daemon_publish(d, next, MLV_PUBLISH_RELOAD);
+			err = judge_plan(&next->reload_budget, plan, forced,
+					 diags);
+		if (!err)
+			err = build_next(d, next, plan, dry_run, diags);
 		if (err || dry_run)
 			mlv_restart_only_keep(d->cfg, next);   /* give them back */
 	}

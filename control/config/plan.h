@@ -37,6 +37,12 @@ struct mlv_plan_vip {
 	uint32_t usable_after;
 	bool other;                    /* a setting besides the backends changed
 					  (table, size, forwarding, health ...) */
+	/* From the generations, once the new one is built
+	 * (control/generation/moves.h); zero before. */
+	uint32_t table_size;           /* the new table's slots (0: removed) */
+	uint32_t slots_moved;          /* of those, the ones whose backend changes */
+	uint64_t tracked;              /* tracked connections now (approximate) */
+	uint64_t tracked_moved;        /* of those, the ones re-selected */
 };
 
 struct mlv_plan {

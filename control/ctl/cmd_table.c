@@ -293,7 +293,7 @@ static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
  * usable, so adding a backend moves none (only new flows see the new
  * table) and removing one moves exactly its own flows (they are
  * re-selected). Counts are the generation's racy active counts
- * (mlv_ctl_backend_active); the total is summed from the same reads so
+ * (mlv_gen_backend_tracked); the total is summed from the same reads so
  * the fraction never exceeds 1. */
 static json_t *tracked_moves(const struct mlv_generation *gen,
 			     const struct mlv_gen_vip *v, bool add,
@@ -302,7 +302,7 @@ static json_t *tracked_moves(const struct mlv_generation *gen,
 	uint64_t total = 0, moved = 0;
 
 	for (uint32_t i = 0; i < v->n_backends; i++) {
-		uint64_t a = mlv_ctl_backend_active(gen, &v->backends[i]);
+		uint64_t a = mlv_gen_backend_tracked(gen, &v->backends[i]);
 
 		total += a;
 		if (!add && strcmp(v->backends[i].name, name) == 0)

@@ -158,19 +158,3 @@ uint32_t *mlv_ctl_count_slots(const struct mlv_gen_vip *vip)
 	}
 	return count;
 }
-
-uint64_t mlv_ctl_backend_active(const struct mlv_generation *gen,
-				const struct mlv_gen_backend *b)
-{
-	uint32_t idx = mlv_gen_backend_index(gen, b);
-	uint64_t sum = 0;
-
-	/* Each worker writes its own array with plain increments while we
-	 * read: a relaxed atomic load gives a whole 32-bit value (never a
-	 * torn one) without slowing the writers; the sum over workers is
-	 * not a snapshot, hence "approximate". */
-	for (uint32_t w = 0; w < gen->n_workers; w++)
-		sum += __atomic_load_n(&gen->backend_active[w][idx],
-				       __ATOMIC_RELAXED);
-	return sum;
-}

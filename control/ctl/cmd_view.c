@@ -86,7 +86,7 @@ static json_t *backend_json(const struct mlv_ctl_state *st,
 		      "override", override_json(&s),
 		      "slots", (json_int_t)slots,
 		      "active_connections",
-		      (json_int_t)mlv_ctl_backend_active(gen, b));
+		      (json_int_t)mlv_gen_backend_tracked(gen, b));
 	if (o && st->stats) {
 		struct mlv_flow_counters c;
 

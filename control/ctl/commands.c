@@ -412,6 +412,8 @@ bool mlv_ctl_request_mutates(const json_t *request)
 		return false;   /* refused anyway, as unknown */
 	switch (cmd->id) {
 	case MLV_CTL_CMD_RELOAD:
+		/* a dry run reads and plans: the read-only level's */
+		return !json_is_true(json_object_get(args, "dry_run"));
 	case MLV_CTL_CMD_DRAIN:
 	case MLV_CTL_CMD_UNDRAIN:
 	case MLV_CTL_CMD_SHUTDOWN:
@@ -490,7 +492,8 @@ static json_t *plan_json(const struct mlv_plan *plan)
 		const struct mlv_plan_vip *e = &plan->vips[i];
 
 		if (json_array_append_new(vips, json_pack(
-			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, "
+			"s:I, s:I, s:f, s:I, s:I}",
 			"name", e->name, "change", plan_change_names[e->change],
 			"backends_added", (json_int_t)e->backends_added,
 			"backends_removed", (json_int_t)e->backends_removed,
@@ -499,7 +502,13 @@ static json_t *plan_json(const struct mlv_plan *plan)
 			"usable_before", (json_int_t)e->usable_before,
 			"usable_lost", (json_int_t)e->usable_lost,
 			"usable_after", (json_int_t)e->usable_after,
-			"other_settings", e->other))) {
+			"other_settings", e->other,
+			"table_size", (json_int_t)e->table_size,
+			"slots_moved", (json_int_t)e->slots_moved,
+			"fraction_moved", e->table_size ?
+			(double)e->slots_moved / e->table_size : 0.0,
+			"tracked", (json_int_t)e->tracked,
+			"tracked_moved", (json_int_t)e->tracked_moved))) {
 			json_decref(vips);
 			return NULL;
 		}

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "control/ctl/commands.h"
+#include "control/generation/moves.h"
 #include "control/protocol/spec.h"
 
 /* One handler per command in MLV_CTL_COMMANDS: args has passed
@@ -69,14 +70,6 @@ bool mlv_ctl_set_flow_counters(json_t *obj, const struct mlv_flow_counters *c);
 /* Slots per backend of vip: [n_backends] counts, plus [n_backends] for
  * slots without a backend. calloc'd; NULL when memory ran out. */
 uint32_t *mlv_ctl_count_slots(const struct mlv_gen_vip *vip);
-
-/* Active (tracked) connections of b: the sum over workers of
- * gen->backend_active, read while workers change it, so approximate (each
- * worker's count is whole; the sum is not a snapshot). A flow counts in a
- * generation from its first packet in it, so just after a publish the
- * number grows back as established flows send packets. */
-uint64_t mlv_ctl_backend_active(const struct mlv_generation *gen,
-				const struct mlv_gen_backend *b);
 
 /* The rates object of the `stats` reply from st->rates: per-second
  * rates of every counter and drop reason over the last sample interval

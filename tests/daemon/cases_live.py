@@ -173,6 +173,21 @@ def case_drain_packets(maglevd, src, work):
                       f"lookup of b1's flow {sp} after the drain: {lk}")
         w_rm = ctl_ok("whatif", vip="web", action="remove", backend="b1")
         w_add = ctl_ok("whatif", vip="web", action="add", backend="b9")
+        # the reload plan of a file without b1: its tracked flows are the
+        # ones conntrack would re-select (a dry run, nothing published)
+        gen = ctl_ok("status")["generation"]
+        with open(cfg, "w") as f:
+            f.write(config_text(
+                port("ext", "net_pcap0", "10.99.0.1"),
+                ["--in-memory", "--no-pci",
+                 f"--vdev=net_pcap0,rx_pcap={fifo.path},tx_pcap={out}"],
+                vip(backends=("b2", "b3"))))
+        dry = ctl_ok("reload", dry_run=True)
+        (web,) = dry["plan"]["vips"]
+        check(web["backends_removed"] == 1 and web["tracked"] == 2 * n and
+              web["tracked_moved"] == b1_active and
+              ctl_ok("status")["generation"] == gen,
+              f"dry run without b1: {web}")
         fifo.close()
         rc = d.stop()
     finally:
@@ -273,8 +288,11 @@ def case_reload_file(maglevd, src, work):
         gen = st["generation"]
 
         # a truncated file (valid YAML): beyond the reload budget, refused
-        # whole with the limit named; the plan is in the reply
-        write_atomically(cfg, text(("b1",)))
+        # whole with the limit named; the plan is in the reply. The file
+        # cannot loosen the budget that judges it.
+        write_atomically(cfg, config_text(
+            port("ext", "net_null0", "10.99.0.1"), EAL_NULL, vip(backends=("b1",)),
+            control="  reload_budget: {vips_removed: 100, backends_lost: 100}\n"))
         st = ctl_wait(lambda r: r["reloads"]["failed"] == 3,
                       "the reload beyond the budget", d)
         err = st["reloads"]["last"][0]["error"]

@@ -181,16 +181,44 @@ def case_reload(maglevd, src, work):
         check("dataplane.conntrack changed (restart pending)" in r.stdout,
               f"maglevctl status shows it: {r.stdout}")
 
+        # the plan of a dry run: a backend added moves exactly the slots
+        # the table dumps differ in, and publishes nothing
+        def slot_names(r):
+            names = [b["name"] for b in r["backends"]]
+            return [names[i] if i >= 0 else None for i in r["slots"]]
+
+        before = slot_names(ctl_ok("table", vip="web", dump=True))
+        null_config(work, vip(backends=("b1", "b2", "b3")), entries=8192)
+        dry = ctl_ok("reload", dry_run=True)
+        check(dry["applied"] is False and dry["generation"] == 3 and
+              ctl_ok("status")["generation"] == 3, f"dry run: {dry}")
+        (web,) = dry["plan"]["vips"]
+        check(web["name"] == "web" and web["backends_added"] == 1 and
+              web["usable_after"] == 3 and web["table_size"] == len(before)
+              and 0 < web["slots_moved"] < len(before), f"plan: {web}")
+        applied = ctl_ok("reload")
+        after = slot_names(ctl_ok("table", vip="web", dump=True))
+        diff = sum(a != b for a, b in zip(before, after))
+        check(applied["generation"] == 4 and
+              applied["plan"]["vips"][0]["slots_moved"] == diff ==
+              web["slots_moved"] and 0 < after.count("b3") <= diff,
+              f"slots moved: plan {web['slots_moved']}, reload "
+              f"{applied['plan']['vips'][0]['slots_moved']}, tables {diff}")
+        out = run([maglevctl(), "-s", CONTROL["socket"], "reload",
+                   "--dry-run"])
+        check(out.returncode == 0 and "plan: 1 VIP(s) -> 1: 0 added, 0 "
+              "removed, 0 changed" in out.stdout, f"maglevctl: {out.stdout}")
+
         # back-to-back reloads, each as soon as the previous one shows
         for i in range(20):
             d.signal(signal.SIGHUP)
-            d.wait_stats(lambda s, want=4 + i: s["generation"] == want,
-                         f"generation {4 + i}")
+            d.wait_stats(lambda s, want=5 + i: s["generation"] == want,
+                         f"generation {5 + i}")
         # a burst: pending SIGHUPs merge (POSIX), so at least one reload
         # happens and the daemon keeps serving
         for _ in range(20):
             d.signal(signal.SIGHUP)
-        doc = d.wait_stats(lambda s: s["generation"] > 23, "a reload")
+        doc = d.wait_stats(lambda s: s["generation"] > 24, "a reload")
         check(doc["reloads"]["failed"] == 1, "spurious reload failures")
         rc = d.stop()
     finally:

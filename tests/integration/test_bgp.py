@@ -56,16 +56,21 @@ def streams(lab, seconds):
     return [lab.stream(4, seconds), lab.stream(6, seconds)]
 
 
-def check_streams(sts, what, allow_failures=False):
+def check_streams(sts, what, allow_failures=False, max_resets=0):
     for family, st in zip((4, 6), sts):
         r = st.result()
         log("%s, IPv%d fresh requests: %d ok, %d failed %s, %d resets, %d "
             "slow; failure window %.3f s, longest %.3f s" % (
                 what, family, r["ok"], r["failed"], r["errors"], r["resets"],
                 r["slow"], r["window_s"], r["max_latency_s"]))
-        check(r["resets"] == 0, "%s: IPv%d resets: %s" % (what, family, r))
+        check(r["resets"] <= max_resets, "%s: IPv%d resets: %s"
+              % (what, family, r))
+        if r["resets"]:
+            check(r["window_s"] < 0.1, "%s: IPv%d resets spread over "
+                  "%.3f s, not one instant: %s" % (what, family,
+                                                   r["window_s"], r))
         if not allow_failures:
-            check(r["failed"] == 0, "%s: IPv%d failed requests: %s"
+            check(r["failed"] == r["resets"], "%s: IPv%d failed requests: %s"
                   % (what, family, r))
 
 
@@ -163,7 +168,12 @@ def test(lab):
     check(not any(v["serving"] for v in st["vips"]) and st["routes"] == 0,
           "LB 1 serves nothing: %s" % st)
     log("health view differs: LB 1 withdrew %.2f s after its reload" % gone)
-    check_streams(sts, "one instance's checks failing")
+    # A request in flight at the instant of the withdraw moves to LB 2,
+    # which has no state for it and, seeing the backends LB 1 does not,
+    # may pick another backend: that one request is reset (two instances
+    # that disagree share no connection state; docs/scale-out.md). At
+    # 50 requests a second of a few ms each, that is at most one or two.
+    check_streams(sts, "one instance's checks failing", max_resets=2)
     lab.write_config(cfg, 1)
     lab.reload(1)
     lab.wait_next_hops({1, 2}, "LB 1's checks see the backends again", 15)

@@ -700,8 +700,18 @@ static void test_privilege_levels(void **state)
 	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0,
 		    "{\"command\": \"shutdown\", \"args\": {\"now\": true}}\n");
 	assert_non_null(strstr(r, "needs the admin level"));
+	/* reload needs the admin level; its dry run is a read */
+	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0, "{\"command\": \"reload\"}\n");
+	assert_non_null(strstr(r, "reload changes the daemon and needs the "
+			       "admin level"));
+	assert_int_equal(fx->reload_calls, 0);
+	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0, "{\"command\": \"reload\", "
+		    "\"args\": {\"dry_run\": true}}\n");
+	assert_true(reply_ok(r, true));
+	assert_int_equal(fx->reload_calls, 1);
+	assert_int_equal(fx->reload_mode, MLV_CTL_RELOAD_CHECK);
 	assert_int_equal(fx->override_calls, 0);
-	assert_int_equal(counter(fx, "refused_level"), 2);
+	assert_int_equal(counter(fx, "refused_level"), 3);
 
 	/* admin_group as a supplementary group: may drain */
 	r = as_peer(fx, PRIV_SOCKET_GID, admin, 1, drain);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What publishing one generation after another moves, VIP by VIP: the
+ * table slots whose backend changes, and the tracked connections that
+ * conntrack re-selects. Fills the reload plan (control/config/plan.h)
+ * from the generation a reload built and the one serving.
+ *
+ * Threads: the control thread (it owns both generations); the tracked
+ * counts are the workers' live counters, read racily. */
+#ifndef MLV_GENERATION_MOVES_H
+#define MLV_GENERATION_MOVES_H
+
+#include "control/config/plan.h"
+#include "control/generation/generation.h"
+
+/* Tracked (active) connections of b: the sum over workers of
+ * gen->backend_active, read while the workers change it, so approximate
+ * (each worker's count is read whole; the sum is not a snapshot). A flow
+ * counts in a generation from its first packet in it. Any thread holding
+ * gen. */
+uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
+				 const struct mlv_gen_backend *b);
+
+/* For every VIP of plan: slots_moved (slots of next's table whose backend,
+ * by name, differs from the same slot of cur's; all of them when the
+ * table size changed), tracked (cur's tracked connections of the VIP) and
+ * tracked_moved (those on backends that leave next or stop being usable
+ * there, so conntrack re-selects them; all of them for a removed VIP).
+ * A VIP in neither generation gets zeros. */
+void mlv_gen_plan_moves(const struct mlv_generation *cur,
+			const struct mlv_generation *next, struct mlv_plan *plan);
+
+#endif
