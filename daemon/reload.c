@@ -137,7 +137,7 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
 	struct mlv_config *next = NULL;
 	struct restart_report restart = { .diags = diags };
 	struct mlv_plan own = { 0 };
-	char summary[512];
+	char summary[1400];
 	bool changed = false;
 	enum mlv_err err;
 

@@ -43,10 +43,57 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
 }
 
+/* Append one backend name with its mark to e->backends: the first 5,
+ * then a count of the rest (written once compare_vip is done). */
+struct names {
+	struct mlv_plan_vip *e;
+	size_t used;
+	uint32_t shown, more;
+};
+
+static void name_backend(struct names *n, const char *mark, const char *name)
+{
+	size_t len = sizeof(n->e->backends);
+	int w;
+
+	if (n->shown >= 5) {
+		n->more++;
+		return;
+	}
+	w = snprintf(n->e->backends + n->used, len - n->used, "%s%s%s",
+		     n->shown ? " " : "", mark, name);
+	if (w < 0 || (size_t)w >= len - n->used - 16) {
+		n->e->backends[n->used] = '\0';   /* keep room for the count */
+		n->more++;
+		n->shown = 5;
+		return;
+	}
+	n->used += (size_t)w;
+	n->shown++;
+}
+
+static void name_rest(struct names *n)
+{
+	if (n->more)
+		snprintf(n->e->backends + n->used,
+			 sizeof(n->e->backends) - n->used, " and %u more",
+			 n->more);
+}
+
 static void compare_vip(const struct mlv_vip_config *old,
 			const struct mlv_vip_config *now,
 			struct mlv_plan_vip *out)
 {
+	struct names n = { .e = out };
+
+	for (uint32_t i = 0; i < now->n_backends; i++) {
+		bool added = !backend_named(old, now->backends[i].name);
+
+		out->backends_added += added;
+		out->usable_after += usable(&now->backends[i]);
+		if (added)
+			name_backend(&n, "+", now->backends[i].name);
+	}
 	for (uint32_t i = 0; i < old->n_backends; i++) {
 		const struct mlv_backend_config *b = &old->backends[i];
 		const struct mlv_backend_config *nb = backend_named(now, b->name);
@@ -55,19 +102,20 @@ static void compare_vip(const struct mlv_vip_config *old,
 		if (!nb) {
 			out->backends_removed++;
 			out->usable_lost += usable(b);
+			name_backend(&n, "-", b->name);
 			continue;
 		}
-		if (nb->weight != b->weight)
+		if (nb->weight != b->weight) {
 			out->backends_reweighted++;
+			name_backend(&n, "~", b->name);
+		}
 		if (usable(b) && !usable(nb)) {
 			out->backends_drained++;
 			out->usable_lost++;
+			name_backend(&n, "drained:", b->name);
 		}
 	}
-	for (uint32_t i = 0; i < now->n_backends; i++) {
-		out->backends_added += !backend_named(old, now->backends[i].name);
-		out->usable_after += usable(&now->backends[i]);
-	}
+	name_rest(&n);
 	out->other = other_settings_differ(old, now);
 	/* a backend's address or MAC changing is a change too, and so is a
 	 * state change other than the drain counted above */
@@ -177,7 +225,7 @@ bool mlv_plan_fits(const struct mlv_plan *plan,
 }
 
 /* Append the names of entries with change c, capped at 5 and "and N
- * more". */
+ * more"; a changed VIP's changed backends follow its name. */
 static size_t names_of(const struct mlv_plan *plan,
 		       enum mlv_plan_vip_change c, char *buf, size_t len)
 {
@@ -188,9 +236,13 @@ static size_t names_of(const struct mlv_plan *plan,
 		if (plan->vips[i].change != c)
 			continue;
 		if (shown < 5 && used < len) {
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 shown ? ", " : "",
-						 plan->vips[i].name);
+			const struct mlv_plan_vip *e = &plan->vips[i];
+
+			used += (size_t)snprintf(buf + used, len - used,
+						 "%s%s%s%s", shown ? ", " : "",
+						 e->name,
+						 e->backends[0] ? ": " : "",
+						 e->backends);
 			shown++;
 		}
 		total++;
@@ -203,7 +255,7 @@ static size_t names_of(const struct mlv_plan *plan,
 
 void mlv_plan_summary(const struct mlv_plan *plan, char *buf, size_t len)
 {
-	char added[256] = "", removed[256] = "", changed[256] = "";
+	char added[256] = "", removed[256] = "", changed[1024] = "";
 
 	names_of(plan, MLV_PLAN_ADDED, added, sizeof(added));
 	names_of(plan, MLV_PLAN_REMOVED, removed, sizeof(removed));

@@ -35,6 +35,9 @@ struct mlv_plan_vip {
 	uint32_t usable_before;
 	uint32_t usable_lost;          /* usable before, removed or drained now */
 	uint32_t usable_after;
+	char backends[160];            /* the changed backends by name: "+new
+					  -gone ~reweighted drained:name", at
+					  most 5, then "and N more" */
 	bool other;                    /* a setting besides the backends changed
 					  (table, size, forwarding, health ...) */
 	/* From the generations, once the new one is built
@@ -68,8 +71,8 @@ bool mlv_plan_fits(const struct mlv_plan *plan,
 		   const struct mlv_reload_budget *budget, char *why,
 		   size_t why_len);
 
-/* One line for the log: "2 VIP(s) added (a, b), 1 removed (c), web: +1
- * -2 backend(s) ..." capped with "and N more". */
+/* One line for the log: "1 VIP(s) added (api), 1 removed (old), 1 changed
+ * (web: +b5 -b4 ~b1 drained:b2)", names capped with "and N more". */
 void mlv_plan_summary(const struct mlv_plan *plan, char *buf, size_t len);
 
 #endif

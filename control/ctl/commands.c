@@ -492,9 +492,10 @@ static json_t *plan_json(const struct mlv_plan *plan)
 		const struct mlv_plan_vip *e = &plan->vips[i];
 
 		if (json_array_append_new(vips, json_pack(
-			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, "
+			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, "
 			"s:I, s:I, s:f, s:I, s:I}",
 			"name", e->name, "change", plan_change_names[e->change],
+			"backends", e->backends,
 			"backends_added", (json_int_t)e->backends_added,
 			"backends_removed", (json_int_t)e->backends_removed,
 			"backends_reweighted", (json_int_t)e->backends_reweighted,

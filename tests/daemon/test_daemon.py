@@ -204,6 +204,9 @@ def case_reload(maglevd, src, work):
               web["slots_moved"] and 0 < after.count("b3") <= diff,
               f"slots moved: plan {web['slots_moved']}, reload "
               f"{applied['plan']['vips'][0]['slots_moved']}, tables {diff}")
+        check("generation 4 published, 1 VIP(s): 0 VIP(s) added, 0 removed, "
+              "1 changed (web: +b3)" in d.log_text(),
+              "the reload's log line does not name what changed")
         out = run([maglevctl(), "-s", CONTROL["socket"], "reload",
                    "--dry-run"])
         check(out.returncode == 0 and "plan: 1 VIP(s) -> 1: 0 added, 0 "

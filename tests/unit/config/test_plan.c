@@ -129,8 +129,9 @@ static void test_counts_by_name(void **state)
 	assert_int_equal(dns->change, MLV_PLAN_REMOVED);
 	assert_int_equal(dns->usable_lost, 1);
 	mlv_plan_summary(&p, line, sizeof(line));
+	assert_string_equal(web->backends, "+b5 ~b1 drained:b2 -b4");
 	assert_string_equal(line, "1 VIP(s) added (api), 1 removed (dns), "
-				  "1 changed (web)");
+				  "1 changed (web: +b5 ~b1 drained:b2 -b4)");
 	mlv_plan_free(&p);
 }
 
@@ -212,6 +213,19 @@ static void test_summary_caps_names(void **state)
 	mlv_plan_summary(&p, line, sizeof(line));
 	assert_string_equal(line, "7 VIP(s) added (b, c, d, e, f and 2 more), "
 				  "0 removed, 0 changed");
+	mlv_plan_free(&p);
+	/* a VIP's changed backends: 5 named, then counted */
+	plan_of("web:b01,b02,b03,b04,b05,b06,b07,b08",
+		"web:b09,b10,b11,b12,b13,b14,b15,b16", &p);
+	assert_string_equal(p.vips[0].backends,
+			    "+b09 +b10 +b11 +b12 +b13 and 11 more");
+	/* long names: cut at a name, and still counted */
+	plan_of("web:b1", "web:b1,"
+		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghi1,"
+		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghi2,"
+		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghi3", &p);
+	assert_non_null(strstr(p.vips[0].backends, " and 1 more"));
+	assert_true(strlen(p.vips[0].backends) < sizeof(p.vips[0].backends));
 	/* a short buffer stays terminated */
 	mlv_plan_summary(&p, line, 12);
 	assert_int_equal(strlen(line), 11);

@@ -536,20 +536,23 @@ static void print_plan(const json_t *plan, FILE *out)
 		else if (strcmp(change, "removed") == 0)
 			fprintf(out, "  - %-24s removed, %lld usable backend(s) "
 				"lost\n", str(v, "name"), num(v, "usable_lost"));
-		else
+		else {
 			fprintf(out, "  ~ %-24s backends +%lld -%lld, %lld "
-				"re-weighted, %lld drained; usable %lld -> %lld%s\n"
-				"    %-24s %lld of %lld slots move (%.1f %%)\n",
+				"re-weighted, %lld drained; usable %lld -> %lld%s\n",
 				str(v, "name"), num(v, "backends_added"),
 				num(v, "backends_removed"),
 				num(v, "backends_reweighted"),
 				num(v, "backends_drained"), num(v, "usable_before"),
 				num(v, "usable_after"),
 				json_is_true(json_object_get(v, "other_settings")) ?
-				"; other settings changed" : "", "",
-				num(v, "slots_moved"), num(v, "table_size"),
+				"; other settings changed" : "");
+			if (*str(v, "backends"))
+				fprintf(out, "    %-24s %s\n", "", str(v, "backends"));
+			fprintf(out, "    %-24s %lld of %lld slots move (%.1f %%)\n",
+				"", num(v, "slots_moved"), num(v, "table_size"),
 				100.0 * json_number_value(
 					json_object_get(v, "fraction_moved")));
+		}
 		if (strcmp(change, "added") != 0)
 			fprintf(out, "    %-24s %lld of %lld tracked connection(s) "
 				"re-selected\n", "", num(v, "tracked_moved"),
