@@ -4,7 +4,9 @@
 an invalid file the generation and every table fingerprint stay as they
 were, the failure is counted and logged with its file:line:col, long-lived
 connections see nothing, and new flows still spread over exactly the old
-backends. A good edit afterwards still applies.
+backends. A copy of the file cut short and written in place (valid YAML
+that drops three of four VIPs) is refused by the reload budget the same
+way. A good edit afterwards still applies.
 
 usage: test_bad_yaml.py [--forwarding ipip|gue|l2dsr] [--vdev af_xdp|af_packet]"""
 import os
@@ -84,6 +86,33 @@ def test(lab):
               % (family, problems))
         log("%s IPv%d: %s" % (proto, family,
                              binomial.describe(r["backends"], WEIGHTS)))
+
+    # A copy cut short and written in place: valid YAML that keeps one VIP
+    # of four. The reload budget refuses it whole; long-lived connections
+    # and new flows see nothing.
+    failed = lab.stats()["reloads"]["failed"]
+    marks = [lc.mark() for lc in conns]
+    first_vip = good.index("  - name:", good.index("\nvips:\n"))
+    cut = good[:good.index("  - name:", first_vip + 1)]
+    with open(lab.config_path(), "w") as f:
+        f.write(cut)
+    lab.reload()
+    lablib.wait_until(lambda: lab.stats()["reloads"]["failed"] > failed,
+                      "the truncated file to be refused", 10)
+    after = lab.stats()
+    check(after["generation"] == before["generation"] and
+          fingerprints(after) == fingerprints(before),
+          "the truncated file changed the tables: %s" % fingerprints(after))
+    refused = re.search(r"refused: it removes 3 of 4 VIPs .*"
+                        r"control\.reload_budget\.vips_removed", lab.lb_log())
+    check(refused, "the log does not name the budget the file exceeds")
+    log("truncated file: %s" % refused.group(0))
+    for lc, mark in zip(conns, marks):
+        lc.wait_progress(mark, rounds=10)
+    for family in (4, 6):
+        r = lab.burst("http", family, FLOWS)
+        check(r["failed"] == 0, "IPv%d after the truncated file: %s"
+              % (family, r["errors"]))
 
     lab.write_config(lab.config(backends="be1,be2,be3,be4"))
     gen = lab.reload()

@@ -219,6 +219,7 @@ static void test_summary_caps_names(void **state)
 		"web:b09,b10,b11,b12,b13,b14,b15,b16", &p);
 	assert_string_equal(p.vips[0].backends,
 			    "+b09 +b10 +b11 +b12 +b13 and 11 more");
+	mlv_plan_free(&p);
 	/* long names: cut at a name, and still counted */
 	plan_of("web:b1", "web:b1,"
 		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghi1,"
