@@ -595,21 +595,19 @@ out:
 
 /* ---- overrides ---- */
 
-/* Apply ov after checking its VIP and backend exist; reply with the
- * generation now current. */
-/* The warnings of an override reply: every VIP it touched (vip_name, or
- * with vip_name NULL every VIP that has backend) left with no usable
- * backend. NULL when memory ran out. */
+/* The warnings of an override reply: every VIP it touched (the n names
+ * in vips) left with no usable backend. NULL when memory ran out. */
 static json_t *no_usable_warnings(const struct mlv_generation *gen,
-				  const char *vip_name, const char *backend)
+				  const char (*vips)[MLV_NAME_MAX], uint32_t n)
 {
 	json_t *warnings = json_array();
 
 	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
 		const struct mlv_gen_vip *v = &gen->vips[i];
-		bool touched = vip_name ? strcmp(v->name, vip_name) == 0 :
-			       mlv_ctl_find_backend(v, backend) != NULL;
+		bool touched = false;
 
+		for (uint32_t k = 0; k < n && !touched; k++)
+			touched = strcmp(v->name, vips[k]) == 0;
 		if (touched && v->n_usable == 0 &&
 		    json_array_append_new(warnings, json_sprintf(
 			    "VIP %s has no usable backend left: its new flows "
@@ -621,16 +619,34 @@ static json_t *no_usable_warnings(const struct mlv_generation *gen,
 	return warnings;
 }
 
+/* VIP v's backend that `drain '*' WHAT` means: the one named what, or,
+ * by_address, the one at that address (the first, if several are). */
+static const struct mlv_gen_backend *
+backend_for_all(const struct mlv_gen_vip *v, const char *what, bool by_address,
+		const struct mlv_ip *address)
+{
+	if (!by_address)
+		return mlv_ctl_find_backend(v, what);
+	for (uint32_t i = 0; i < v->n_backends; i++)
+		if (mlv_ip_equal(&v->backends[i].address, address))
+			return &v->backends[i];
+	return NULL;
+}
+
 /* `drain '*' BACKEND` and friends: the override on every VIP that has
- * the backend, in one generation. */
-static json_t *apply_override_all(struct mlv_ctl_state *st, const char *backend,
+ * the backend, in one generation. BACKEND is a name; when no VIP has a
+ * backend of that name and it is an IP address, the backends at that
+ * address, whatever their names. */
+static json_t *apply_override_all(struct mlv_ctl_state *st, const char *what,
 				  enum mlv_ctl_override_op op, uint32_t weight)
 {
 	const struct mlv_generation *gen = mlv_ctl_gen(st);
 	struct mlv_ctl_override *ovs = NULL;
-	char (*names)[MLV_NAME_MAX] = NULL;
-	json_t *vips = NULL, *reply = NULL;
+	char (*names)[MLV_NAME_MAX] = NULL, (*bnames)[MLV_NAME_MAX] = NULL;
+	json_t *vips = NULL, *backends = NULL, *reply = NULL, *warnings;
 	char detail[256] = "";
+	struct mlv_ip address;
+	bool by_address = false;
 	uint32_t n = 0;
 	enum mlv_err rc;
 
@@ -640,48 +656,67 @@ static json_t *apply_override_all(struct mlv_ctl_state *st, const char *backend,
 		return mlv_ctl_fail("no generation available yet");
 	ovs = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*ovs));
 	names = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*names));
+	bnames = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*bnames));
 	vips = json_array();
-	if (!ovs || !names || !vips)
+	backends = json_array();
+	if (!ovs || !names || !bnames || !vips || !backends)
 		goto out;
+	by_address = mlv_ip_parse(what, &address);
+	for (uint32_t i = 0; by_address && i < gen->n_vips; i++)
+		if (mlv_ctl_find_backend(&gen->vips[i], what))
+			by_address = false;   /* a name wins over an address */
 	/* names outlive the callback's publish: copied first */
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
-		if (!mlv_ctl_find_backend(&gen->vips[i], backend))
+		const struct mlv_gen_backend *b =
+			backend_for_all(&gen->vips[i], what, by_address, &address);
+
+		if (!b)
 			continue;
 		memcpy(names[n], gen->vips[i].name, MLV_NAME_MAX);
+		memcpy(bnames[n], b->name, MLV_NAME_MAX);
 		ovs[n] = (struct mlv_ctl_override){ .op = op, .vip = names[n],
-						    .backend = backend,
+						    .backend = bnames[n],
 						    .weight = weight };
-		if (json_array_append_new(vips, json_string(names[n])))
+		if (json_array_append_new(vips, json_string(names[n])) ||
+		    json_array_append_new(backends, json_string(bnames[n])))
 			goto out;
 		n++;
 	}
 	if (n == 0) {
-		reply = mlv_ctl_fail("no VIP has a backend named \"%s\"", backend);
+		reply = by_address ?
+			mlv_ctl_fail("no VIP has a backend at %s", what) :
+			mlv_ctl_fail("no VIP has a backend named \"%s\"", what);
 		goto out;
 	}
 	rc = st->set_overrides(st->ctx, ovs, n, detail, sizeof(detail));
 	if (rc != MLV_OK) {
 		reply = mlv_ctl_fail("%s */%s failed: %s",
-				     mlv_ctl_override_op_name(op), backend,
+				     mlv_ctl_override_op_name(op), what,
 				     detail[0] ? detail : mlv_strerror(rc));
 		goto out;
 	}
 	gen = mlv_ctl_gen(st);
-	json_t *warnings = no_usable_warnings(gen, NULL, backend);
-
+	warnings = no_usable_warnings(gen, (const char (*)[MLV_NAME_MAX])names,
+				      n);
 	if (warnings)
-		reply = json_pack("{s:b, s:s, s:O, s:s, s:s, s:o, s:o}", "ok", 1,
-				  "vip", "*", "vips", vips, "backend", backend,
+		reply = json_pack("{s:b, s:s, s:O, s:s, s:O, s:s, s:s, s:o, s:o}",
+				  "ok", 1, "vip", "*", "vips", vips,
+				  "backend", what, "backends", backends,
+				  "matched", by_address ? "address" : "name",
 				  "applied", mlv_ctl_override_op_name(op),
 				  "generation", gen ? json_integer(gen->number) :
 				  json_null(), "warnings", warnings);
 out:
 	json_decref(vips);
+	json_decref(backends);
 	free(ovs);
 	free(names);
+	free(bnames);
 	return reply;
 }
 
+/* Apply the override after checking its VIP and backend exist ('*': every
+ * VIP that has the backend); reply with the generation now current. */
 static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 			      enum mlv_ctl_override_op op, uint32_t weight)
 {
@@ -722,7 +757,8 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 	gen = mlv_ctl_gen(st);
 	/* an override that leaves the VIP nothing to send new flows to is
 	 * allowed (it may be the intent) but said */
-	json_t *warnings = no_usable_warnings(gen, vip_name, backend);
+	json_t *warnings = no_usable_warnings(
+		gen, (const char (*)[MLV_NAME_MAX])&vip_name, 1);
 
 	if (!warnings)
 		return NULL;

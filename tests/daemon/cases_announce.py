@@ -390,6 +390,25 @@ def case_drain_every_vip(maglevd, src, work):
         r = ctl("drain", vip="*", backend="nosuch")
         check(r["ok"] is False and "no VIP has a backend named" in r["error"],
               f"unknown backend: {r}")
+        # by address: 10.99.1.12 is web's b2, api's b3 and other's b3
+        gen = ctl_ok("status")["generation"]
+        r = ctl_ok("drain", vip="*", backend="10.99.1.12")
+        check(r["matched"] == "address" and r["generation"] == gen + 1 and
+              list(zip(r["vips"], r["backends"])) ==
+              [("web", "b2"), ("api", "b3"), ("other", "b3")],
+              f"drain by address: {r}")
+        ov = sorted((o["vip"], o["backend"]) for o in
+                    ctl_ok("status")["overrides"] if o["drain"])
+        check(ov == [("api", "b3"), ("other", "b3"), ("web", "b2")],
+              f"drained by address: {ov}")
+        out = run([maglevctl(), "-s", CONTROL["socket"], "undrain", "*",
+                   "10.99.1.12"])
+        check(out.returncode == 0 and "  other/b3" in out.stdout,
+              f"maglevctl undrain by address: {out.stdout} {out.stderr}")
+        check(ctl_ok("status")["overrides"] == [], "lifted by address")
+        r = ctl("drain", vip="*", backend="10.99.9.9")
+        check(r["ok"] is False and "no VIP has a backend at 10.99.9.9" in
+              r["error"], f"an address no VIP has: {r}")
     finally:
         d.kill()
 

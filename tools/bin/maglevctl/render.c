@@ -578,11 +578,20 @@ static bool render_reload(const json_t *r, FILE *out)
 
 static bool render_override(const json_t *r, FILE *out)
 {
+	const json_t *vips = json_object_get(r, "vips");
+	const json_t *backends = json_object_get(r, "backends");
 	char buf[24];
+	size_t i;
+	json_t *v;
 
 	fprintf(out, "%s/%s: %s applied, generation %s\n", str(r, "vip"),
 		str(r, "backend"), str(r, "applied"),
 		num_text(r, "generation", buf, sizeof(buf)));
+	json_array_foreach(vips, i, v)
+		fprintf(out, "  %s/%s\n", json_string_value(v),
+			json_string_value(json_array_get(backends, i)) ?
+			json_string_value(json_array_get(backends, i)) :
+			str(r, "backend"));
 	print_lines("warnings", json_object_get(r, "warnings"), out);
 	return true;
 }
