@@ -119,6 +119,17 @@ static bool steered(const struct mlv_daemon *d, const char *name)
 		       cmp_name) != NULL;
 }
 
+/* v's address as an mlv_ip: a generation's family is 4 or 6, which are
+ * MLV_AF_INET and MLV_AF_INET6. */
+_Static_assert(MLV_AF_INET == 4 && MLV_AF_INET6 == 6, "address families");
+static struct mlv_ip vip_ip(const struct mlv_gen_vip *v)
+{
+	struct mlv_ip ip = { .family = v->family };
+
+	memcpy(ip.bytes, v->address, v->family == MLV_AF_INET6 ? 16 : 4);
+	return ip;
+}
+
 /* Which VIPs serve, into the view; the addresses to announce into want
  * (n_vips entries of room). Returns how many addresses. */
 static uint32_t serving(struct mlv_daemon *d, const struct mlv_generation *gen,
@@ -148,11 +159,7 @@ static uint32_t serving(struct mlv_daemon *d, const struct mlv_generation *gen,
 		out->serving = d->launched && !d->stopping &&
 			       steered(d, v->name) && out->usable >= min;
 		if (out->serving) {
-			want[n].family = v->family == 6 ? MLV_AF_INET6 : MLV_AF_INET;
-			memset(want[n].bytes, 0, sizeof(want[n].bytes));
-			memcpy(want[n].bytes, v->address,
-			       v->family == 6 ? 16 : 4);
-			n++;
+			want[n++] = vip_ip(v);
 		}
 	}
 	return n;
@@ -210,21 +217,18 @@ void mlv_daemon_announce_refresh(struct mlv_daemon *d)
 	d->announce_retry = false;
 	if (reassert && mlv_announce_reassert(a) != MLV_OK) {
 		mlv_err_log("announce: %s", a->last_error);
-		d->announce_retry = true;
-	}
-	if (reassert)
+		d->announce_retry = true;   /* re-asserted again within a second */
+	} else if (reassert) {
 		d->announce_checked_ms = now;
+	}
 	if (mlv_announce_is_open(a) && mlv_announce_set(a, want, n) != MLV_OK) {
 		mlv_err_log("announce: %s", a->last_error);
 		d->announce_retry = true;   /* the next pass within a second */
 	}
 	free(want);
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
-		struct mlv_ip ip = { .family = gen->vips[i].family == 6 ?
-					       MLV_AF_INET6 : MLV_AF_INET };
+		struct mlv_ip ip = vip_ip(&gen->vips[i]);
 
-		memcpy(ip.bytes, gen->vips[i].address,
-		       gen->vips[i].family == 6 ? 16 : 4);
 		d->announce_vips[i].announced = mlv_announce_has(a, &ip);
 	}
 	d->announce_view.n_vips = gen->n_vips;

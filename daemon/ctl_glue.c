@@ -3,6 +3,7 @@
  * the daemon: the state its commands read, and the reload and override
  * callbacks that change the daemon; and the Prometheus endpoint
  * (control/metrics/metrics.h), which reads the same state. */
+#include <errno.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,10 +90,10 @@ static enum mlv_err next_override(const struct mlv_daemon *d,
 	}
 }
 
-/* Apply ovs[0..n-1] to the store and publish one generation with them:
- * all or none. With several pairs, one without anything to undo is
- * skipped (undrain '*' lifts the drains there are); with none left, the
- * first such refusal is the answer. */
+/* Apply ovs[0..n-1] to the store and publish one generation with them,
+ * or change nothing. One pair without anything to undo is skipped
+ * (undrain '*' lifts the drains there are); with none left, the first
+ * such refusal is the answer. */
 static enum mlv_err st_overrides(void *ctx, const struct mlv_ctl_override *ovs,
 				 uint32_t n, char *detail, size_t detail_len)
 {
@@ -120,8 +121,6 @@ static enum mlv_err st_overrides(void *ctx, const struct mlv_ctl_override *ovs,
 				first_refusal = rc;
 				snprintf(detail, detail_len, "%s", why);
 			}
-			if (n == 1)
-				err = rc;
 			continue;
 		}
 		err = mlv_overrides_put(&d->overrides, &now, &changed);
@@ -156,13 +155,15 @@ static enum mlv_err st_overrides(void *ctx, const struct mlv_ctl_override *ovs,
 	{
 		const struct mlv_generation *gen = mlv_publish_current(d->pub);
 
-		for (uint32_t i = 0; gen && i < gen->n_vips; i++)
-			for (uint32_t k = 0; k < n; k++)
-				if (strcmp(gen->vips[i].name, ovs[k].vip) == 0 &&
-				    gen->vips[i].n_usable == 0)
-					mlv_warn("override: VIP %s has no usable "
-						 "backend left; its new flows are "
-						 "dropped", ovs[k].vip);
+		for (uint32_t k = 0; k < n; k++) {
+			const struct mlv_gen_vip *v =
+				mlv_gen_find_vip_named(gen, ovs[k].vip);
+
+			if (v && v->n_usable == 0)
+				mlv_warn("override: VIP %s has no usable "
+					 "backend left; its new flows are "
+					 "dropped", ovs[k].vip);
+		}
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		if (ovs[k].op == MLV_CTL_OV_WEIGHT)
@@ -175,12 +176,6 @@ static enum mlv_err st_overrides(void *ctx, const struct mlv_ctl_override *ovs,
 				 ovs[k].backend, d->generation);
 	}
 	return MLV_OK;
-}
-
-static enum mlv_err st_override(void *ctx, const struct mlv_ctl_override *ov,
-				char *detail, size_t detail_len)
-{
-	return st_overrides(ctx, ov, 1, detail, detail_len);
 }
 
 /* `lookup`: ask every worker through its mailbox (dataplane/worker/worker.h),
@@ -246,7 +241,8 @@ static void st_track_cancel(void *ctx, uint64_t ticket)
 static enum mlv_err group_id(const char *key, const char *name, uint32_t *gid)
 {
 	struct group gr, *found = NULL;
-	char buf[4096], *end;
+	char *buf = NULL, *end;
+	size_t size = 4096;
 	unsigned long n;
 	int rc;
 
@@ -258,13 +254,26 @@ static enum mlv_err group_id(const char *key, const char *name, uint32_t *gid)
 		*gid = (uint32_t)n;
 		return MLV_OK;
 	}
-	rc = getgrnam_r(name, &gr, buf, sizeof(buf), &found);
+	/* a group with many members needs more than the first buffer */
+	do {
+		char *more = realloc(buf, size);
+
+		if (!more) {
+			rc = ENOMEM;
+			break;
+		}
+		buf = more;
+		rc = getgrnam_r(name, &gr, buf, size, &found);
+		size *= 2;
+	} while (rc == ERANGE && size <= (1u << 24));
+	if (rc == 0 && found)
+		*gid = (uint32_t)gr.gr_gid;
+	free(buf);
 	if (rc != 0 || !found) {
 		mlv_err_log("%s: no group \"%s\"%s%s", key, name,
 			    rc ? ": " : "", rc ? strerror(rc) : "");
 		return MLV_E_CONFIG;
 	}
-	*gid = (uint32_t)gr.gr_gid;
 	return MLV_OK;
 }
 
@@ -313,12 +322,12 @@ void mlv_daemon_state_save(struct mlv_daemon *d)
 			    "kept across a restart", why);
 }
 
-static const char (*st_restart_pending(void *ctx, uint32_t *n))[160]
+static const mlv_ctl_restart_msg *st_restart_pending(void *ctx, uint32_t *n)
 {
 	struct mlv_daemon *d = ctx;
 
 	*n = d->n_restart_pending;
-	return (const char (*)[160])d->restart_pending;
+	return (const mlv_ctl_restart_msg *)d->restart_pending;
 }
 
 static enum mlv_err st_shutdown(void *ctx, bool now, char *detail,
@@ -346,7 +355,6 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->backend_state = mlv_daemon_backend_state;
 	st->backend_state_ctx = d;
 	st->reload = st_reload;
-	st->set_override = st_override;
 	st->set_overrides = st_overrides;
 	/* the connection tables belong to the workers: lookup asks them */
 	st->track_post = st_track_post;

@@ -110,7 +110,7 @@ struct mlv_daemon {
 	char state_path[MLV_PATH_MAX + 8];
 	/* Restart-only settings the file changed: what the last accepted
 	 * reload warned about, for status ("dataplane.workers: 1 -> 2"). */
-	char restart_pending[MLV_CTL_RESTART_PENDING_MAX][160];
+	mlv_ctl_restart_msg restart_pending[MLV_CTL_RESTART_PENDING_MAX];
 	uint32_t n_restart_pending;
 	struct mlv_health *health;
 	bool health_dirty;               /* a health batch changed something */

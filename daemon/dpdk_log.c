@@ -89,5 +89,9 @@ bool mlv_dpdk_log_redirect(bool in_memory)
 	if (!f)
 		return false;
 	setvbuf(f, NULL, _IOLBF, 0);
-	return rte_openlog_stream(f) == 0;
+	if (rte_openlog_stream(f) != 0) {
+		fclose(f);
+		return false;
+	}
+	return true;
 }

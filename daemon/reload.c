@@ -37,7 +37,7 @@ static const struct mlv_src_pos no_pos;
  * status lists them once the reload is accepted */
 struct restart_report {
 	struct mlv_diags *diags;
-	char msgs[MLV_CTL_RESTART_PENDING_MAX][160];
+	mlv_ctl_restart_msg msgs[MLV_CTL_RESTART_PENDING_MAX];
 	uint32_t n;
 };
 
@@ -117,10 +117,10 @@ static enum mlv_err build_next(struct mlv_daemon *d,
 			     "configuration: %s", mlv_strerror(err));
 		return err;
 	}
-	mlv_gen_plan_moves(mlv_publish_current(d->pub), built.gen, plan);
-	if (dry_run) {
+	err = mlv_gen_plan_moves(mlv_publish_current(d->pub), built.gen, plan);
+	if (err || dry_run) {
 		mlv_daemon_build_discard(&built);
-		return MLV_OK;
+		return err;
 	}
 	return mlv_daemon_publish_built(d, &built, MLV_PUBLISH_RELOAD);
 }

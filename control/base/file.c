@@ -53,6 +53,15 @@ static bool write_all(int fd, const void *data, size_t len)
 	return true;
 }
 
+/* A directory or file maglevd may trust: owned by root or by maglevd's
+ * own user, and writable by neither group nor others (so not /tmp, where
+ * anyone may have made the file). */
+static bool trusted(const struct stat *st)
+{
+	return (st->st_uid == 0 || st->st_uid == geteuid()) &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 			      mode_t mode, char *why, size_t why_len)
 {
@@ -73,9 +82,11 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 		snprintf(why, why_len, "%s: %s", dir, strerror(err));
 		goto out;
 	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, why_len, "%s: writable by others (mode %04o); "
-			 "refused", dir, (unsigned)(st.st_mode & 07777));
+	/* the same rule mlv_file_read applies, so what is saved is read back */
+	if (!trusted(&st)) {
+		snprintf(why, why_len, "%s: not owned by root (or maglevd's "
+			 "user), or writable by others (mode %04o); refused", dir,
+			 (unsigned)(st.st_mode & 07777));
 		rc = MLV_E_PERM;
 		goto out;
 	}
@@ -126,15 +137,6 @@ out:
 	return rc;
 }
 
-/* A directory or file maglevd may trust: owned by root or by maglevd's
- * own user, and writable by neither group nor others (so not /tmp, where
- * anyone may have made the file). */
-static bool trusted(const struct stat *st)
-{
-	return (st->st_uid == 0 || st->st_uid == geteuid()) &&
-	       !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 			   size_t *len, char *why, size_t why_len)
 {
@@ -174,13 +176,16 @@ enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 	 * terminal never becomes ours */
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
 		    O_NOCTTY);
-	close(dfd);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		int err = errno;
+
+		close(dfd);
+		if (err == ENOENT)
 			return MLV_E_NOT_FOUND;
-		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+		snprintf(why, why_len, "%s: %s", path, strerror(err));
 		return MLV_E_IO;
 	}
+	close(dfd);
 	if (fstat(fd, &st) != 0) {
 		snprintf(why, why_len, "%s: %s", path, strerror(errno));
 		close(fd);

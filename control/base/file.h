@@ -22,8 +22,10 @@
 #include "control/base/error.h"
 
 /* Replace path with len bytes of data (file mode `mode`, e.g. 0600).
- * Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL with a sentence in why (the
- * old file, if any, is untouched). */
+ * The directory must be owned by root or maglevd's user and writable by
+ * neither group nor others. Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL /
+ * MLV_E_PERM with a sentence in why (the old file, if any, is
+ * untouched). */
 enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 			      mode_t mode, char *why, size_t why_len);
 

@@ -198,9 +198,12 @@ enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
 
 void mlv_config_free(struct mlv_config *cfg);
 
-/* Look-ups by name; NULL if absent. */
+/* Look-ups by name; NULL if absent. mlv_config_backend is a binary
+ * search: the loader leaves each VIP's backends in name order. */
 const struct mlv_vip_config *mlv_config_vip(const struct mlv_config *cfg,
 					    const char *name);
+const struct mlv_backend_config *mlv_config_backend(
+	const struct mlv_vip_config *vip, const char *name);
 const struct mlv_port_config *mlv_config_port(const struct mlv_config *cfg,
 					      const char *name);
 

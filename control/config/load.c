@@ -41,6 +41,20 @@ const struct mlv_vip_config *mlv_config_vip(const struct mlv_config *cfg,
 	return NULL;
 }
 
+static int cmp_name_backend(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct mlv_backend_config *)elem)->name);
+}
+
+const struct mlv_backend_config *mlv_config_backend(
+	const struct mlv_vip_config *vip, const char *name)
+{
+	if (vip->n_backends == 0)
+		return NULL;
+	return bsearch(name, vip->backends, vip->n_backends,
+		       sizeof(*vip->backends), cmp_name_backend);
+}
+
 const struct mlv_port_config *mlv_config_port(const struct mlv_config *cfg,
 					      const char *name)
 {

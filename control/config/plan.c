@@ -1,30 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The reload plan and the budget (plan.h). VIPs and backends are matched
  * by name: the name, not the address, is a backend's identity in the
- * tables (docs/maglev.md). */
+ * tables (docs/maglev.md). Both configs come from the loader, so each
+ * VIP's backends are in name order (mlv_config_backend). */
 #include "control/config/plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const struct mlv_vip_config *vip_named(const struct mlv_config *cfg,
-					      const char *name)
-{
-	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		if (strcmp(cfg->vips[i].name, name) == 0)
-			return &cfg->vips[i];
-	return NULL;
-}
-
-static const struct mlv_backend_config *
-backend_named(const struct mlv_vip_config *v, const char *name)
-{
-	for (uint32_t i = 0; i < v->n_backends; i++)
-		if (strcmp(v->backends[i].name, name) == 0)
-			return &v->backends[i];
-	return NULL;
-}
 
 static bool usable(const struct mlv_backend_config *b)
 {
@@ -87,7 +70,7 @@ static void compare_vip(const struct mlv_vip_config *old,
 	struct names n = { .e = out };
 
 	for (uint32_t i = 0; i < now->n_backends; i++) {
-		bool added = !backend_named(old, now->backends[i].name);
+		bool added = !mlv_config_backend(old, now->backends[i].name);
 
 		out->backends_added += added;
 		out->usable_after += usable(&now->backends[i]);
@@ -96,7 +79,7 @@ static void compare_vip(const struct mlv_vip_config *old,
 	}
 	for (uint32_t i = 0; i < old->n_backends; i++) {
 		const struct mlv_backend_config *b = &old->backends[i];
-		const struct mlv_backend_config *nb = backend_named(now, b->name);
+		const struct mlv_backend_config *nb = mlv_config_backend(now, b->name);
 
 		out->usable_before += usable(b);
 		if (!nb) {
@@ -121,7 +104,7 @@ static void compare_vip(const struct mlv_vip_config *old,
 	 * state change other than the drain counted above */
 	for (uint32_t i = 0; i < now->n_backends && !out->other; i++) {
 		const struct mlv_backend_config *b = &now->backends[i];
-		const struct mlv_backend_config *ob = backend_named(old, b->name);
+		const struct mlv_backend_config *ob = mlv_config_backend(old, b->name);
 
 		out->other = ob && ((ob->state != b->state &&
 				     !(usable(ob) && !usable(b))) ||
@@ -147,7 +130,7 @@ enum mlv_err mlv_plan_make(const struct mlv_config *running,
 		return MLV_E_NOMEM;
 	for (uint32_t i = 0; i < running->n_vips; i++) {
 		const struct mlv_vip_config *old = &running->vips[i];
-		const struct mlv_vip_config *now = vip_named(next, old->name);
+		const struct mlv_vip_config *now = mlv_config_vip(next, old->name);
 		struct mlv_plan_vip *e = &plan->vips[plan->n];
 
 		memset(e, 0, sizeof(*e));
@@ -171,7 +154,7 @@ enum mlv_err mlv_plan_make(const struct mlv_config *running,
 	for (uint32_t i = 0; i < next->n_vips; i++) {
 		struct mlv_plan_vip *e = &plan->vips[plan->n];
 
-		if (vip_named(running, next->vips[i].name))
+		if (mlv_config_vip(running, next->vips[i].name))
 			continue;
 		memset(e, 0, sizeof(*e));
 		snprintf(e->name, sizeof(e->name), "%s", next->vips[i].name);

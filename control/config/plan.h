@@ -59,8 +59,8 @@ struct mlv_plan {
 	struct mlv_plan_vip *vips;
 };
 
-/* The plan of going from running to next. MLV_OK or MLV_E_NOMEM (*plan
- * then empty). mlv_plan_free releases it. */
+/* The plan of going from running to next, two configs from the loader.
+ * MLV_OK or MLV_E_NOMEM (*plan then empty). mlv_plan_free releases it. */
 enum mlv_err mlv_plan_make(const struct mlv_config *running,
 			   const struct mlv_config *next, struct mlv_plan *plan);
 void mlv_plan_free(struct mlv_plan *plan);

@@ -76,7 +76,7 @@ json_t *mlv_ctl_cmd_health(struct mlv_ctl_state *st, const json_t *args)
 		return mlv_ctl_fail("health checks not available");
 	if (!gen)
 		return mlv_ctl_fail("no generation available yet");
-	if (only && !mlv_ctl_find_vip(gen, only))
+	if (only && !mlv_gen_find_vip_named(gen, only))
 		return mlv_ctl_fail("no VIP named \"%s\"", only);
 	backends = json_array();
 	vips = json_array();

@@ -339,10 +339,10 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 	v = mlv_ctl_need_vip(st, args, &gen, &reply);
 	if (!v)
 		return reply;
-	if (add && mlv_ctl_find_backend(v, name))
+	if (add && mlv_gen_find_backend_named(v, name))
 		return mlv_ctl_fail("VIP \"%s\" already has a backend \"%s\"",
 				    v->name, name);
-	if (!add && !mlv_ctl_find_backend(v, name))
+	if (!add && !mlv_gen_find_backend_named(v, name))
 		return mlv_ctl_fail("VIP \"%s\" has no backend \"%s\"", v->name, name);
 	if (mlv_ctl_arg_uint(args, "weight", &weight) && !add)
 		return mlv_ctl_fail("a weight only goes with add");

@@ -56,24 +56,6 @@ const struct mlv_config *mlv_ctl_config(const struct mlv_ctl_state *st)
 	return st->config ? st->config(st->ctx) : NULL;
 }
 
-const struct mlv_gen_vip *mlv_ctl_find_vip(const struct mlv_generation *gen,
-					   const char *name)
-{
-	for (uint32_t i = 0; gen && name && i < gen->n_vips; i++)
-		if (strcmp(gen->vips[i].name, name) == 0)
-			return &gen->vips[i];
-	return NULL;
-}
-
-const struct mlv_gen_backend *mlv_ctl_find_backend(const struct mlv_gen_vip *vip,
-						   const char *name)
-{
-	for (uint32_t i = 0; vip && name && i < vip->n_backends; i++)
-		if (strcmp(vip->backends[i].name, name) == 0)
-			return &vip->backends[i];
-	return NULL;
-}
-
 const struct mlv_gen_vip *mlv_ctl_need_vip(const struct mlv_ctl_state *st,
 					   const json_t *args,
 					   const struct mlv_generation **gen,
@@ -87,7 +69,7 @@ const struct mlv_gen_vip *mlv_ctl_need_vip(const struct mlv_ctl_state *st,
 		*reply = mlv_ctl_fail("no generation available yet");
 		return NULL;
 	}
-	vip = mlv_ctl_find_vip(*gen, name);
+	vip = mlv_gen_find_vip_named(*gen, name);
 	if (!vip)
 		*reply = mlv_ctl_fail("no VIP named \"%s\"", name ? name : "");
 	return vip;

@@ -123,7 +123,7 @@ json_t *mlv_ctl_cmd_backends(struct mlv_ctl_state *st, const json_t *args)
 	if (!gen)
 		return mlv_ctl_fail("no generation available yet");
 	if (only) {
-		vip = mlv_ctl_find_vip(gen, only);
+		vip = mlv_gen_find_vip_named(gen, only);
 		if (!vip)
 			return mlv_ctl_fail("no VIP named \"%s\"", only);
 	}

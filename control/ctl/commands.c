@@ -344,7 +344,7 @@ static json_t *announce_json(const struct mlv_ctl_state *st)
 static json_t *restart_pending_json(const struct mlv_ctl_state *st)
 {
 	uint32_t n = 0;
-	const char (*msgs)[160] = st->restart_pending ?
+	const mlv_ctl_restart_msg *msgs = st->restart_pending ?
 				  st->restart_pending(st->ctx, &n) : NULL;
 	json_t *list = json_array();
 
@@ -413,14 +413,14 @@ bool mlv_ctl_request_mutates(const json_t *request)
 	switch (cmd->id) {
 	case MLV_CTL_CMD_RELOAD:
 		/* a dry run reads and plans: the read-only level's */
-		return !json_is_true(json_object_get(args, "dry_run"));
+		return !mlv_ctl_arg_flag(args, "dry_run");
 	case MLV_CTL_CMD_DRAIN:
 	case MLV_CTL_CMD_UNDRAIN:
 	case MLV_CTL_CMD_SHUTDOWN:
 		return true;
 	case MLV_CTL_CMD_WEIGHT:
 		return json_object_get(args, "weight") != NULL ||
-		       json_is_true(json_object_get(args, "reset"));
+		       mlv_ctl_arg_flag(args, "reset");
 	default:
 		return false;
 	}
@@ -430,7 +430,7 @@ bool mlv_ctl_request_mutates(const json_t *request)
 
 json_t *mlv_ctl_cmd_shutdown(struct mlv_ctl_state *st, const json_t *args)
 {
-	bool now = json_is_true(json_object_get(args, "now"));
+	bool now = mlv_ctl_arg_flag(args, "now");
 	const struct mlv_ctl_announce *a;
 	char detail[200] = "";
 
@@ -602,13 +602,10 @@ static json_t *no_usable_warnings(const struct mlv_generation *gen,
 {
 	json_t *warnings = json_array();
 
-	for (uint32_t i = 0; warnings && gen && i < gen->n_vips; i++) {
-		const struct mlv_gen_vip *v = &gen->vips[i];
-		bool touched = false;
+	for (uint32_t k = 0; warnings && k < n; k++) {
+		const struct mlv_gen_vip *v = mlv_gen_find_vip_named(gen, vips[k]);
 
-		for (uint32_t k = 0; k < n && !touched; k++)
-			touched = strcmp(v->name, vips[k]) == 0;
-		if (touched && v->n_usable == 0 &&
+		if (v && v->n_usable == 0 &&
 		    json_array_append_new(warnings, json_sprintf(
 			    "VIP %s has no usable backend left: its new flows "
 			    "are dropped (counted as no_backend)", v->name))) {
@@ -626,7 +623,7 @@ backend_for_all(const struct mlv_gen_vip *v, const char *what, bool by_address,
 		const struct mlv_ip *address)
 {
 	if (!by_address)
-		return mlv_ctl_find_backend(v, what);
+		return mlv_gen_find_backend_named(v, what);
 	for (uint32_t i = 0; i < v->n_backends; i++)
 		if (mlv_ip_equal(&v->backends[i].address, address))
 			return &v->backends[i];
@@ -650,8 +647,6 @@ static json_t *apply_override_all(struct mlv_ctl_state *st, const char *what,
 	uint32_t n = 0;
 	enum mlv_err rc;
 
-	if (!st->set_overrides)
-		return mlv_ctl_fail("overrides on every VIP ('*') not available");
 	if (!gen)
 		return mlv_ctl_fail("no generation available yet");
 	ovs = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*ovs));
@@ -663,7 +658,7 @@ static json_t *apply_override_all(struct mlv_ctl_state *st, const char *what,
 		goto out;
 	by_address = mlv_ip_parse(what, &address);
 	for (uint32_t i = 0; by_address && i < gen->n_vips; i++)
-		if (mlv_ctl_find_backend(&gen->vips[i], what))
+		if (mlv_gen_find_backend_named(&gen->vips[i], what))
 			by_address = false;   /* a name wins over an address */
 	/* names outlive the callback's publish: copied first */
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
@@ -726,7 +721,7 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 	char detail[256] = "";
 	enum mlv_err rc;
 
-	if (!st->set_override)
+	if (!st->set_overrides)
 		return mlv_ctl_fail("runtime overrides not available");
 	const char *vip_arg = mlv_ctl_arg_str(args, "vip");
 
@@ -738,7 +733,7 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 		return reply;
 	const char *backend = mlv_ctl_arg_str(args, "backend");
 
-	if (!mlv_ctl_find_backend(vip, backend))
+	if (!mlv_gen_find_backend_named(vip, backend))
 		return mlv_ctl_fail("VIP \"%s\" has no backend \"%s\"", vip->name,
 				    backend);
 	struct mlv_ctl_override ov = { .op = op, .vip = vip->name,
@@ -749,7 +744,7 @@ static json_t *apply_override(struct mlv_ctl_state *st, const json_t *args,
 
 	snprintf(vip_name, sizeof(vip_name), "%s", vip->name);
 	ov.vip = vip_name;
-	rc = st->set_override(st->ctx, &ov, detail, sizeof(detail));
+	rc = st->set_overrides(st->ctx, &ov, 1, detail, sizeof(detail));
 	if (rc != MLV_OK)
 		return mlv_ctl_fail("%s %s/%s failed: %s", mlv_ctl_override_op_name(op),
 				    vip_name, backend,
@@ -793,7 +788,7 @@ static json_t *show_weight(struct mlv_ctl_state *st, const json_t *args)
 	vip = mlv_ctl_need_vip(st, args, &gen, &reply);
 	if (!vip)
 		return reply;
-	b = mlv_ctl_find_backend(vip, mlv_ctl_arg_str(args, "backend"));
+	b = mlv_gen_find_backend_named(vip, mlv_ctl_arg_str(args, "backend"));
 	if (!b)
 		return mlv_ctl_fail("VIP \"%s\" has no backend \"%s\"", vip->name,
 				    mlv_ctl_arg_str(args, "backend"));

@@ -131,8 +131,10 @@ struct mlv_ctl_announce {
 	const struct mlv_ctl_announce_vip *vips;
 };
 
-/* Most restart-only changes status lists. */
+/* Most restart-only changes status lists, and one's text (with the NUL). */
 #define MLV_CTL_RESTART_PENDING_MAX 32
+#define MLV_CTL_RESTART_PENDING_LEN 160
+typedef char mlv_ctl_restart_msg[MLV_CTL_RESTART_PENDING_LEN];
 
 /* How long `lookup` waits for the workers before replying without them. */
 #define MLV_CTL_TRACK_TIMEOUT_MS 100u
@@ -177,15 +179,13 @@ struct mlv_ctl_state {
 	enum mlv_err (*reload)(void *ctx, enum mlv_ctl_reload_mode mode,
 			       struct mlv_diags *diags, struct mlv_plan *plan);
 
-	/* Apply a runtime override and publish the result. Returns MLV_OK or
-	 * an error with a sentence in detail (detail_len bytes). */
-	enum mlv_err (*set_override)(void *ctx, const struct mlv_ctl_override *ov,
-				     char *detail, size_t detail_len);
-
-	/* The same for several (VIP, backend) pairs at once, published as one
-	 * generation: all applied, or none (MLV_OK or an error with a
-	 * sentence in detail). For `drain '*' BACKEND` (every VIP that has
-	 * the backend). NULL: "*" is refused. */
+	/* Apply runtime overrides to n (VIP, backend) pairs (1 for `drain
+	 * VIP BACKEND`, every VIP that has the backend for `drain '*'
+	 * BACKEND`) and publish them as one generation. Returns MLV_OK or an
+	 * error with a sentence in detail (detail_len bytes), the running
+	 * generation then unchanged. Among several pairs, one with nothing
+	 * to undo is skipped; with none left, that refusal is the answer.
+	 * NULL: "runtime overrides not available". */
 	enum mlv_err (*set_overrides)(void *ctx,
 				      const struct mlv_ctl_override *ovs,
 				      uint32_t n, char *detail,
@@ -209,7 +209,7 @@ struct mlv_ctl_state {
 	/* The restart-only settings the running file changed (the last
 	 * accepted reload warned about them): *n messages such as
 	 * "dataplane.workers: 1 -> 2". NULL: status lists none. */
-	const char (*(*restart_pending)(void *ctx, uint32_t *n))[160];
+	const mlv_ctl_restart_msg *(*restart_pending)(void *ctx, uint32_t *n);
 
 	/* The announcer's state, for status and metrics; NULL: status says
 	 * "announce": null and metrics leave the families out. */

@@ -35,12 +35,6 @@ bool mlv_ctl_arg_uint(const json_t *args, const char *name, uint64_t *out);
 const struct mlv_generation *mlv_ctl_gen(const struct mlv_ctl_state *st);
 const struct mlv_config *mlv_ctl_config(const struct mlv_ctl_state *st);
 
-/* By name in gen / vip; NULL if absent. */
-const struct mlv_gen_vip *mlv_ctl_find_vip(const struct mlv_generation *gen,
-					   const char *name);
-const struct mlv_gen_backend *mlv_ctl_find_backend(const struct mlv_gen_vip *vip,
-						   const char *name);
-
 /* The generation, and in it the VIP called args.vip: NULL with *reply set
  * to the error reply when either is missing. */
 const struct mlv_gen_vip *mlv_ctl_need_vip(const struct mlv_ctl_state *st,

@@ -159,7 +159,7 @@ static enum mlv_err bind_listen(struct mlv_ctl_listener *l, uint32_t mode,
 	struct stat st;
 	const char *what;
 	gid_t saved = getegid();
-	int rc;
+	int rc, bind_errno;
 
 	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0) {
@@ -175,6 +175,7 @@ static enum mlv_err bind_listen(struct mlv_ctl_listener *l, uint32_t mode,
 		goto fail_close;
 	}
 	rc = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa));
+	bind_errno = errno;
 	if (gid != 0 && setegid(saved) != 0) {
 		snprintf(err, len, "cannot restore the group after binding "
 			 "%s: %s", l->path, strerror(errno));
@@ -183,7 +184,8 @@ static enum mlv_err bind_listen(struct mlv_ctl_listener *l, uint32_t mode,
 		goto fail_close;
 	}
 	if (rc != 0) {
-		snprintf(err, len, "cannot bind %s: %s", l->path, strerror(errno));
+		snprintf(err, len, "cannot bind %s: %s", l->path,
+			 strerror(bind_errno));
 		goto fail_close;
 	}
 	what = "chmod";

@@ -444,14 +444,7 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 			 "the command", c->peer_uid);
 		reply = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
 		id = json_object_get(req, "id");
-		if (reply && id && json_object_set(reply, "id", id) != 0) {
-			json_decref(reply);
-			reply = NULL;
-		}
-		queue_reply(srv, c, reply);
-		json_decref(reply);
-		json_decref(req);
-		return;
+		goto answer;
 	}
 	memset(&c->def, 0, sizeof(c->def));
 	reply = srv->handle(req, srv->ctx, &c->def);
@@ -465,6 +458,7 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 		json_decref(req);
 		return;
 	}
+answer:
 	if (reply && id && json_object_set(reply, "id", id) != 0) {
 		json_decref(reply);
 		reply = NULL;

@@ -255,18 +255,27 @@ static enum mlv_err next_uid(struct gen_priv *p, uint32_t *uid)
 	return MLV_OK;
 }
 
-static const struct mlv_gen_vip *prev_vip(const struct mlv_generation *prev,
-					  const char *name)
+const struct mlv_gen_vip *mlv_gen_find_vip_named(const struct mlv_generation *gen,
+						 const char *name)
 {
-	const struct gen_priv *pp;
+	const struct gen_priv *p;
 	const struct mlv_gen_vip *const *hit;
 
-	if (!prev || prev->n_vips == 0)
+	if (!gen || !name || gen->n_vips == 0)
 		return NULL;
-	pp = prev->priv;
-	hit = bsearch(name, pp->vip_by_name, prev->n_vips,
-		      sizeof(*pp->vip_by_name), cmp_name_vip_ptr);
+	p = gen->priv;
+	hit = bsearch(name, p->vip_by_name, gen->n_vips,
+		      sizeof(*p->vip_by_name), cmp_name_vip_ptr);
 	return hit ? *hit : NULL;
+}
+
+const struct mlv_gen_backend *mlv_gen_find_backend_named(
+	const struct mlv_gen_vip *vip, const char *name)
+{
+	for (uint32_t i = 0; vip && name && i < vip->n_backends; i++)
+		if (strcmp(vip->backends[i].name, name) == 0)
+			return &vip->backends[i];
+	return NULL;
 }
 
 /* Effective weight, usable, draining and no_second from config plus
@@ -337,7 +346,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 	for (uint32_t v = 0; v < cfg->n_vips; v++) {
 		const struct mlv_vip_config *vc = &cfg->vips[v];
 		struct mlv_gen_vip *vip = &vips[v];
-		const struct mlv_gen_vip *pv = prev_vip(prev, vc->name);
+		const struct mlv_gen_vip *pv = mlv_gen_find_vip_named(prev, vc->name);
 		uint32_t j = 0;
 
 		prev_of[v] = pv;

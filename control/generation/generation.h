@@ -288,6 +288,14 @@ const struct mlv_gen_vip *mlv_gen_find_vip_uid(const struct mlv_generation *gen,
 const struct mlv_gen_backend *mlv_gen_find_backend_uid(
 	const struct mlv_generation *gen, uint32_t uid);
 
+/* By name; NULL if absent (or gen, vip or name is NULL). The VIP through
+ * gen's name index (a binary search); the backend by a walk of vip's.
+ * For the control plane; any thread holding gen. */
+const struct mlv_gen_vip *mlv_gen_find_vip_named(const struct mlv_generation *gen,
+						 const char *name);
+const struct mlv_gen_backend *mlv_gen_find_backend_named(
+	const struct mlv_gen_vip *vip, const char *name);
+
 /* a mod d without a division (Lemire, Kaser, Kurz, "Faster remainder by
  * direct computation", 2019): with m = mlv_fastmod_m(d), the low 64 bits
  * of m * a are the fraction a / d in 0.64 fixed point, and multiplying

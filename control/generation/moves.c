@@ -1,39 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Slot and connection moves between two generations (moves.h). VIPs and
- * backends are matched by name, as the reload plan matches them; the
- * table stores indices into its own VIP's backends, so each side's slot
- * is read as a name. */
+ * backends are matched by name, as the reload plan matches them. Each
+ * table stores indices into its own VIP's backends, so the old VIP's
+ * indices are mapped once to the new VIP's and the slots compared as
+ * integers. */
 #include "control/generation/moves.h"
 
-#include <string.h>
+#include <stdlib.h>
 
 #include "control/tables/maglev.h"
-
-static const struct mlv_gen_vip *vip_named(const struct mlv_generation *gen,
-					   const char *name)
-{
-	for (uint32_t i = 0; gen && i < gen->n_vips; i++)
-		if (strcmp(gen->vips[i].name, name) == 0)
-			return &gen->vips[i];
-	return NULL;
-}
-
-static const struct mlv_gen_backend *backend_named(const struct mlv_gen_vip *v,
-						   const char *name)
-{
-	for (uint32_t i = 0; v && i < v->n_backends; i++)
-		if (strcmp(v->backends[i].name, name) == 0)
-			return &v->backends[i];
-	return NULL;
-}
-
-static const char *slot_name(const struct mlv_gen_vip *v, uint32_t slot)
-{
-	uint16_t b = v->table[slot];
-
-	return b == MLV_MAGLEV_NO_BACKEND || b >= v->n_backends ? "" :
-	       v->backends[b].name;
-}
 
 uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 				 const struct mlv_gen_backend *b)
@@ -50,40 +25,74 @@ uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 	return sum;
 }
 
-static void vip_moves(const struct mlv_generation *cur,
-		      const struct mlv_gen_vip *old,
-		      const struct mlv_gen_vip *now, struct mlv_plan_vip *e)
+/* Slots of now's table whose backend differs from old's same slot (by
+ * name), given to_now[i]: now's index of old's backend i, or
+ * MLV_MAGLEV_NO_BACKEND if now lacks it. */
+static uint32_t slots_moved(const struct mlv_gen_vip *old,
+			    const struct mlv_gen_vip *now,
+			    const uint16_t *to_now)
 {
+	uint32_t moved = 0;
+
+	for (uint32_t s = 0; s < now->table_size; s++) {
+		uint16_t b = old->table[s];
+		uint16_t was = b < old->n_backends ? to_now[b] :
+			       MLV_MAGLEV_NO_BACKEND;
+
+		moved += was != now->table[s];
+	}
+	return moved;
+}
+
+static enum mlv_err vip_moves(const struct mlv_generation *cur,
+			      const struct mlv_gen_vip *old,
+			      const struct mlv_gen_vip *now,
+			      struct mlv_plan_vip *e)
+{
+	uint16_t *to_now = NULL;
+
 	e->table_size = now ? now->table_size : 0;
 	e->slots_moved = 0;
 	e->tracked = 0;
 	e->tracked_moved = 0;
-	if (old && now) {
-		if (old->table_size != now->table_size)
-			e->slots_moved = now->table_size;
-		else
-			for (uint32_t s = 0; s < now->table_size; s++)
-				e->slots_moved += strcmp(slot_name(old, s),
-							 slot_name(now, s)) != 0;
+	if (!old)
+		return MLV_OK;
+	if (now && old->table_size == now->table_size) {
+		to_now = malloc(((size_t)old->n_backends + 1) * sizeof(*to_now));
+		if (!to_now)
+			return MLV_E_NOMEM;
 	}
-	for (uint32_t i = 0; old && i < old->n_backends; i++) {
+	for (uint32_t i = 0; i < old->n_backends; i++) {
 		const struct mlv_gen_backend *b = &old->backends[i];
-		const struct mlv_gen_backend *nb = backend_named(now, b->name);
+		const struct mlv_gen_backend *nb =
+			mlv_gen_find_backend_named(now, b->name);
 		uint64_t a = mlv_gen_backend_tracked(cur, b);
 
+		if (to_now)
+			to_now[i] = nb ? nb->index : MLV_MAGLEV_NO_BACKEND;
 		e->tracked += a;
 		if (!nb || !nb->usable)
 			e->tracked_moved += a;
 	}
+	/* a new size rehashes every flow: all slots move */
+	if (now)
+		e->slots_moved = to_now ? slots_moved(old, now, to_now) :
+				 now->table_size;
+	free(to_now);
+	return MLV_OK;
 }
 
-void mlv_gen_plan_moves(const struct mlv_generation *cur,
-			const struct mlv_generation *next, struct mlv_plan *plan)
+enum mlv_err mlv_gen_plan_moves(const struct mlv_generation *cur,
+				const struct mlv_generation *next,
+				struct mlv_plan *plan)
 {
-	for (uint32_t i = 0; i < plan->n; i++) {
+	enum mlv_err err = MLV_OK;
+
+	for (uint32_t i = 0; !err && i < plan->n; i++) {
 		struct mlv_plan_vip *e = &plan->vips[i];
 
-		vip_moves(cur, vip_named(cur, e->name), vip_named(next, e->name),
-			  e);
+		err = vip_moves(cur, mlv_gen_find_vip_named(cur, e->name),
+				mlv_gen_find_vip_named(next, e->name), e);
 	}
+	return err;
 }

@@ -25,8 +25,10 @@ uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
  * table size changed), tracked (cur's tracked connections of the VIP) and
  * tracked_moved (those on backends that leave next or stop being usable
  * there, so conntrack re-selects them; all of them for a removed VIP).
- * A VIP in neither generation gets zeros. */
-void mlv_gen_plan_moves(const struct mlv_generation *cur,
-			const struct mlv_generation *next, struct mlv_plan *plan);
+ * A VIP in neither generation gets zeros. MLV_OK, or MLV_E_NOMEM (the
+ * plan's moves then partly filled). */
+enum mlv_err mlv_gen_plan_moves(const struct mlv_generation *cur,
+				const struct mlv_generation *next,
+				struct mlv_plan *plan);
 
 #endif

@@ -79,10 +79,16 @@ size_t health_dns_query(const char *name, uint16_t id, uint8_t *buf,
 }
 
 enum health_dns_reply health_dns_parse(const uint8_t *buf, size_t len,
-				       uint16_t id, uint8_t *rcode)
+				       const uint8_t *query, size_t query_len,
+				       uint8_t *rcode)
 {
-	if (len < DNS_HEADER || !(buf[2] & DNS_FLAG_QR) ||
-	    (uint16_t)(buf[0] << 8 | buf[1]) != id)
+	/* ours: a response with the query's id that asks the query's one
+	 * question (RFC 5452, 4.1), not just any packet with the id */
+	if (query_len < DNS_HEADER || len < query_len ||
+	    !(buf[2] & DNS_FLAG_QR) || buf[0] != query[0] ||
+	    buf[1] != query[1] || buf[4] != 0 || buf[5] != 1 ||
+	    memcmp(buf + DNS_HEADER, query + DNS_HEADER,
+		   query_len - DNS_HEADER) != 0)
 		return DNS_NOT_OURS;
 	*rcode = buf[3] & 0x0f;
 	return DNS_ANSWER;

@@ -143,7 +143,6 @@ struct health_conn {
 	enum health_conn_stage stage;
 	uint16_t req_len, req_sent;
 	uint16_t rx_len;
-	uint16_t dns_id;                /* dns: the query's id */
 	char rx[HEALTH_RX_MAX];
 	char req[HEALTH_REQUEST_MAX];
 };
@@ -291,8 +290,7 @@ enum health_http_parse {
  * followed by SP, CR or LF. Decides as early as the bytes allow. */
 enum health_http_parse health_http_parse_status(const char *buf, size_t len,
 						uint16_t *status);
-/* Copy up to len bytes of data into out (out_len bytes) as printable
- * text, other bytes as '?'. Returns out. */
+
 /* dns (dns.c): the query for name (type A, class IN, recursion desired)
  * with id into buf; its length, or 0 if the name is not a DNS name or
  * does not fit. */
@@ -304,15 +302,21 @@ bool health_dns_name_ok(const char *name);
 
 enum health_dns_reply {
 	DNS_ANSWER,         /* a reply to our query; *rcode is its RCODE */
-	DNS_NOT_OURS,       /* too short, not a response, another id */
+	DNS_NOT_OURS,       /* too short, not a response, another id or
+			       question */
 };
 
+/* Whether buf (len bytes) answers query (the bytes health_dns_query
+ * wrote): a response with its id and its question. */
 enum health_dns_reply health_dns_parse(const uint8_t *buf, size_t len,
-				       uint16_t id, uint8_t *rcode);
+				       const uint8_t *query, size_t query_len,
+				       uint8_t *rcode);
 
 /* "NOERROR", "SERVFAIL", ..., or "RCODE n". */
 const char *health_dns_rcode_name(uint8_t rcode, char *buf, size_t len);
 
+/* Copy up to len bytes of data into out (out_len bytes) as printable
+ * text, other bytes as '?'. Returns out. */
 char *health_printable(const char *data, size_t len, char *out,
 		       size_t out_len);
 

@@ -177,7 +177,8 @@ static void read_datagram(struct mlv_health *h, struct health_conn *c,
 		}
 		if (p->spec.type == MLV_HEALTH_DNS) {
 			if (health_dns_parse((const uint8_t *)c->rx, (size_t)n,
-					     c->dns_id, &rcode) != DNS_ANSWER)
+					     (const uint8_t *)c->req, c->req_len,
+					     &rcode) != DNS_ANSWER)
 				continue;
 			snprintf(text, sizeof(text), "DNS %s",
 				 health_dns_rcode_name(rcode, rc, sizeof(rc)));
@@ -333,14 +334,16 @@ static void start_datagram(struct mlv_health *h, struct health_conn *c,
 	int family = p->spec.address.family == MLV_AF_INET ? AF_INET : AF_INET6;
 	struct sockaddr_storage ss;
 	socklen_t sslen;
+	uint16_t id;
 	size_t n;
 
 	if (p->spec.type == MLV_HEALTH_DNS) {
-		/* an id nobody can guess, against spoofed answers */
-		if (getrandom(&c->dns_id, sizeof(c->dns_id), GRND_NONBLOCK) !=
-		    (ssize_t)sizeof(c->dns_id))
-			c->dns_id = (uint16_t)(c->seq * 40503u + c->index);
-		n = health_dns_query(p->spec.path, c->dns_id,
+		/* an id nobody can guess, against spoofed answers (a
+		 * counter only while the kernel's pool is not ready) */
+		if (getrandom(&id, sizeof(id), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(id))
+			id = (uint16_t)(c->seq * 40503u + c->index);
+		n = health_dns_query(p->spec.path, id,
 				     (uint8_t *)c->req, sizeof(c->req));
 	} else {
 		n = strlen(p->spec.path);

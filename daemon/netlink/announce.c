@@ -17,22 +17,14 @@
 #include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
 
+#include "daemon/netlink/addr_internal.h"
+
 /* A route change or a dump answer is queued while the kernel handles the
  * request; this bounds a recv that should never wait. */
 #define ANNOUNCE_RECV_TIMEOUT_MS 1000
 
 /* Most stale routes removed at start in one pass. */
 #define ANNOUNCE_MAX_STALE 4096
-
-static int af_of(const struct mlv_ip *ip)
-{
-	return ip->family == MLV_AF_INET6 ? AF_INET6 : AF_INET;
-}
-
-static size_t alen_of(const struct mlv_ip *ip)
-{
-	return ip->family == MLV_AF_INET6 ? 16 : 4;
-}
 
 int mlv_announce_cmp(const struct mlv_ip *x, const struct mlv_ip *y)
 {
@@ -78,6 +70,12 @@ static int transact(struct mlv_announce *a, struct nlmsghdr *nlh, mnl_cb_t cb,
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	int rc;
 
+	/* An answer that came after its request timed out is still queued:
+	 * read it away, or it would be taken for this request's (a wrong
+	 * sequence number) and leave this one's for the next. */
+	while (recv(mnl_socket_get_fd(a->nl), buf, sizeof(buf),
+		    MSG_DONTWAIT) > 0)
+		;
 	nlh->nlmsg_seq = ++a->seq;
 	if (mnl_socket_sendto(a->nl, nlh, nlh->nlmsg_len) < 0)
 		return errno;
@@ -107,15 +105,15 @@ static int route_change(struct mlv_announce *a, const struct mlv_ip *ip,
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK |
 			   (add ? NLM_F_CREATE | NLM_F_REPLACE : 0);
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = (uint8_t)af_of(ip);
-	rtm->rtm_dst_len = (uint8_t)(alen_of(ip) * 8);
+	rtm->rtm_family = (uint8_t)mlv_nl_af(ip);
+	rtm->rtm_dst_len = (uint8_t)(mlv_nl_alen(ip) * 8);
 	rtm->rtm_table = a->table < 256 ? (uint8_t)a->table : RT_TABLE_UNSPEC;
 	rtm->rtm_protocol = MLV_RTPROT_MAGLEVD;
 	/* a delete matches any scope (a stale route may have another) */
 	rtm->rtm_scope = add ? RT_SCOPE_LINK : RT_SCOPE_NOWHERE;
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put_u32(nlh, RTA_TABLE, a->table);
-	mnl_attr_put(nlh, RTA_DST, alen_of(ip), ip->bytes);
+	mnl_attr_put(nlh, RTA_DST, mlv_nl_alen(ip), ip->bytes);
 	if (add)
 		mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)a->ifindex);
 	return transact(a, nlh, NULL, NULL);
@@ -371,7 +369,6 @@ enum mlv_err mlv_announce_set(struct mlv_announce *a, const struct mlv_ip *want,
 	free(a->routes);
 	a->routes = keep;
 	a->n_routes = n_keep;
-	a->cap_routes = n_keep;
 	return result;
 }
 
@@ -417,5 +414,5 @@ void mlv_announce_close(struct mlv_announce *a)
 	a->ifindex = 0;
 	free(a->routes);
 	a->routes = NULL;
-	a->n_routes = a->cap_routes = 0;
+	a->n_routes = 0;
 }

@@ -48,7 +48,6 @@ struct mlv_announce {
 	uint32_t seq;
 	struct mlv_ip *routes;      /* installed, sorted (mlv_announce_cmp) */
 	uint32_t n_routes;
-	uint32_t cap_routes;
 	uint64_t announces;         /* routes added */
 	uint64_t withdraws;         /* routes deleted */
 	uint64_t errors;            /* route changes the kernel refused */

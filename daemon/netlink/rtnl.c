@@ -13,19 +13,11 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 
+#include "daemon/netlink/addr_internal.h"
+
 /* Neighbour states whose link-layer address can be used as is. */
 #define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
 		    NUD_PERMANENT | NUD_NOARP)
-
-static int af_of(const struct mlv_ip *ip)
-{
-	return ip->family == MLV_AF_INET6 ? AF_INET6 : AF_INET;
-}
-
-static size_t alen_of(const struct mlv_ip *ip)
-{
-	return ip->family == MLV_AF_INET6 ? 16 : 4;
-}
 
 enum mlv_err mlv_rtnl_open(struct mlv_rtnl *nl)
 {
@@ -164,7 +156,7 @@ static int route_attr(const struct nlattr *a, void *data)
 			r->dev = (int)mnl_attr_get_u32(a);
 		break;
 	case RTA_GATEWAY:
-		if (len == alen_of(r->dst)) {
+		if (len == mlv_nl_alen(r->dst)) {
 			memset(r->via, 0, sizeof(*r->via));
 			r->via->family = r->dst->family;
 			memcpy(r->via->bytes, mnl_attr_get_payload(a), len);
@@ -218,9 +210,9 @@ enum mlv_err mlv_rtnl_route(struct mlv_rtnl *nl, const struct mlv_ip *dst,
 	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
 	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
-	rt->rtm_family = (uint8_t)af_of(dst);
-	rt->rtm_dst_len = (uint8_t)(alen_of(dst) * 8);
-	mnl_attr_put(nlh, RTA_DST, alen_of(dst), dst->bytes);
+	rt->rtm_family = (uint8_t)mlv_nl_af(dst);
+	rt->rtm_dst_len = (uint8_t)(mlv_nl_alen(dst) * 8);
+	mnl_attr_put(nlh, RTA_DST, mlv_nl_alen(dst), dst->bytes);
 	if (oif > 0)
 		mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)oif);
 	rc = request(nl, nlh, on_route, &r);
@@ -278,9 +270,9 @@ enum mlv_err mlv_rtnl_neigh(struct mlv_rtnl *nl, int ifindex,
 	nlh->nlmsg_type = RTM_GETNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
 	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
-	nd->ndm_family = (uint8_t)af_of(addr);
+	nd->ndm_family = (uint8_t)mlv_nl_af(addr);
 	nd->ndm_ifindex = ifindex;
-	mnl_attr_put(nlh, NDA_DST, alen_of(addr), addr->bytes);
+	mnl_attr_put(nlh, NDA_DST, mlv_nl_alen(addr), addr->bytes);
 	rc = request(nl, nlh, on_neigh, &r);
 	if (rc == MLV_E_NOT_FOUND)
 		return MLV_OK;   /* no entry at all */

@@ -138,7 +138,7 @@ def case_announce(maglevd, src, work):
             # a reload that removes web6 withdraws it (half the VIPs:
             # beyond the default budget, so forced); min_backends 2 on
             # web4 (2 backends) keeps it out: a warning, not an error
-            cfg = announce_config(
+            announce_config(
                 work, vip("web4", ("b1", "b2"), "192.0.2.10").replace(
                     "    backends:\n",
                     "    announce: {min_backends: 2}\n    backends:\n"))
@@ -234,7 +234,7 @@ def case_announce_stop(maglevd, src, work):
         finally:
             d.kill()
 
-        # announcing off: SIGTERM stops at once, as it always did
+        # announcing off: SIGTERM stops at once
         path = os.path.join(work, "plain.yaml")
         with open(path, "w") as f:
             f.write(config_text(PORT, ["--in-memory", "--no-pci",

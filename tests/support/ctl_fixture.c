@@ -175,13 +175,11 @@ static enum mlv_err do_reload(void *ctx, enum mlv_ctl_reload_mode mode,
 	return MLV_OK;
 }
 
-static enum mlv_err set_override(void *ctx, const struct mlv_ctl_override *req,
-				 char *detail, size_t len)
+static enum mlv_err set_one(struct ctl_fx *fx, const struct mlv_ctl_override *req,
+			    char *detail, size_t len)
 {
-	struct ctl_fx *fx = ctx;
 	struct fx_override *o = find_ov(fx, req->vip, req->backend, true);
 
-	fx->override_calls++;
 	if (!o) {
 		snprintf(detail, len, "fixture: too many overrides");
 		return MLV_E_LIMIT;
@@ -203,7 +201,19 @@ static enum mlv_err set_override(void *ctx, const struct mlv_ctl_override *req,
 	default:
 		return MLV_E_INVAL;
 	}
-	return rebuild(fx, fx->cfg);
+	return MLV_OK;
+}
+
+static enum mlv_err set_overrides(void *ctx, const struct mlv_ctl_override *ovs,
+				  uint32_t n, char *detail, size_t len)
+{
+	struct ctl_fx *fx = ctx;
+	enum mlv_err rc = MLV_OK;
+
+	fx->override_calls++;
+	for (uint32_t i = 0; i < n && rc == MLV_OK; i++)
+		rc = set_one(fx, &ovs[i], detail, len);
+	return rc == MLV_OK ? rebuild(fx, fx->cfg) : rc;
 }
 
 /* The fake workers: they answer on the answer_after-th poll after a
@@ -309,7 +319,7 @@ void ctl_fx_init(struct ctl_fx *fx)
 	fx->st.backend_state = backend_state;
 	fx->st.backend_state_ctx = fx;
 	fx->st.reload = do_reload;
-	fx->st.set_override = set_override;
+	fx->st.set_overrides = set_overrides;
 	fx->st.track_post = track_post;
 	fx->st.track_poll = track_poll;
 	fx->st.track_cancel = track_cancel;

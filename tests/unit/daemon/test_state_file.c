@@ -121,7 +121,7 @@ static void test_round_trip(void **state)
 static void test_bad_files(void **state)
 {
 	static const struct { const char *text, *why; } bad[] = {
-		{ "{\"maglevd_state\": 1, \"overrides\": [", "t.state" },
+		{ "{\"maglevd_state\": 1, \"overrides\": [", "t.state:1:" },
 		{ "[]", "not a maglevd state file" },
 		{ "{\"maglevd_state\": 2, \"overrides\": []}", "not a maglevd state file" },
 		{ "{\"maglevd_state\": 1, \"overrides\": [{\"vip\": \"web\", "
@@ -222,10 +222,33 @@ static void test_links_fifos_and_open_dirs(void **state)
 				       sizeof(why)), MLV_OK);
 	free(data);
 
-	/* a directory that does not exist: an error, the old file kept */
+	/* a directory that does not exist: an error */
 	snprintf(in_open, sizeof(in_open), "%s/none/maglevd.state", f->dir);
 	assert_int_equal(mlv_state_file_save(in_open, &o, why, sizeof(why)),
 			 MLV_E_IO);
+
+	/* a save that cannot happen leaves the old file as it was */
+	{
+		struct mlv_overrides empty;
+		struct stat st;
+		char *before, *after;
+
+		assert_int_equal(mlv_file_read(f->path, 1024, &before, &len, why,
+					       sizeof(why)), MLV_OK);
+		assert_non_null(strstr(before, "\"b1\""));
+		mlv_overrides_init(&empty);
+		assert_int_equal(stat(f->dir, &st), 0);
+		assert_int_equal(chmod(f->dir, 0777), 0);
+		assert_int_equal(mlv_state_file_save(f->path, &empty, why,
+						     sizeof(why)), MLV_E_PERM);
+		assert_int_equal(chmod(f->dir, st.st_mode & 07777), 0);
+		assert_int_equal(mlv_file_read(f->path, 1024, &after, &len, why,
+					       sizeof(why)), MLV_OK);
+		assert_string_equal(after, before);
+		free(before);
+		free(after);
+		mlv_overrides_free(&empty);
+	}
 	mlv_overrides_free(&o);
 }
 

@@ -1974,6 +1974,30 @@ static void test_dns(void **state)
 	assert_memory_equal(q, "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
 			    "\x07" "example" "\x03" "com" "\x00" "\x00\x01\x00\x01",
 			    29);
+	/* an answer is ours only with the id and the question */
+	{
+		uint8_t a[64], rcode = 0xff;
+
+		memcpy(a, q, 29);
+		a[2] |= 0x80;            /* QR */
+		a[3] = 3;                /* NXDOMAIN */
+		assert_int_equal(health_dns_parse(a, 29, q, 29, &rcode),
+				 DNS_ANSWER);
+		assert_int_equal(rcode, 3);
+		a[1] ^= 1;               /* another id */
+		assert_int_equal(health_dns_parse(a, 29, q, 29, &rcode),
+				 DNS_NOT_OURS);
+		a[1] ^= 1;
+		a[14] = 'E';             /* another name */
+		assert_int_equal(health_dns_parse(a, 29, q, 29, &rcode),
+				 DNS_NOT_OURS);
+		a[14] = 'x';
+		assert_int_equal(health_dns_parse(a, 28, q, 29, &rcode),
+				 DNS_NOT_OURS);   /* cut short */
+		a[2] &= 0x7f;            /* a query, not a response */
+		assert_int_equal(health_dns_parse(a, 29, q, 29, &rcode),
+				 DNS_NOT_OURS);
+	}
 	assert_false(health_dns_name_ok("a..b"));
 	assert_false(health_dns_name_ok("has space.example"));
 	assert_false(health_dns_name_ok(""));
