@@ -396,7 +396,11 @@ void mlv_daemon_ctl_workers(struct mlv_daemon *d)
 	for (uint32_t i = 0; i < d->n_workers; i++) {
 		d->worker_ctr[i] = d->workers[i] ? &d->workers[i]->ctr : NULL;
 		d->worker_ct[i] = d->workers[i] ? d->workers[i]->ct : NULL;
+		d->worker_tally[i] = d->workers[i] ?
+				     mlv_worker_tally(d->workers[i]) : NULL;
 	}
+	d->tallies.n_workers = d->n_workers;
+	d->tallies.per_worker = d->worker_tally;
 	st->n_workers = d->n_workers;
 	st->worker_ctr = d->worker_ctr;
 	st->worker_ct = d->worker_ct;

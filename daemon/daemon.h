@@ -123,6 +123,10 @@ struct mlv_daemon {
 	struct mlv_ctl_state st;
 	const struct mlv_worker_counters *worker_ctr[MLV_MAX_WORKERS];
 	const struct mlv_ct *worker_ct[MLV_MAX_WORKERS];
+	/* The workers' tallies of tracked flows, for every generation built
+	 * (gen->tallies) and the uid check (daemon/generations.c). */
+	struct mlv_flow_tally *worker_tally[MLV_MAX_WORKERS];
+	struct mlv_flow_tally_set tallies;
 	/* `lookup`'s question to the workers (daemon/ctl_glue.c): the last
 	 * ticket given out, and the one still outstanding (0: none). */
 	uint64_t track_ticket;

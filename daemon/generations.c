@@ -100,6 +100,25 @@ static uint64_t now_us(void)
 	return clock_us(CLOCK_MONOTONIC);
 }
 
+/* mlv_gen_build_opts.uid_free: a uid is free when no uid sharing its
+ * tally slot is held by a live generation (every live generation is
+ * tracked by the stats, whose totals map holds exactly their uids) and
+ * no worker counts a flow there (flows still tracked to a backend that
+ * left). Once no live generation holds a uid, no worker can count a new
+ * flow in it, so an empty slot stays empty. Uids below MLV_TALLY_SLOTS
+ * share their slot with none: no look-up for them. */
+static bool uid_free(void *ctx, uint32_t uid)
+{
+	const struct mlv_daemon *d = ctx;
+
+	for (uint32_t a = uid; a >= MLV_TALLY_SLOTS;) {
+		a -= MLV_TALLY_SLOTS;
+		if (mlv_stats_holds_uid(d->stats, a))
+			return false;
+	}
+	return mlv_flow_tally_slot_empty(&d->tallies, uid);
+}
+
 enum mlv_err mlv_daemon_build(struct mlv_daemon *d,
 			      const struct mlv_config *cfg,
 			      enum mlv_publish_reason reason,
@@ -119,6 +138,9 @@ enum mlv_err mlv_daemon_build(struct mlv_daemon *d,
 	 * only it frees generations. */
 	d->building = cfg;
 	opts.pool = d->build_pool;
+	opts.tallies = &d->tallies;
+	opts.uid_free = uid_free;
+	opts.uid_free_ctx = d;
 	err = mlv_gen_build_opt(cfg, d->ports.info, d->n_workers, number,
 				mlv_daemon_backend_state, d,
 				mlv_publish_current(d->pub),

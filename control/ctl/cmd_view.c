@@ -76,8 +76,11 @@ static json_t *backend_json(const struct mlv_ctl_state *st,
 	char addr[MLV_IP_STRLEN];
 	json_t *o;
 
+	uint64_t flows[2];
+
 	mlv_ctl_backend_state(st, v->name, b->name, &s);
-	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:o, s:I, s:I}",
+	mlv_gen_backend_flows(gen, b, flows);
+	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:o, s:I, s:I, s:I}",
 		      "vip", v->name, "name", b->name,
 		      "address", mlv_ip_format(&b->address, addr, sizeof(addr)),
 		      "weight", (json_int_t)b->weight,
@@ -85,8 +88,8 @@ static json_t *backend_json(const struct mlv_ctl_state *st,
 		      "healthy", s.healthy,
 		      "override", override_json(&s),
 		      "slots", (json_int_t)slots,
-		      "active_connections",
-		      (json_int_t)mlv_gen_backend_tracked(gen, b));
+		      "active_connections", (json_int_t)flows[MLV_TALLY_ACTIVE],
+		      "inactive_connections", (json_int_t)flows[MLV_TALLY_INACTIVE]);
 	if (o && st->stats) {
 		struct mlv_flow_counters c;
 

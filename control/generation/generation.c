@@ -23,6 +23,9 @@
 
 struct gen_priv {
 	uint32_t next_uid;                   /* never reused along a chain */
+	/* This build's mlv_gen_build_opts.uid_free (NULL: any uid). */
+	bool (*uid_free)(void *ctx, uint32_t uid);
+	void *uid_free_ctx;
 	struct mlv_gen_vip_index exact;      /* (family, address, port, proto) */
 	struct mlv_gen_vip_index any_port;   /* port 0 -> lowest-port VIP */
 	struct mlv_gen_uid_map vip_uids;
@@ -38,8 +41,6 @@ struct gen_layout {
 	size_t exact, any_port, vip_uids, backend_uids, by_name;
 	size_t backend_ctr_ptrs, backend_ctr;
 	size_t backend_ctr_stride; /* bytes per worker */
-	size_t vip_act_ptrs, backend_act_ptrs, vip_act, backend_act;
-	size_t vip_act_stride, backend_act_stride; /* bytes per worker */
 	size_t tables, total;
 	uint32_t vip_index_slots, backend_uid_slots;
 };
@@ -177,8 +178,10 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		if (vc->n_backends > max_backends)
 			max_backends = vc->n_backends;
 	}
-	/* Keeps the uid map's slot count (2n rounded up) within uint32. */
-	if (n_all > (1u << 30))
+	/* Keeps the uid map's slot count (2n rounded up) within uint32, and
+	 * gives every uid of one generation its own tally slot (with room
+	 * for the uids that leave and whose flows linger). */
+	if (n_all + cfg->n_vips > MLV_TALLY_SLOTS / 2)
 		return MLV_E_RANGE;
 
 	sorted = malloc((n_all ? n_all : 1) * sizeof(*sorted));
@@ -217,8 +220,6 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
 					 GEN_ALIGN);
-	l->vip_act_stride = round_up(cfg->n_vips * sizeof(uint32_t), GEN_ALIGN);
-	l->backend_act_stride = round_up(n_all * sizeof(uint32_t), GEN_ALIGN);
 	c = sizeof(struct mlv_generation);
 	if (!place(&c, GEN_ALIGN, 1, sizeof(struct gen_priv), &l->priv) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip), &l->vips) ||
@@ -231,10 +232,6 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip *), &l->by_name) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_ctr_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->backend_ctr_stride, &l->backend_ctr) ||
-	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->vip_act_ptrs) ||
-	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_act_ptrs) ||
-	    !place(&c, GEN_ALIGN, n_workers, l->vip_act_stride, &l->vip_act) ||
-	    !place(&c, GEN_ALIGN, n_workers, l->backend_act_stride, &l->backend_act) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables)) {
 		free(sorted);
 		return MLV_E_NOMEM;
@@ -247,12 +244,22 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	return MLV_OK;
 }
 
+/* The next uid the tally may count in (uid_free): in order, skipping one
+ * whose slot a live uid or a tracked flow still holds. */
 static enum mlv_err next_uid(struct gen_priv *p, uint32_t *uid)
 {
-	if (p->next_uid == UINT32_MAX)
-		return MLV_E_LIMIT;
-	*uid = p->next_uid++;
-	return MLV_OK;
+	for (uint32_t tries = 0; tries < MLV_TALLY_SLOTS; tries++) {
+		uint32_t u;
+
+		if (p->next_uid == UINT32_MAX)
+			return MLV_E_LIMIT;
+		u = p->next_uid++;
+		if (!p->uid_free || p->uid_free(p->uid_free_ctx, u)) {
+			*uid = u;
+			return MLV_OK;
+		}
+	}
+	return MLV_E_LIMIT;
 }
 
 const struct mlv_gen_vip *mlv_gen_find_vip_named(const struct mlv_generation *gen,
@@ -767,6 +774,8 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 
 	p = (struct gen_priv *)(void *)(base + l.priv);
 	p->next_uid = previous ? ((const struct gen_priv *)previous->priv)->next_uid : 1;
+	p->uid_free = opts ? opts->uid_free : NULL;
+	p->uid_free_ctx = opts ? opts->uid_free_ctx : NULL;
 	mlv_gen_vip_index_init(&p->exact, (void *)(base + l.exact), l.vip_index_slots);
 	mlv_gen_vip_index_init(&p->any_port, (void *)(base + l.any_port), l.vip_index_slots);
 	mlv_gen_uid_map_init(&p->vip_uids, (void *)(base + l.vip_uids), l.vip_index_slots);
@@ -786,20 +795,17 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	gen->n_tx = plan.n_tx;
 	memcpy(gen->tx_ports, plan.tx_ports, sizeof(plan.tx_ports));
 	gen->n_workers = n_workers;
+	gen->tallies = opts ? opts->tallies : NULL;
 	gen->backend_ctr = (void *)(base + l.backend_ctr_ptrs);
-	gen->vip_active = (void *)(base + l.vip_act_ptrs);
-	gen->backend_active = (void *)(base + l.backend_act_ptrs);
 	for (uint32_t w = 0; w < n_workers; w++) {
 		gen->backend_ctr[w] = (void *)(base + l.backend_ctr +
 					       w * l.backend_ctr_stride);
-		gen->vip_active[w] = (void *)(base + l.vip_act +
-					      w * l.vip_act_stride);
-		gen->backend_active[w] = (void *)(base + l.backend_act +
-						  w * l.backend_act_stride);
 	}
 
 	err = fill_vips(cfg, sorted, state, state_ctx, previous, gen, macs,
 			kept, prev_of);
+	p->uid_free = NULL;   /* only this build asks */
+	p->uid_free_ctx = NULL;
 	if (err)
 		goto fail;
 	err = build_tables(gen, scratch, kept, opts ? opts : &no_opts,

@@ -19,6 +19,7 @@
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_key.h"
+#include "dataplane/packet/flow_tally.h"
 
 /* One backend of one VIP, as the workers see it. */
 struct mlv_gen_backend {
@@ -139,18 +140,13 @@ struct mlv_generation {
 	 * VIP's counts are the sum of its backends' rows (control/generation/stats.h),
 	 * and workers save a row of increments per packet. */
 	struct mlv_flow_counters **backend_ctr;
-	/* Active (tracked) flows per worker, for bounded loads:
-	 * backend_active[w][backend - all_backends], vip_active[w][vip -
-	 * vips]. Start at zero; worker w alone writes its arrays (a flow is
-	 * counted in a generation from its first packet in it). vip_active
-	 * is kept only for VIPs with max_load, the only readers of it (the
-	 * data plane's bound); others stay 0, and their totals are summed
-	 * from backend_active (control/ctl/cmd_table.c): one fewer
-	 * read-modify-write of a single hot word per new and evicted flow. */
-	uint32_t **backend_active;
-	uint32_t **vip_active;
-	uint32_t n_bounded_vips;     /* VIPs with max_load: the workers keep
-					vip_active only when there are some */
+	/* The workers' tallies of tracked flows by uid (dataplane/packet/
+	 * flow_tally.h), which outlive generations: for the control plane's
+	 * readers (mlv_gen_backend_flows). NULL when the builder was given
+	 * none (tests, tools): every count reads zero. Workers use their own
+	 * tally, never this. */
+	const struct mlv_flow_tally_set *tallies;
+	uint32_t n_bounded_vips;     /* VIPs with max_load */
 	void *priv;                  /* builder-owned look-up structures */
 	/* How each VIP got its table (they add up to n_vips), for logs and
 	 * tests. A table input is (builder, size, vnodes, max_load, and the
@@ -235,6 +231,15 @@ struct mlv_gen_build_opts {
 	/* Threads that build the new tables (control/tables/build_pool.h); NULL:
 	 * the calling thread alone. The generation is the same either way. */
 	struct mlv_build_pool *pool;
+	/* The workers' tallies, recorded in gen->tallies. */
+	const struct mlv_flow_tally_set *tallies;
+	/* Asked, on the building thread, before a new uid is handed out;
+	 * false skips it. The daemon answers false while the uid's tally
+	 * slot (mlv_tally_slot) is used by a uid a live generation holds or
+	 * by tracked flows, so that a slot counts one pair at a time. NULL:
+	 * every uid is free. */
+	bool (*uid_free)(void *ctx, uint32_t uid);
+	void *uid_free_ctx;
 };
 
 /* mlv_gen_build with options (NULL: none). Same contract, plus: with

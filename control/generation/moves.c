@@ -10,19 +10,25 @@
 
 #include "control/tables/maglev.h"
 
+void mlv_gen_backend_flows(const struct mlv_generation *gen,
+			   const struct mlv_gen_backend *b, uint64_t out[2])
+{
+	mlv_flow_tally_backend(gen->tallies, b->uid, out);
+}
+
 uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 				 const struct mlv_gen_backend *b)
 {
-	uint32_t idx = mlv_gen_backend_index(gen, b);
-	uint64_t sum = 0;
+	uint64_t n[2];
 
-	/* Each worker writes its own array with plain increments while we
-	 * read: a relaxed atomic load gives a whole 32-bit value (never a
-	 * torn one) without slowing the writers. */
-	for (uint32_t w = 0; w < gen->n_workers; w++)
-		sum += __atomic_load_n(&gen->backend_active[w][idx],
-				       __ATOMIC_RELAXED);
-	return sum;
+	mlv_gen_backend_flows(gen, b, n);
+	return n[0] + n[1];
+}
+
+uint64_t mlv_gen_vip_tracked(const struct mlv_generation *gen,
+			     const struct mlv_gen_vip *vip)
+{
+	return mlv_flow_tally_vip(gen->tallies, vip->uid);
 }
 
 /* Slots of now's table whose backend differs from old's same slot (by

@@ -12,13 +12,24 @@
 #include "control/config/plan.h"
 #include "control/generation/generation.h"
 
-/* Tracked (active) connections of b: the sum over workers of
- * gen->backend_active, read while the workers change it, so approximate
- * (each worker's count is read whole; the sum is not a snapshot). A flow
- * counts in a generation from its first packet in it. Any thread holding
- * gen. */
+/* Tracked connections of b: the workers' tallies (gen->tallies) for b's
+ * uid summed, active (established TCP, UDP, other) into out[0] and
+ * inactive (TCP opening or closing) into out[1]. A flow counts on its
+ * backend from its first packet until conntrack lets it go, whatever
+ * generations were published meanwhile. Read while the workers change
+ * them: each worker's count is whole, the sum is not a snapshot. Zero
+ * without tallies. Any thread holding gen. */
+void mlv_gen_backend_flows(const struct mlv_generation *gen,
+			   const struct mlv_gen_backend *b, uint64_t out[2]);
+
+/* Both classes of mlv_gen_backend_flows added. */
 uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 				 const struct mlv_gen_backend *b);
+
+/* The VIP's tracked connections (its backends', including flows still
+ * tracked to backends it no longer has). Any thread holding gen. */
+uint64_t mlv_gen_vip_tracked(const struct mlv_generation *gen,
+			     const struct mlv_gen_vip *vip);
 
 /* For every VIP of plan: slots_moved (slots of next's table whose backend,
  * by name, differs from the same slot of cur's; all of them when the

@@ -215,6 +215,11 @@ static void add_live(struct mlv_flow_counters *out,
 	}
 }
 
+bool mlv_stats_holds_uid(const struct mlv_stats *stats, uint32_t uid)
+{
+	return stats && uid != 0 && map_find(stats, uid) != NULL;
+}
+
 static bool held_by_tracked(const struct mlv_stats *s, uint32_t uid,
 			    bool is_vip)
 {

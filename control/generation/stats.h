@@ -29,6 +29,7 @@
 #ifndef MLV_STATS_H
 #define MLV_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "control/base/error.h"
@@ -75,6 +76,10 @@ void mlv_stats_backend(const struct mlv_stats *stats,
  * as above. */
 void mlv_stats_workers(const struct mlv_worker_counters *const *per_worker,
 		       uint32_t n_workers, struct mlv_worker_counters *out);
+
+/* True while a tracked generation holds uid (a VIP's or a backend's):
+ * its totals entry lives exactly that long. O(1). Control thread. */
+bool mlv_stats_holds_uid(const struct mlv_stats *stats, uint32_t uid);
 
 /* Generations currently tracked (for tests and status). */
 uint32_t mlv_stats_tracked(const struct mlv_stats *stats);

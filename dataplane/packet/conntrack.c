@@ -157,7 +157,7 @@ struct mlv_ct *mlv_ct_create(const struct mlv_ct_params *p,
 	ct->ctx = ctx;
 	ct->on_release = NULL;
 	ct->on_release_ctx = NULL;
-	mlv_ct_set_tally(ct, 0, NULL, 0);
+	mlv_ct_set_tally(ct, NULL);
 	ct->seed = fingerprint_seed(ct);
 	return ct;
 }
@@ -237,6 +237,8 @@ bool mlv_ct__update_spare(struct mlv_ct *ct, uint8_t tcp_flags,
 	*v = ct->spare;
 	v->state = (uint8_t)s;
 	v->expires_ms = now_ms + ct->timeout_ms[s];
+	if (ct->tally)
+		mlv_ct__tally_on(ct->tally, v->backend_uid, (uint8_t)s);
 	ct->stats.evictions++;
 	ct->stats.inserts++;
 	return true;

@@ -37,6 +37,7 @@
 #include "control/base/visibility.h"
 #include "control/base/error.h"
 #include "dataplane/packet/flow_key.h"
+#include "dataplane/packet/flow_tally.h"
 
 enum mlv_ct_state {
 	MLV_CT_FREE = 0,
@@ -253,29 +254,34 @@ static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
  * backend fields set, then mlv_ct_update, in one call that writes the
  * entry once, whole, knowing it new (its state machine folds to the
  * flow's first state). For a worker that picks the backend before it
- * claims (so that a frame no backend can take evicts nothing). Returns
- * as mlv_ct_update. Owner worker. */
+ * claims (so that a frame no backend can take evicts nothing). vip_uid:
+ * the uid of backend_uid's VIP, which the tally records for the
+ * backend's slot. Returns as mlv_ct_update. Owner worker. */
 static inline bool mlv_ct_insert(struct mlv_ct *ct,
 				 const struct mlv_flow_key *key, uint32_t hash,
 				 uint32_t now_ms, const struct mlv_ct_probe *pr,
-				 uint32_t backend_uid, uint32_t cached_gen,
-				 uint32_t backend_all_idx, uint8_t tcp_flags);
+				 uint32_t backend_uid, uint32_t vip_uid,
+				 uint32_t cached_gen, uint32_t backend_all_idx,
+				 uint8_t tcp_flags);
 
-/* A count per backend that the table keeps for its owner (tracked flows
- * per backend, for bounded loads and the ctl's active counts): while set,
- * every tracked flow the table lets go (evicted, reused after expiring,
- * swept, removed: where the release hook below runs) whose entry has
- * cached_gen == gen and backend_all_idx < n takes one off
- * counts[backend_all_idx], never below zero, before the release hook
- * (if any) runs. In the table because through a hook (an indirect call
- * per eviction) a new flow in a full table takes 18 instructions more,
- * 736 against 718 (callgrind; docs/benchmarks.md, "Why the data path is
- * as it is").
- * counts NULL (n 0) unsets it. The owner keeps counts valid while it is
- * set. Owner worker (cheap enough to call once a burst), or the control
- * thread before the worker starts. */
-static inline void mlv_ct_set_tally(struct mlv_ct *ct, uint32_t gen,
-				    uint32_t *counts, uint32_t n);
+/* The tracked flow in e now goes to backend_uid (of the VIP vip_uid): its
+ * count in the tally moves there. For a flow re-selected because its
+ * backend left or stopped taking flows. Owner worker. */
+static inline void mlv_ct_rebind(struct mlv_ct *ct, struct mlv_ct_entry *e,
+				 uint32_t backend_uid, uint32_t vip_uid);
+
+/* The tally the table keeps its tracked flows in (flow_tally.h), by
+ * backend uid and class, and by VIP: a flow counts from the moment it is
+ * tracked (mlv_ct_insert, or mlv_ct_update of a claimed slot) until the
+ * table lets it go (evicted, reused after expiring, swept, removed:
+ * where the release hook below runs), moving class when its state does
+ * and backend on mlv_ct_rebind. In the table rather than in a hook
+ * because an indirect call per eviction costs a new flow in a full table
+ * 18 instructions more (callgrind; docs/benchmarks.md, "Why the data
+ * path is as it is"). NULL unsets it. Control thread before the worker
+ * starts (the tally then outlives the table's use of it). */
+static inline void mlv_ct_set_tally(struct mlv_ct *ct,
+				    struct mlv_flow_tally *tally);
 
 /* Called with an entry that held a tracked flow (one mlv_ct_update made
  * live, state != FREE) just before the table lets go of it: evicted,
@@ -332,10 +338,39 @@ struct mlv_ct {
 	mlv_ct_release_fn on_release;           /* see mlv_ct_set_release_hook */
 	void *on_release_ctx;
 	uint64_t seed;                          /* keys IPv6 fingerprints */
-	uint32_t *tally;                        /* see mlv_ct_set_tally */
-	uint32_t tally_gen;
-	uint32_t tally_n;                       /* 0: no tally */
+	struct mlv_flow_tally *tally;           /* see mlv_ct_set_tally */
 };
+
+/* States whose flows count as inactive in the tally (flow_tally.h). */
+#define MLV_CT__INACTIVE_STATES \
+	((1u << MLV_CT_TCP_OPENING) | (1u << MLV_CT_TCP_CLOSING))
+
+static inline uint32_t mlv_ct__class(uint8_t state)
+{
+	return (MLV_CT__INACTIVE_STATES >> (state & 15u)) & 1u;
+}
+
+/* A flow in state tracked to uid enters the tally. */
+static inline void mlv_ct__tally_on(struct mlv_flow_tally *t, uint32_t uid,
+				    uint8_t state)
+{
+	struct mlv_flow_tally *b = &t[mlv_tally_slot(uid)];
+
+	b->n[mlv_ct__class(state)]++;
+	t[mlv_tally_slot(b->vip_uid)].vip_flows++;
+}
+
+/* ... and leaves it (never below zero). */
+static inline void mlv_ct__tally_off(struct mlv_flow_tally *t, uint32_t uid,
+				     uint8_t state)
+{
+	struct mlv_flow_tally *b = &t[mlv_tally_slot(uid)];
+	uint32_t *c = &b->n[mlv_ct__class(state)];
+	uint32_t *v = &t[mlv_tally_slot(b->vip_uid)].vip_flows;
+
+	*c -= *c > 0;
+	*v -= *v > 0;
+}
 
 /* Internal, for tests: one pass over bucket b for a flow with tag whose
  * preferred way is w, at now_ms (see conntrack_claim_internal.h): returns the
@@ -534,12 +569,37 @@ mlv_ct_lookup(const struct mlv_ct *ct, const struct mlv_flow_key *key,
 	return mlv_ct__find(ct, key, hash, now_ms);
 }
 
-static inline void mlv_ct_set_tally(struct mlv_ct *ct, uint32_t gen,
-				    uint32_t *counts, uint32_t n)
+static inline void mlv_ct_set_tally(struct mlv_ct *ct,
+				    struct mlv_flow_tally *tally)
 {
-	ct->tally = counts;
-	ct->tally_gen = gen;
-	ct->tally_n = counts != NULL ? n : 0;
+	ct->tally = tally;
+}
+
+static inline void mlv_ct_rebind(struct mlv_ct *ct, struct mlv_ct_entry *e,
+				 uint32_t backend_uid, uint32_t vip_uid)
+{
+	if (ct->tally && e->state != MLV_CT_FREE) {
+		mlv_ct__tally_off(ct->tally, e->backend_uid, e->state);
+		ct->tally[mlv_tally_slot(backend_uid)].vip_uid = vip_uid;
+		mlv_ct__tally_on(ct->tally, backend_uid, e->state);
+	}
+	e->backend_uid = backend_uid;
+}
+
+/* mlv_ct_update's rare case: the state changes. A claimed slot's flow
+ * enters the table and the tally; a tracked one may change class. */
+static inline void mlv_ct__state_changed(struct mlv_ct *ct,
+					 const struct mlv_ct_entry *e,
+					 uint8_t old, uint8_t s)
+{
+	if (old == MLV_CT_FREE) {
+		ct->occupancy++;   /* a new flow enters */
+		if (ct->tally)
+			mlv_ct__tally_on(ct->tally, e->backend_uid, s);
+	} else if (ct->tally && mlv_ct__class(old) != mlv_ct__class(s)) {
+		mlv_ct__tally_off(ct->tally, e->backend_uid, old);
+		mlv_ct__tally_on(ct->tally, e->backend_uid, s);
+	}
 }
 
 /* mlv_ct_next_state on what the table keeps of a flow: whether it has
@@ -595,10 +655,12 @@ static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 	if (__builtin_expect(e == &ct->spare, 0))
 		return mlv_ct__update_spare(ct, tcp_flags, now_ms);
 
+	uint8_t old = e->state;
 	enum mlv_ct_state s =
-		mlv_ct__next_from(e, (enum mlv_ct_state)e->state, tcp_flags);
+		mlv_ct__next_from(e, (enum mlv_ct_state)old, tcp_flags);
 
-	ct->occupancy += e->state == MLV_CT_FREE;   /* a new flow enters */
+	if (__builtin_expect(old != s, 0))
+		mlv_ct__state_changed(ct, e, old, (uint8_t)s);
 	e->state = (uint8_t)s;
 	e->expires_ms = now_ms + ct->timeout_ms[s];
 	return true;
@@ -607,13 +669,16 @@ static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 static inline bool mlv_ct_insert(struct mlv_ct *ct,
 				 const struct mlv_flow_key *key, uint32_t hash,
 				 uint32_t now_ms, const struct mlv_ct_probe *pr,
-				 uint32_t backend_uid, uint32_t cached_gen,
-				 uint32_t backend_all_idx, uint8_t tcp_flags)
+				 uint32_t backend_uid, uint32_t vip_uid,
+				 uint32_t cached_gen, uint32_t backend_all_idx,
+				 uint8_t tcp_flags)
 {
 	struct mlv_ct_entry *victim = NULL;
 	struct mlv_ct_entry *e = mlv_ct__vacate(ct, hash, pr, &victim);
 	enum mlv_ct_state s;
 
+	if (ct->tally)
+		ct->tally[mlv_tally_slot(backend_uid)].vip_uid = vip_uid;
 	if (__builtin_expect(e == NULL, 0)) {
 		e = mlv_ct__claim_spare(ct, victim, key, hash, now_ms);
 		e->backend_uid = backend_uid;
@@ -628,6 +693,8 @@ static inline bool mlv_ct_insert(struct mlv_ct *ct,
 	e->cached_gen = cached_gen;
 	e->backend_all_idx = backend_all_idx;
 	ct->occupancy++;
+	if (ct->tally)
+		mlv_ct__tally_on(ct->tally, backend_uid, (uint8_t)s);
 	return true;
 }
 

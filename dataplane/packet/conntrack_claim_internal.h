@@ -70,11 +70,8 @@ static inline void mlv_ct__released(struct mlv_ct *ct,
 {
 	if (e->state == MLV_CT_FREE)   /* no flow, or one never tracked */
 		return;
-	if (e->cached_gen == ct->tally_gen && e->backend_all_idx < ct->tally_n) {
-		uint32_t *c = &ct->tally[e->backend_all_idx];
-
-		*c -= *c > 0;
-	}
+	if (ct->tally)
+		mlv_ct__tally_off(ct->tally, e->backend_uid, e->state);
 	if (__builtin_expect(ct->on_release != NULL, 0))
 		mlv_ct__call_release_hook(ct, e);
 }

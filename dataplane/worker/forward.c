@@ -161,24 +161,26 @@ from_table(const struct mlv_gen_vip *vip, uint32_t slot)
 }
 
 /* Bounded loads: would one more flow put b above its share of this
- * worker's active flows for the VIP? The bound is Mirrokni et al.'s
- * capacity ceil(c (m + 1) w_b / W), m the VIP's active flows, c =
- * max_load; counts being integers, count + 1 > ceil(x) is count >= x. */
+ * worker's tracked flows for the VIP? The bound is Mirrokni et al.'s
+ * capacity ceil(c (m + 1) w_b / W), m the VIP's tracked flows, c =
+ * max_load; counts being integers, count + 1 > ceil(x) is count >= x.
+ * The counts are the worker's tally (dataplane/packet/flow_tally.h),
+ * which the conntrack table keeps across generations. */
 static inline bool over_bound(const struct mlv_worker *w,
-			      const struct mlv_generation *gen,
+			      const struct mlv_gen_vip *vip,
 			      const struct mlv_gen_backend *b)
 {
-	uint32_t active = gen->backend_active[w->id][mlv_gen_backend_index(gen, b)];
-	uint32_t total = gen->vip_active[w->id][b->vip_index];
+	const struct mlv_flow_tally *t = &w->tally[mlv_tally_slot(b->uid)];
+	uint32_t tracked = t->n[MLV_TALLY_ACTIVE] + t->n[MLV_TALLY_INACTIVE];
+	uint32_t total = w->tally[mlv_tally_slot(vip->uid)].vip_flows;
 
-	return (double)active >= b->load_bound * ((double)total + 1);
+	return (double)tracked >= b->load_bound * ((double)total + 1);
 }
 
 /* Where a new (or re-selected) flow goes: from_table plus bounded loads,
  * counting why a second choice was taken. */
 static inline const struct mlv_gen_backend *
-choose(struct mlv_worker *w, const struct mlv_generation *gen,
-       const struct mlv_gen_vip *vip, uint32_t slot)
+choose(struct mlv_worker *w, const struct mlv_gen_vip *vip, uint32_t slot)
 {
 	uint16_t f = vip->table[slot];
 	const struct mlv_gen_backend *b, *alt;
@@ -187,7 +189,7 @@ choose(struct mlv_worker *w, const struct mlv_generation *gen,
 		return NULL;
 	b = &vip->backends[f];
 	if (likely(b->usable)) {
-		if (likely(vip->max_load == 0) || !over_bound(w, gen, b))
+		if (likely(vip->max_load == 0) || !over_bound(w, vip, b))
 			return b;
 		alt = second_choice(vip, slot);
 		if (!alt)
@@ -200,66 +202,19 @@ choose(struct mlv_worker *w, const struct mlv_generation *gen,
 	return alt;
 }
 
-/* A tracked flow now counts in gen as one of b's active flows; bi is b's
- * index in gen->all_backends, active this worker's row of
- * gen->backend_active (read once a burst). The conntrack table takes it
- * off again when it lets the flow go (ct_follow). */
-static inline void count_active(struct mlv_worker *w,
-				const struct mlv_generation *gen,
-				uint32_t *active,
-				const struct mlv_gen_backend *b, uint32_t bi)
+void mlv_forward_sweep(struct mlv_worker *w, uint32_t now_ms)
 {
-	active[bi]++;
-	if (b->vip_bounded)
-		gen->vip_active[w->id][b->vip_index]++;
-}
+	uint32_t buckets = mlv_ct_capacity(w->ct) / MLV_CT_WAYS;
+	/* the buckets due since the last catch-up, at one table a period */
+	uint64_t due = (uint64_t)buckets * (now_ms - w->sweep_ms) /
+		       MLV_SWEEP_PERIOD_MS;
 
-void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e)
-{
-	struct mlv_worker *w = ctx;
-	const struct mlv_generation *gen = w->ct_gen;
-	uint32_t *vip;
-	uint32_t bi;
-
-	/* Only flows counted in this generation (see tracked_backend), whose
-	 * entry then holds the backend's index in it: no uid look-up. The
-	 * backend's own count is the table's tally (ct_follow). */
-	if (!gen || e->cached_gen != gen->number)
+	if (due <= MLV_SWEEP_BUCKETS) {
+		mlv_ct_sweep(w->ct, now_ms, MLV_SWEEP_BUCKETS);
 		return;
-	bi = e->backend_all_idx;
-	if (unlikely(bi >= gen->n_all_backends) ||
-	    !gen->all_backends[bi].vip_bounded)
-		return;
-	vip = &gen->vip_active[w->id][gen->all_backends[bi].vip_index];
-	*vip -= *vip > 0;
-}
-
-/* Before any conntrack call that may let a flow go: the table's tally
- * counts off gen's backend_active row of this worker, and the release
- * hook, which keeps the VIP totals of bounded VIPs, is installed only
- * when gen has such a VIP (with the hook doing both, a new flow in a
- * full table takes 18 instructions more). A few stores; every burst,
- * since gen may have changed. */
-static inline void ct_follow(struct mlv_worker *w,
-			     const struct mlv_generation *gen)
-{
-	bool bounded = gen != NULL && gen->n_bounded_vips > 0;
-
-	w->ct_gen = gen;
-	if (likely(gen != NULL))
-		mlv_ct_set_tally(w->ct, gen->number, gen->backend_active[w->id],
-				 gen->n_all_backends);
-	else
-		mlv_ct_set_tally(w->ct, 0, NULL, 0);
-	mlv_ct_set_release_hook(w->ct, bounded ? mlv_forward_ct_released : NULL,
-				bounded ? w : NULL);
-}
-
-void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
-		       uint32_t now_ms)
-{
-	ct_follow(w, gen);
-	mlv_ct_sweep(w->ct, now_ms, MLV_SWEEP_BUCKETS);
+	}
+	mlv_ct_sweep(w->ct, now_ms, due < buckets ? (uint32_t)due : buckets);
+	w->sweep_ms = now_ms;
 }
 
 /* The backend a conntrack entry remembers, if it is still in the VIP and
@@ -286,10 +241,9 @@ static inline const struct mlv_gen_backend *
 new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		 const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
 		 uint32_t hash, uint32_t slot, uint32_t now_ms,
-		 const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
-		 uint32_t *bi_out)
+		 const struct mlv_ct_probe *probe, bool *is_new, uint32_t *bi_out)
 {
-	const struct mlv_gen_backend *b = choose(w, gen, vip, slot);
+	const struct mlv_gen_backend *b = choose(w, vip, slot);
 	uint32_t bi;
 
 	if (unlikely(!b)) {
@@ -300,9 +254,8 @@ new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	w->ctr.ctr[MLV_CTR_CT_NEW]++;
 	bi = mlv_gen_backend_index(gen, b);
 	*bi_out = bi;
-	if (mlv_ct_insert(w->ct, &p->key, hash, now_ms, probe, b->uid,
-			  gen->number, bi, p->tcp_flags))
-		count_active(w, gen, active, b, bi);
+	mlv_ct_insert(w->ct, &p->key, hash, now_ms, probe, b->uid, vip->uid,
+		      gen->number, bi, p->tcp_flags);
 	return b;
 }
 
@@ -311,20 +264,15 @@ new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
  * (a tracked flow's entry is released; a new flow claims none). *is_new:
  * a conntrack entry was made. *bi: the
  * backend's index in gen->all_backends (for its counters), which a flow
- * already counted in gen has in its entry: no look-up for it.
- *
- * Active-flow counts (bounded loads) live in the generation, per worker:
- * a tracked flow is counted in gen when its entry first carries gen's
- * number (its first packet in gen, which also re-selects it if its
- * backend left), and uncounted by the conntrack release hook when the
- * entry goes. A flow that sends nothing after a publish is missing from
- * the new generation's counts until its next packet. */
+ * already seen in gen has in its entry: no look-up for it. The tally of
+ * tracked flows is the conntrack table's (mlv_ct_set_tally): a flow
+ * counts on its backend from its first packet to its release, across
+ * generations, and moves with mlv_ct_rebind when it is re-selected. */
 static inline const struct mlv_gen_backend *
 tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
 		uint32_t hash, uint32_t slot, uint32_t now_ms,
-		const struct mlv_ct_probe *probe, uint32_t *active, bool *is_new,
-		uint32_t *bi_out)
+		const struct mlv_ct_probe *probe, bool *is_new, uint32_t *bi_out)
 {
 	struct mlv_ct_entry *e = probe->hit;
 	const struct mlv_gen_backend *b;
@@ -332,7 +280,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 
 	if (unlikely(e == NULL))
 		return new_flow_backend(w, gen, vip, p, hash, slot, now_ms, probe,
-					active, is_new, bi_out);
+					is_new, bi_out);
 	*is_new = false;
 	if (likely(e->cached_gen == gen->number)) {
 		/* already counted in gen, and the entry holds b's index */
@@ -345,19 +293,18 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	b = remembered(gen, vip, e);
 	if (unlikely(!b)) {
 		w->ctr.ctr[MLV_CTR_CT_RESELECTED]++;
-		b = choose(w, gen, vip, slot);
+		b = choose(w, vip, slot);
 		if (unlikely(!b)) {
 			mlv_ct_remove(w->ct, e);
 			return NULL;
 		}
-		e->backend_uid = b->uid;
+		mlv_ct_rebind(w->ct, e, b->uid, vip->uid);
 	}
 	e->cached_gen = gen->number;
 	bi = mlv_gen_backend_index(gen, b);
 	e->backend_all_idx = bi;
 	*bi_out = bi;
-	if (mlv_ct_update(w->ct, e, p->tcp_flags, now_ms))
-		count_active(w, gen, active, b, bi);
+	mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
 	return b;
 }
 
@@ -560,7 +507,6 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	}
 	d.n = 0;
 	probes[0].bucket = NULL;
-	ct_follow(w, gen);
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
 
 	/* Pass 1: parse. */
@@ -617,7 +563,6 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
 	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
-	uint32_t *active = gen->backend_active[w->id];
 
 	/* Once for the burst rather than per forwarded frame (enqueue). */
 	w->tx_dirty |= 1u << tx_port;
@@ -646,7 +591,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 						    &p->key, hash[i], now_ms,
 						    &probe[i]);
 			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
-					    &probe[i], active, &is_new, &bi);
+					    &probe[i], &is_new, &bi);
 			if (unlikely(!b)) {
 				drop(w, &d, m, MLV_DROP_NO_BACKEND);
 				continue;

@@ -43,10 +43,12 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 		return MLV_E_NOMEM;
 	w->ct = mlv_ct_create(p->ct, ct_alloc, ct_release,
 			      (void *)(intptr_t)socket);
-	if (!w->ct) {
+	if (!w->ct || mlv_flow_tally_create(&w->tally) != MLV_OK) {
+		mlv_ct_destroy(w->ct);
 		rte_free(w);
 		return MLV_E_NOMEM;
 	}
+	mlv_ct_set_tally(w->ct, w->tally);
 	w->pub = p->pub;
 	w->id = p->id;
 	w->lcore = p->lcore;
@@ -81,6 +83,7 @@ void mlv_worker_destroy(struct mlv_worker *w)
 	if (!w)
 		return;
 	mlv_ct_destroy(w->ct);
+	mlv_flow_tally_destroy(w->tally);
 	rte_free(w);
 }
 
@@ -199,12 +202,10 @@ int mlv_worker_run(void *arg)
 			w->ctr.ctr[MLV_CTR_BUSY_CYCLES] += rte_rdtsc() - t0;
 			got += n;
 		}
-		/* Before the quiescent report: entries the sweep reclaims
-		 * leave the active-flow counts of the current generation. */
 		if (unlikely((++polls & (MLV_HOUSEKEEPING_POLLS - 1)) == 0)) {
 			uint32_t now = clock_ms(w, rte_rdtsc());
 
-			mlv_forward_sweep(w, mlv_publish_current(w->pub), now);
+			mlv_forward_sweep(w, now);
 			mlv_worker_query_serve(w, now);
 		}
 		/* No generation pointer is held past this point. */

@@ -33,8 +33,13 @@
 #define MLV_PREFETCH_AHEAD 4
 /* Poll loops between stop checks and conntrack sweeps (a power of two). */
 #define MLV_HOUSEKEEPING_POLLS 64u
-/* Conntrack buckets swept per housekeeping round: 8 entries each. */
+/* Conntrack buckets swept per housekeeping round at least. */
 #define MLV_SWEEP_BUCKETS 4u
+/* The whole conntrack table is swept at least once per this period
+ * (while housekeeping runs), so that an expired flow leaves the tally,
+ * which operators drain by, within about a second of its timeout, however
+ * large the table and however idle the worker. */
+#define MLV_SWEEP_PERIOD_MS 1000u
 
 /* One RX queue this worker polls. */
 struct mlv_rxq {
@@ -131,10 +136,12 @@ struct mlv_worker {
 
 	/* Worker state. */
 	struct mlv_idle idle;
-	/* The generation the conntrack tally and release hook update
-	 * active-flow counts in: set by mlv_forward_burst and
-	 * mlv_forward_sweep, used only inside them. */
-	const struct mlv_generation *ct_gen;
+	/* Tracked flows by backend and VIP (dataplane/packet/flow_tally.h),
+	 * kept by ct; read per new flow by bounded loads, and by the control
+	 * thread (mlv_worker_tally). */
+	struct mlv_flow_tally *tally;
+	uint32_t sweep_ms;       /* when the sweep last caught up with
+				    MLV_SWEEP_PERIOD_MS (mlv_forward_sweep) */
 	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
 	struct mlv_vip_memo vip_memo;   /* created empty (zeroed) */
 	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
@@ -217,18 +224,18 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 /* Transmit everything buffered. The worker's lcore. */
 void mlv_worker_flush(struct mlv_worker *w);
 
-/* Reclaim expired conntrack entries (a few buckets, mlv_ct_sweep) and
- * take them off gen's active-flow counts. Call while holding gen (before
- * the quiescent report); gen may be NULL. dataplane/worker/forward.c. The
- * worker's lcore. */
-void mlv_forward_sweep(struct mlv_worker *w, const struct mlv_generation *gen,
-		       uint32_t now_ms);
+/* Reclaim expired conntrack entries (mlv_ct_sweep); they leave the
+ * tally. MLV_SWEEP_BUCKETS buckets, or more when that would not cover the
+ * table within MLV_SWEEP_PERIOD_MS of calls at this pace.
+ * dataplane/worker/forward.c. The worker's lcore. */
+void mlv_forward_sweep(struct mlv_worker *w, uint32_t now_ms);
 
-/* The conntrack release hook (mlv_ct_set_release_hook, ctx = the
- * worker), installed by the forwarding path for generations with bounded
- * VIPs: a tracked flow counted in w->ct_gen leaves its VIP's vip_active
- * total if the VIP has max_load (its backend's count is the table's
- * tally, mlv_ct_set_tally). dataplane/worker/forward.c. The worker's lcore. */
-void mlv_forward_ct_released(void *ctx, const struct mlv_ct_entry *e);
+/* The worker's tally of tracked flows, for the control thread's readers
+ * (relaxed loads, flow_tally.h). Valid until mlv_worker_destroy. Any
+ * thread. */
+static inline struct mlv_flow_tally *mlv_worker_tally(const struct mlv_worker *w)
+{
+	return w->tally;
+}
 
 #endif

@@ -144,6 +144,10 @@ def case_drain_packets(maglevd, src, work):
         r = ctl_ok("drain", vip="web", backend="b1")
         d.wait_stats(lambda s, g=r["generation"]: s["generation"] >= g,
                      "the drained generation in the stats file")
+        # A's n flows, no packet since the drain's publish, still count
+        rows = ctl_ok("backends", vip="web")["backends"]
+        check(sum(x["inactive_connections"] for x in rows) == n,
+              f"A's {n} flows after the drain's publish: {rows}")
         # B: the same flows again (established), and C: new flows
         fifo.write(flows(20000) + flows(30000))
         d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= 3 * n,
@@ -152,17 +156,22 @@ def case_drain_packets(maglevd, src, work):
              if x["name"] == "b1"][0]
         check(b["state"] == "draining" and b["slots"] == 0 and
               b["override"]["drain"] is True, f"b1 after drain: {b}")
-        # B and C are the drained generation's 2n tracked flows (SYNs:
-        # tracked for tcp_handshake_timeout, far longer than this takes)
+        # A (= B) and C are 2n tracked flows, counted on their backends
+        # whatever generation they were first seen in; SYNs, so opening
+        # (inactive), tracked for tcp_handshake_timeout, far longer than
+        # this takes
         def all_counted():
             rows = ctl_ok("backends", vip="web")["backends"]
-            return rows if sum(x["active_connections"]
+            return rows if sum(x["inactive_connections"]
                                for x in rows) == 2 * n else None
 
-        active = wait_until(all_counted, "2n active connections in backends",
-                            d.proc)
+        active = wait_until(all_counted, "2n inactive connections in "
+                            "backends", d.proc)
+        check(all(x["active_connections"] == 0 for x in active),
+              f"SYN-only flows counted as established: {active}")
         b1_active = [x for x in active if x["name"] == "b1"][0][
-            "active_connections"]
+            "inactive_connections"]
+        check(b1_active > 0, f"b1 tracks {b1_active} flows after its drain")
         # drained: new flows avoid b1, its tracked flows keep it
         with Filler(fifo):
             for sp in on_b1:

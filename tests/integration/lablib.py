@@ -389,8 +389,10 @@ class Lab:
             raise Failure("burst.py failed: %s" % p.stderr)
         return json.loads(p.stdout)
 
-    def longconn(self, family, count, need=None, client=1):
-        lc = LongConn(self, family, count, need or {}, client)
+    def longconn(self, family, count, need=None, client=1, interval=None):
+        """Long-lived connections (longconn.py); interval: seconds between
+        requests (a long one leaves them idle after the first)."""
+        lc = LongConn(self, family, count, need or {}, client, interval)
         self.longconns.append(lc)
         return lc
 
@@ -419,7 +421,7 @@ class Stream:
 class LongConn:
     """longconn.py running in a client namespace."""
 
-    def __init__(self, lab, family, count, need, client):
+    def __init__(self, lab, family, count, need, client, interval=None):
         self.lab = lab
         self.state_file = os.path.join(STATE, "longconn-%d-%d.json"
                                        % (family, lab.next_sport))
@@ -429,6 +431,8 @@ class LongConn:
                 str(HTTP_PORT), str(first), str(count), self.state_file]
         for name, k in need.items():
             argv += ["--need", "%s=%d" % (name, k)]
+        if interval is not None:
+            argv += ["--interval", str(interval)]
         self.proc = subprocess.Popen(argv, env=lab.env,
                                      stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL,

@@ -161,9 +161,9 @@ def main():
         for c in conns:
             c.exchange()
         rounds += 1
-        rest = args.interval - (time.monotonic() - started)
-        if rest > 0 and not stop:
-            time.sleep(rest)
+        # in short steps, so that a signal ends a long interval at once
+        while not stop and time.monotonic() - started < args.interval:
+            time.sleep(min(0.1, args.interval))
     for c in conns:
         if not c.error:
             c.sock.close()

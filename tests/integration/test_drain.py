@@ -6,6 +6,10 @@ no new flow at all. If the control socket is wired, the same through
 `maglevctl drain` (a runtime override) on another backend.
 
 usage: test_drain.py [--forwarding ipip|gue|l2dsr] [--vdev af_xdp|af_packet]"""
+import json
+import os
+import subprocess
+
 import binomial
 import lablib
 from lablib import check, log
@@ -36,6 +40,59 @@ def check_no_new_flows(lab, drained, weights):
         now = lab.new_flows(name, stats=stats)
         check(now[drained] == before[name][drained], "maglevd counted new "
               "flows for drained %s in %s" % (drained, name))
+
+
+def tracked(lab, vip, name):
+    """(active, inactive) tracked connections of backend name in vip."""
+    for b in lab.ctl(1, "backends", vip)["backends"]:
+        if b["name"] == name:
+            return b["active_connections"], b["inactive_connections"]
+    raise lablib.Failure("%s has no backend %s" % (vip, name))
+
+
+def drain_wait(lab, vip, name, seconds):
+    """maglevctl drain VIP NAME --wait -t seconds: (exit status, the wait's
+    JSON outcome)."""
+    p = subprocess.run([os.path.join(lab.build, "tools", "bin", "maglevctl",
+                                     "maglevctl"),
+                        "-s", lab.socket_path(1), "-o", "json",
+                        "-t", str(seconds), "drain", vip, name, "--wait"],
+                       capture_output=True, text=True, timeout=seconds + 30)
+    lines = p.stdout.strip().splitlines()
+    check(len(lines) == 2, "drain --wait printed %r %r" % (p.stdout, p.stderr))
+    check(json.loads(lines[0]).get("ok"), "drain refused: %s" % lines[0])
+    return p.returncode, json.loads(lines[1])
+
+
+def check_idle_flow_counted(lab):
+    """An idle established connection stays counted on its backend across
+    a drain and a reload (the counts belong to the flows, not to a
+    generation); drain --wait runs out of time while it is open and
+    returns once it has closed and left conntrack."""
+    vip = lablib.VIP_NAMES[("tcp", 4)]
+    idle = lab.longconn(4, 1, need={"be1": 1}, interval=3600)
+    check(idle.state()["conns"][0]["backend"] == "be1",
+          "the idle connection is on %s" % idle.state()["conns"])
+    active, _ = tracked(lab, vip, "be1")
+    check(active == 1, "be1 tracks %d established connections with one "
+          "open" % active)
+    lab.ctl(1, "drain", vip, "be1")
+    gen = lab.reload()
+    lab.wait_generation_above(gen)
+    after, _ = tracked(lab, vip, "be1")
+    check(after == 1, "after a drain and a reload be1 shows %d established "
+          "connections while an idle one is open" % after)
+    rc, out = drain_wait(lab, vip, "be1", 2)
+    check(rc == 4 and not out["drained"] and out["active"] == 1,
+          "drain --wait with an idle connection open: exit %d, %s" % (rc, out))
+    log("idle connection on be1: counted across drain and reload (%d); "
+        "drain --wait timed out with %d left" % (after, out["remaining"]))
+    idle.stop()
+    lab.longconns.remove(idle)
+    rc, out = drain_wait(lab, vip, "be1", 60)
+    check(rc == 0 and out["drained"] and out["remaining"] == 0,
+          "drain --wait after the close: exit %d, %s" % (rc, out))
+    log("closed: drain --wait returned after %.1f s" % out["waited_s"])
 
 
 def test(lab):
@@ -82,6 +139,11 @@ def test(lab):
     r = lab.burst("http", 4, FLOWS)
     check(r["failed"] == 0 and set(r["backends"]) == {"be1"},
           "with be2 and be3 drained, new flows: %s" % r)
+    # the long-lived connections close: one idle connection stays
+    for lc in conns + conns2:
+        lc.stop()
+        lab.longconns.remove(lc)
+    check_idle_flow_counted(lab)
 
 
 if __name__ == "__main__":

@@ -110,12 +110,14 @@ static void backend_state(const struct mlv_gen_pair *pair,
 static enum mlv_err rebuild(struct ctl_fx *fx, const struct mlv_config *cfg)
 {
 	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
+	struct mlv_gen_build_opts opts = { .tallies = &fx->tallies };
 	struct mlv_generation *gen;
 	enum mlv_err rc;
 
 	memset(ports, 0, sizeof(ports));
-	rc = mlv_gen_build(cfg, ports, FX_WORKERS, fx->gen ? fx->gen->number + 1 : 1,
-			   backend_state, fx, fx->gen, &gen);
+	rc = mlv_gen_build_opt(cfg, ports, FX_WORKERS,
+			       fx->gen ? fx->gen->number + 1 : 1, backend_state,
+			       fx, fx->gen, &opts, &gen);
 	if (rc != MLV_OK)
 		return rc;
 	rc = mlv_stats_track(gen, fx->stats);
@@ -300,10 +302,14 @@ void ctl_fx_init(struct ctl_fx *fx)
 						&diags), MLV_OK);
 	mlv_diags_free(&diags);
 	assert_int_equal(mlv_stats_create(&fx->stats), MLV_OK);
+	fx->tallies.n_workers = FX_WORKERS;
+	fx->tallies.per_worker = fx->tally;
 	assert_int_equal(rebuild(fx, fx->cfg), MLV_OK);
 	for (int w = 0; w < FX_WORKERS; w++) {
 		fx->ctr_ptr[w] = &fx->ctr[w];
 		fx->ct[w] = mlv_ct_create(&ctp, ct_alloc, ct_release, NULL);
+		assert_int_equal(mlv_flow_tally_create(&fx->tally[w]), MLV_OK);
+		mlv_ct_set_tally(fx->ct[w], fx->tally[w]);
 		assert_non_null(fx->ct[w]);
 		fx->ct_ptr[w] = fx->ct[w];
 	}
@@ -385,8 +391,10 @@ void ctl_fx_free(struct ctl_fx *fx)
 	char cmd[160];
 
 	ctl_fx_stop(fx);
-	for (int w = 0; w < FX_WORKERS; w++)
+	for (int w = 0; w < FX_WORKERS; w++) {
 		mlv_ct_destroy(fx->ct[w]);
+		mlv_flow_tally_destroy(fx->tally[w]);
+	}
 	if (fx->gen) {
 		mlv_stats_fold(fx->gen, fx->stats);
 		mlv_gen_free(fx->gen);

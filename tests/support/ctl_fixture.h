@@ -41,6 +41,8 @@ struct ctl_fx {
 	const struct mlv_worker_counters *ctr_ptr[FX_WORKERS];
 	struct mlv_ct *ct[FX_WORKERS];
 	const struct mlv_ct *ct_ptr[FX_WORKERS];
+	struct mlv_flow_tally *tally[FX_WORKERS];  /* the workers' tallies */
+	struct mlv_flow_tally_set tallies;
 	struct mlv_ctl_state st;
 	struct mlv_ctl_server *srv;
 	pthread_t thread;

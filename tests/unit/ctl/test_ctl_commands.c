@@ -317,15 +317,15 @@ static void test_vips(void **state)
 	json_decref(r);
 }
 
-/* Worker w tracks n flows of the VIP's backend i in the current
- * generation, as the dataplane would count them (both arrays). */
+/* Worker w tracks n established flows of the VIP's backend i, as its
+ * conntrack table would count them (backend and VIP). */
 static void set_active(struct ctl_fx *fx, const struct mlv_gen_vip *v,
 		       uint32_t i, uint32_t w, uint32_t n)
 {
-	uint32_t *be = &fx->gen->backend_active[w][mlv_gen_backend_index(fx->gen,
-							&v->backends[i])];
+	struct mlv_flow_tally *t = fx->tally[w];
+	uint32_t *be = &t[mlv_tally_slot(v->backends[i].uid)].n[MLV_TALLY_ACTIVE];
 
-	fx->gen->vip_active[w][v->backends[i].vip_index] += n - *be;
+	t[mlv_tally_slot(v->uid)].vip_flows += n - *be;
 	*be = n;
 }
 
@@ -345,6 +345,8 @@ static void test_backends(void **state)
 	set_active(fx, web, 1, 0, 3);
 	set_active(fx, web, 1, 1, 4);
 	set_active(fx, web, 3, 1, 2);
+	/* and opening or closing ones, counted apart */
+	fx->tally[1][mlv_tally_slot(web->backends[1].uid)].n[MLV_TALLY_INACTIVE] = 5;
 	r = call_ok(fx, "{\"command\": \"backends\"}");
 	assert_int_equal(json_array_size(json_object_get(r, "backends")),
 			 fx->gen->n_all_backends);
@@ -378,6 +380,8 @@ static void test_backends(void **state)
 	assert_int_equal(int_of(json_array_get(list, 0), "new_flows"), 0);
 	assert_int_equal(int_of(json_array_get(list, 0), "active_connections"), 0);
 	assert_int_equal(int_of(json_array_get(list, 1), "active_connections"), 3 + 4);
+	assert_int_equal(int_of(json_array_get(list, 1), "inactive_connections"), 5);
+	assert_int_equal(int_of(json_array_get(list, 0), "inactive_connections"), 0);
 	assert_int_equal(int_of(json_array_get(list, 3), "active_connections"), 2);
 	/* weight 200 against 100: about twice the slots */
 	assert_true(int_of(json_array_get(list, 3), "slots") >

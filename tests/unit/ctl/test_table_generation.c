@@ -343,8 +343,7 @@ static void test_gen_keep_slots(void **state)
 }
 
 /* Bounded-load shares: max_load x weight / sum of the weights that take
- * new flows; zero for draining backends and VIPs without max_load. The
- * active-flow arrays start at zero, one per worker. */
+ * new flows; zero for draining backends and VIPs without max_load. */
 static void test_gen_load_bounds(void **state)
 {
 	struct mlv_config *cfg = one_vip("    max_load: 1.25\n", "");
@@ -363,15 +362,67 @@ static void test_gen_load_bounds(void **state)
 		assert_int_equal(v->backends[b].vip_index, 0);
 		assert_true(h->vips[0].backends[b].load_bound == 0);
 	}
-	for (uint32_t w = 0; w < g->n_workers; w++) {
-		assert_int_equal(g->vip_active[w][0], 0);
-		for (uint32_t b = 0; b < g->n_all_backends; b++)
-			assert_int_equal(g->backend_active[w][b], 0);
-	}
 	mlv_gen_free(g);
 	mlv_gen_free(h);
 	mlv_config_free(cfg);
 	mlv_config_free(off);
+}
+
+/* uid_free: the builder asks before it hands out a new uid and skips the
+ * ones refused (their tally slots are busy); carried uids are not asked
+ * about; with every uid refused the build fails with MLV_E_LIMIT. */
+struct uid_asks {
+	uint32_t n, asked[16];
+	uint32_t refuse_below;   /* refuse uids below this */
+	bool refuse_all;
+};
+
+static bool uid_free_cb(void *ctx, uint32_t uid)
+{
+	struct uid_asks *a = ctx;
+
+	if (a->n < 16)
+		a->asked[a->n] = uid;
+	a->n++;
+	return !a->refuse_all && uid >= a->refuse_below;
+}
+
+static void test_gen_uid_free(void **state)
+{
+	struct mlv_config *cfg = one_vip("", "");
+	struct mlv_gen_port_info info = { .mac = { 2, 0, 0, 0, 0, 1 },
+					  .next_hop = { 2, 0, 0, 0, 0, 0xfe } };
+	struct uid_asks a = { .refuse_below = 4 };
+	struct mlv_gen_build_opts opts = { .uid_free = uid_free_cb,
+					   .uid_free_ctx = &a };
+	struct mlv_generation *g = NULL, *h = NULL;
+
+	(void)state;
+	assert_int_equal(mlv_gen_build_opt(cfg, &info, 1, 1, NULL, NULL, NULL,
+					   &opts, &g), MLV_OK);
+	/* uids 1..3 refused: the VIP gets 4, its four backends 5..8 */
+	assert_int_equal(a.n, 8);
+	assert_int_equal(a.asked[0], 1);
+	assert_int_equal(g->vips[0].uid, 4);
+	for (uint32_t b = 0; b < 4; b++)
+		assert_int_equal(g->vips[0].backends[b].uid, 5 + b);
+	/* a rebuild carries every uid: nothing asked, nothing new */
+	a.n = 0;
+	a.refuse_all = true;
+	assert_int_equal(mlv_gen_build_opt(cfg, &info, 1, 2, NULL, NULL, g,
+					   &opts, &h), MLV_OK);
+	assert_int_equal(a.n, 0);
+	assert_int_equal(h->vips[0].backends[3].uid, 8);
+	mlv_gen_free(h);
+	h = NULL;
+	/* a new VIP while every uid is refused: the build fails whole */
+	mlv_gen_free(g);
+	g = NULL;
+	assert_int_equal(mlv_gen_build_opt(cfg, &info, 1, 1, NULL, NULL, NULL,
+					   &opts, &g), MLV_E_LIMIT);
+	assert_null(g);
+	assert_true(a.n >= MLV_TALLY_SLOTS);
+	mlv_config_free(cfg);
 }
 
 /* ---- maglevctl whatif builds with the VIP's own builder ---- */
@@ -454,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_gen_state_down),
 		cmocka_unit_test(test_gen_keep_slots),
 		cmocka_unit_test(test_gen_load_bounds),
+		cmocka_unit_test(test_gen_uid_free),
 		cmocka_unit_test(test_whatif_uses_builder),
 	};
 

@@ -930,6 +930,33 @@ static void test_probe_ahead_matches_sequential(void **state)
  * 16 buckets, so that claims evict, reuse expired slots and meet full
  * buckets of proven flows (the spare). Entries, counts kept through the
  * tally, occupancy and statistics must stay identical. */
+/* The tally of uids first .. first + n - 1 (all of VIP uid 0) counts
+ * exactly the entries holding a flow (state not FREE), by class. */
+static void assert_tally_matches(const struct mlv_ct *ct,
+				 const struct mlv_flow_tally *t,
+				 uint32_t first, uint32_t n)
+{
+	uint32_t want[400][2] = { { 0 } };
+	uint32_t all = 0;
+
+	assert_true(n <= 400);
+	for (uint32_t i = 0; i < mlv_ct_capacity(ct); i++) {
+		const struct mlv_ct_entry *e = &ct->entries[i];
+
+		if (e->state == MLV_CT_FREE)
+			continue;
+		assert_true(e->backend_uid >= first && e->backend_uid < first + n);
+		want[e->backend_uid - first][e->state == MLV_CT_TCP_OPENING ||
+					     e->state == MLV_CT_TCP_CLOSING]++;
+		all++;
+	}
+	for (uint32_t u = 0; u < n; u++) {
+		assert_int_equal(t[first + u].n[0], want[u][0]);
+		assert_int_equal(t[first + u].n[1], want[u][1]);
+	}
+	assert_int_equal(t[0].vip_flows, all);
+}
+
 static struct mlv_flow_key mixed_flow(uint32_t id)
 {
 	struct mlv_flow_key k = flow(id, id % 5 == 0 ? 17 : 6);
@@ -956,7 +983,7 @@ static void test_insert_matches_take_and_update(void **state)
 	struct mlv_ct_params p = default_params;
 	struct test_mem ma, mb;
 	struct mlv_ct *a, *b;
-	uint32_t count_a[BACKENDS] = { 0 }, count_b[BACKENDS] = { 0 };
+	struct mlv_flow_tally *ta = NULL, *tb = NULL;
 	uint64_t seed = 23;
 	uint32_t now = 100, inserted = 0, hits = 0;
 
@@ -964,8 +991,10 @@ static void test_insert_matches_take_and_update(void **state)
 	a = make_ct(&p, &ma);
 	b = make_ct(&p, &mb);
 	b->seed = a->seed;   /* the same IPv6 fingerprints */
-	mlv_ct_set_tally(a, GEN, count_a, BACKENDS);
-	mlv_ct_set_tally(b, GEN, count_b, BACKENDS);
+	assert_int_equal(mlv_flow_tally_create(&ta), MLV_OK);
+	assert_int_equal(mlv_flow_tally_create(&tb), MLV_OK);
+	mlv_ct_set_tally(a, ta);
+	mlv_ct_set_tally(b, tb);
 	for (uint32_t burst = 0; burst < 400; burst++) {
 		now += (uint32_t)(splitmix64(&seed) % 8 == 0 ? 6000 : splitmix64(&seed) % 400);
 		for (uint32_t i = 0; i < BURST; i++) {
@@ -991,7 +1020,7 @@ static void test_insert_matches_take_and_update(void **state)
 			assert_int_equal(new_a, new_b);
 			if (new_b) {
 				tracked_b = mlv_ct_insert(b, &k, h, now, &pr, uid,
-							  GEN, bi, f);
+							  0, GEN, bi, f);
 				inserted++;
 			} else {
 				eb = mlv_ct_take(b, &k, h, now, &pr, &new_b);
@@ -1000,15 +1029,13 @@ static void test_insert_matches_take_and_update(void **state)
 				hits++;
 			}
 			assert_int_equal(tracked_a, tracked_b);
-			/* the worker counts a flow it starts tracking */
-			if (new_a && tracked_a) {
-				count_a[bi]++;
-				count_b[bi]++;
-			}
 		}
 		assert_memory_equal(a->entries, b->entries,
 				    mlv_ct_capacity(a) * sizeof(struct mlv_ct_entry));
-		assert_memory_equal(count_a, count_b, sizeof(count_a));
+		assert_tally_matches(a, ta, 1000, FLOWS);
+		assert_memory_equal(ta + 1000, tb + 1000,
+				    FLOWS * sizeof(struct mlv_flow_tally));
+		assert_int_equal(ta[0].vip_flows, tb[0].vip_flows);
 		assert_int_equal(mlv_ct_occupancy(a), mlv_ct_occupancy(b));
 		assert_memory_equal(mlv_ct_get_stats(a), mlv_ct_get_stats(b),
 				    sizeof(struct mlv_ct_stats));
@@ -1020,6 +1047,8 @@ static void test_insert_matches_take_and_update(void **state)
 		    st->expired_reused > 10);
 	mlv_ct_destroy(a);
 	mlv_ct_destroy(b);
+	mlv_flow_tally_destroy(ta);
+	mlv_flow_tally_destroy(tb);
 }
 
 /* The claim policy, written out plainly, against the table on random

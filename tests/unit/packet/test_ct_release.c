@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The conntrack release hook (mlv_ct_set_release_hook), the tally
- * (mlv_ct_set_tally) and mlv_ct_update's "tracked" result, which bounded
- * loads count flows with: hook and tally must see every tracked flow
+ * (mlv_ct_set_tally, flow_tally.h) and mlv_ct_update's "tracked" result:
+ * hook and tally must see every tracked flow
  * exactly once when the table lets go of it (removed, swept, reused after
  * expiring, evicted), and never a flow that was not tracked (a claimed
  * entry never updated, the spare that stays out). Flows are aimed at one
@@ -177,113 +177,160 @@ static void test_spare(void **state)
 
 /* ---- The tally (mlv_ct_set_tally) ---- */
 
-#define TALLY_GEN 7u
-#define TALLY_N 6u
+#define VIP_A 3u
+#define VIP_B 4u
 
-/* A new flow counted the way maglevd's forwarding path counts it: its
- * entry carries generation gen and index idx, and if mlv_ct_update says
- * it is tracked it adds one to counts[idx]. */
-static struct mlv_ct_entry *start_counted(struct mlv_ct *ct, uint32_t *counts,
-					  uint32_t i, uint8_t proto,
-					  uint8_t flags, uint32_t now,
-					  uint32_t gen, uint32_t idx)
+/* A flow tracked the way the table's callers start one: claimed, its
+ * backend set (with the backend's VIP recorded as mlv_ct_insert records
+ * it), then updated; NULL if it stayed out. */
+static struct mlv_ct_entry *start_tallied(struct mlv_ct *ct,
+					  struct mlv_flow_tally *t, uint32_t i,
+					  uint8_t proto, uint8_t flags,
+					  uint32_t now, uint32_t uid,
+					  uint32_t vip)
 {
 	struct mlv_flow_key k = flow(i, proto);
 	bool fresh;
 	struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(ct, &k, HASH, now, &fresh);
 
 	assert_true(fresh);
-	e->backend_uid = i;
-	e->cached_gen = gen;
-	e->backend_all_idx = idx;
-	if (!mlv_ct_update(ct, e, flags, now))
-		return NULL;
-	counts[idx]++;
-	return e;
+	t[mlv_tally_slot(uid)].vip_uid = vip;
+	e->backend_uid = uid;
+	return mlv_ct_update(ct, e, flags, now) ? e : NULL;
 }
 
-/* Every way the table lets a tracked flow go counts it off, once. */
-static void test_tally_counts_off(void **state)
+static uint32_t active(const struct mlv_flow_tally *t, uint32_t uid)
+{
+	return t[mlv_tally_slot(uid)].n[MLV_TALLY_ACTIVE];
+}
+
+static uint32_t inactive(const struct mlv_flow_tally *t, uint32_t uid)
+{
+	return t[mlv_tally_slot(uid)].n[MLV_TALLY_INACTIVE];
+}
+
+static uint32_t vip_flows(const struct mlv_flow_tally *t, uint32_t vip)
+{
+	return t[mlv_tally_slot(vip)].vip_flows;
+}
+
+static struct mlv_flow_tally *make_tally(struct mlv_ct *ct)
+{
+	struct mlv_flow_tally *t = NULL;
+
+	assert_int_equal(mlv_flow_tally_create(&t), MLV_OK);
+	mlv_ct_set_tally(ct, t);
+	return t;
+}
+
+/* A flow counts in its class and its VIP from the moment it is tracked,
+ * changes class with its state, moves with mlv_ct_rebind, and every way
+ * the table lets it go counts it off, once. */
+static void test_tally_follows_flows(void **state)
 {
 	struct seen s;
 	struct mlv_ct *ct = make(&s);
-	uint32_t counts[8] = { 0 };
+	struct mlv_flow_tally *t = make_tally(ct);
+	struct mlv_flow_key k = flow(1, 6);
 	struct mlv_ct_entry *e;
 
 	(void)state;
-	mlv_ct_set_tally(ct, TALLY_GEN, counts, TALLY_N);
-	/* removed */
-	e = start_counted(ct, counts, 1, 6, MLV_TCP_SYN, 0, TALLY_GEN, 1);
-	assert_int_equal(counts[1], 1);
+	e = start_tallied(ct, t, 1, 6, MLV_TCP_SYN, 0, 10, VIP_A);
+	assert_int_equal(inactive(t, 10), 1);       /* opening */
+	assert_int_equal(active(t, 10), 0);
+	assert_int_equal(vip_flows(t, VIP_A), 1);
+	mlv_ct_update(ct, mlv_ct_lookup(ct, &k, HASH, 1), MLV_TCP_ACK, 1);
+	assert_int_equal(inactive(t, 10), 0);       /* established */
+	assert_int_equal(active(t, 10), 1);
+	mlv_ct_update(ct, e, MLV_TCP_ACK, 2);       /* no change */
+	assert_int_equal(active(t, 10), 1);
+	assert_int_equal(vip_flows(t, VIP_A), 1);
+	/* re-selected to another backend of another VIP */
+	mlv_ct_rebind(ct, e, 11, VIP_B);
+	assert_int_equal(e->backend_uid, 11);
+	assert_int_equal(active(t, 10), 0);
+	assert_int_equal(active(t, 11), 1);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
+	assert_int_equal(vip_flows(t, VIP_B), 1);
+	mlv_ct_update(ct, e, MLV_TCP_FIN, 3);       /* closing */
+	assert_int_equal(active(t, 11), 0);
+	assert_int_equal(inactive(t, 11), 1);
 	mlv_ct_remove(ct, e);
-	assert_int_equal(counts[1], 0);
+	assert_int_equal(inactive(t, 11), 0);
+	assert_int_equal(vip_flows(t, VIP_B), 0);
 	mlv_ct_remove(ct, e);   /* already gone: not twice */
-	assert_int_equal(counts[1], 0);
+	assert_int_equal(vip_flows(t, VIP_B), 0);
 	/* evicted: four half-open flows, a fifth takes the stalest's way */
 	for (uint32_t i = 2; i <= 5; i++)
-		start_counted(ct, counts, i, 6, MLV_TCP_SYN, i, TALLY_GEN, 2);
-	assert_int_equal(counts[2], 4);
-	start_counted(ct, counts, 6, 6, MLV_TCP_SYN, 10, TALLY_GEN, 3);
-	assert_int_equal(counts[2], 3);
-	assert_int_equal(counts[3], 1);
+		start_tallied(ct, t, i, 6, MLV_TCP_SYN, i, 20, VIP_A);
+	assert_int_equal(inactive(t, 20), 4);
+	start_tallied(ct, t, 6, 6, MLV_TCP_SYN, 10, 21, VIP_A);
+	assert_int_equal(inactive(t, 20), 3);
+	assert_int_equal(inactive(t, 21), 1);
+	assert_int_equal(vip_flows(t, VIP_A), 4);
 	/* swept after the handshake timeout */
 	assert_int_equal(mlv_ct_sweep(ct, 10 + T_HANDSHAKE, UINT32_MAX), 4);
-	assert_int_equal(counts[2], 0);
-	assert_int_equal(counts[3], 0);
+	assert_int_equal(inactive(t, 20) + inactive(t, 21), 0);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
 	/* reused after expiring, unswept: flow 8 takes flow 7's way */
-	start_counted(ct, counts, 7, 17, 0, 20000, TALLY_GEN, 4);
+	start_tallied(ct, t, 7, 17, 0, 20000, 30, VIP_B);
 	for (uint32_t i = 8; i <= 10; i++)
-		start_counted(ct, counts, i, 17, 0, 20000 + T_UDP, TALLY_GEN, 5);
-	assert_int_equal(counts[4], 0);
-	assert_int_equal(counts[5], 3);
+		start_tallied(ct, t, i, 17, 0, 20000 + T_UDP, 31, VIP_B);
+	assert_int_equal(active(t, 30), 0);
+	assert_int_equal(active(t, 31), 3);
+	assert_int_equal(vip_flows(t, VIP_B), 3);
 	/* the hook saw the same flows */
 	assert_int_equal(s.n, 7);
 	mlv_ct_destroy(ct);
+	mlv_flow_tally_destroy(t);
 }
 
-/* What is not counted off: flows of another generation, indexes beyond
- * the tally, flows never tracked (claimed and not updated, the SYN that
- * stays out of a full bucket), nothing below zero, nothing once unset. */
+/* What is not counted: a claim never updated, the unproven spare that
+ * stays out of a full bucket, nothing below zero, nothing once unset;
+ * the proven spare that enters counts, its victim leaves. */
 static void test_tally_leaves_alone(void **state)
 {
 	struct seen s;
 	struct mlv_ct *ct = make(&s);
-	uint32_t counts[8] = { 0 };
+	struct mlv_flow_tally *t = make_tally(ct);
 	struct mlv_ct_entry *e;
 	struct mlv_flow_key k;
 	bool fresh;
 
 	(void)state;
-	mlv_ct_set_tally(ct, TALLY_GEN, counts, TALLY_N);
-	e = start_counted(ct, counts, 1, 17, 0, 0, TALLY_GEN - 1, 1);
-	mlv_ct_remove(ct, e);
-	assert_int_equal(counts[1], 1);
-	e = start_counted(ct, counts, 2, 17, 0, 0, TALLY_GEN, TALLY_N);
-	mlv_ct_remove(ct, e);
-	assert_int_equal(counts[TALLY_N], 1);
-	e = start_counted(ct, counts, 3, 17, 0, 0, TALLY_GEN, 2);
-	counts[2] = 0;
-	mlv_ct_remove(ct, e);
-	assert_int_equal(counts[2], 0);
 	k = flow(4, 6);
 	e = mlv_ct_lookup_or_insert(ct, &k, HASH, 1, &fresh);
-	e->cached_gen = TALLY_GEN;
-	e->backend_all_idx = 3;
-	counts[3] = 5;
+	e->backend_uid = 40;
+	t[mlv_tally_slot(40)].vip_uid = VIP_A;
 	mlv_ct_remove(ct, e);
-	assert_int_equal(counts[3], 5);
+	assert_int_equal(inactive(t, 40) + active(t, 40), 0);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
+	e = start_tallied(ct, t, 3, 17, 0, 0, 41, VIP_A);
+	t[mlv_tally_slot(41)].n[MLV_TALLY_ACTIVE] = 0;
+	t[mlv_tally_slot(VIP_A)].vip_flows = 0;
+	mlv_ct_remove(ct, e);   /* never below zero */
+	assert_int_equal(active(t, 41), 0);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
 	/* four proven flows fill the bucket; a SYN stays out */
 	for (uint32_t i = 5; i <= 8; i++)
-		start_counted(ct, counts, i, 17, 0, i, TALLY_GEN, 4);
-	assert_null(start_counted(ct, counts, 9, 6, MLV_TCP_SYN, 10, TALLY_GEN, 5));
-	assert_int_equal(counts[4], 4);
-	assert_int_equal(counts[5], 0);
-	/* unset: the proven newcomer evicts, nothing is counted off */
-	mlv_ct_set_tally(ct, 0, NULL, 0);
-	start_counted(ct, counts, 10, 17, 0, 11, TALLY_GEN, 5);
-	assert_int_equal(counts[4], 4);
-	assert_int_equal(s.n, 4);   /* the hook still runs */
+		start_tallied(ct, t, i, 17, 0, i, 42, VIP_A);
+	assert_null(start_tallied(ct, t, 9, 6, MLV_TCP_SYN, 10, 43, VIP_A));
+	assert_int_equal(active(t, 42), 4);
+	assert_int_equal(inactive(t, 43), 0);
+	assert_int_equal(vip_flows(t, VIP_A), 4);
+	/* a proven newcomer evicts the stalest proven flow */
+	assert_non_null(start_tallied(ct, t, 10, 17, 0, 11, 43, VIP_A));
+	assert_int_equal(active(t, 42), 3);
+	assert_int_equal(active(t, 43), 1);
+	assert_int_equal(vip_flows(t, VIP_A), 4);
+	/* unset: the next newcomer evicts, nothing is counted */
+	mlv_ct_set_tally(ct, NULL);
+	start_tallied(ct, t, 11, 17, 0, 12, 44, VIP_A);
+	assert_int_equal(active(t, 42), 3);
+	assert_int_equal(active(t, 44), 0);
+	assert_int_equal(s.n, 3);   /* the hook still runs */
 	mlv_ct_destroy(ct);
+	mlv_flow_tally_destroy(t);
 }
 
 /* Without a hook nothing is called (and nothing breaks). */
@@ -307,7 +354,7 @@ int main(void)
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_spare),
 		cmocka_unit_test(test_no_hook),
-		cmocka_unit_test(test_tally_counts_off),
+		cmocka_unit_test(test_tally_follows_flows),
 		cmocka_unit_test(test_tally_leaves_alone),
 	};
 

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Bounded loads' active-flow counts (dataplane/worker/forward.c): when the
- * conntrack table lets a tracked flow go, the flow leaves its backend's
- * count (the table's tally, pointed by the forwarding path at the
- * worker's own row of the generation it holds) and, for a VIP with
- * max_load, its VIP's total (the release hook, installed only for
- * generations with such a VIP); only when the flow was counted in that
- * generation (its entry carries the generation's number), never below
- * zero; mlv_forward_sweep releases the expired entries it reclaims. No
- * EAL: the worker struct is built by hand and the conntrack table lives
- * in plain memory. */
+/* The worker's tally of tracked flows (dataplane/packet/flow_tally.h) as
+ * the control plane reads it through a generation (mlv_gen_backend_flows,
+ * mlv_gen_vip_tracked): per backend uid and class, per VIP, for every
+ * worker, whatever generation the reader holds; mlv_forward_sweep
+ * releases the expired entries it reclaims. No EAL: the worker struct is
+ * built by hand and the conntrack table lives in plain memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +16,7 @@
 
 #include "control/config/config.h"
 #include "control/generation/generation.h"
+#include "control/generation/moves.h"
 #include "dataplane/packet/conntrack.h"
 #include "dataplane/worker/worker.h"
 #include "tests/support/config_load.h"
@@ -49,6 +46,8 @@ struct fx {
 	struct mlv_config *cfg;
 	struct mlv_generation *gen;
 	struct mlv_worker *w;
+	struct mlv_flow_tally *tally[2];   /* worker 0's and worker 1's */
+	struct mlv_flow_tally_set set;
 };
 
 static void *ct_alloc(size_t size, void *ctx)
@@ -73,15 +72,24 @@ static int setup(void **state)
 	struct mlv_gen_port_info info = { .mac = { 2, 0, 0, 0, 0, 1 } };
 	struct fx *f = calloc(1, sizeof(*f));
 
+	struct mlv_gen_build_opts opts = { .defer_second = false };
+
 	assert_non_null(f);
+	assert_int_equal(mlv_flow_tally_create(&f->tally[0]), MLV_OK);
+	assert_int_equal(mlv_flow_tally_create(&f->tally[1]), MLV_OK);
+	f->set.n_workers = 2;
+	f->set.per_worker = f->tally;
+	opts.tallies = &f->set;
 	f->cfg = config_load_ok(yaml, sizeof(yaml) - 1);
-	assert_int_equal(mlv_gen_build(f->cfg, &info, 2, 7, NULL, NULL, NULL,
-				       &f->gen), MLV_OK);
+	assert_int_equal(mlv_gen_build_opt(f->cfg, &info, 2, 7, NULL, NULL, NULL,
+					   &opts, &f->gen), MLV_OK);
 	f->w = calloc(1, sizeof(*f->w));
 	assert_non_null(f->w);
 	f->w->id = 1;
+	f->w->tally = f->tally[1];
 	f->w->ct = mlv_ct_create(&ctp, ct_alloc, ct_free, NULL);
 	assert_non_null(f->w->ct);
+	mlv_ct_set_tally(f->w->ct, f->w->tally);
 	*state = f;
 	return 0;
 }
@@ -91,6 +99,8 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	mlv_ct_destroy(f->w->ct);
+	mlv_flow_tally_destroy(f->tally[0]);
+	mlv_flow_tally_destroy(f->tally[1]);
 	free(f->w);
 	mlv_gen_free(f->gen);
 	mlv_config_free(f->cfg);
@@ -98,136 +108,76 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* An entry as tracked_backend leaves it for backend b in generation
- * number gen_no. */
-static struct mlv_ct_entry entry(const struct mlv_generation *g,
-				 const struct mlv_gen_backend *b,
-				 uint32_t gen_no)
+/* A flow for backend b of vip tracked the way the forwarding path
+ * tracks a new one (mlv_ct_insert), with TCP flags or UDP. */
+static struct mlv_ct_entry *track(struct fx *f, uint32_t i, uint8_t proto,
+				  uint8_t flags, const struct mlv_gen_vip *vip,
+				  const struct mlv_gen_backend *b, uint32_t now)
 {
-	return (struct mlv_ct_entry){
-		.backend_uid = b->uid,
-		.backend_all_idx = mlv_gen_backend_index(g, b),
-		.cached_gen = gen_no, .state = MLV_CT_UDP,
-	};
-}
-
-/* A flow for backend b tracked in generation number gen_no, the way
- * tracked_backend leaves it (entry filled, mlv_ct_update, counted). */
-static struct mlv_ct_entry *track(struct fx *f, uint32_t i,
-				  const struct mlv_gen_backend *b,
-				  uint32_t gen_no)
-{
-	struct mlv_generation *g = f->gen;
-	struct mlv_flow_key k = { .family = 4, .proto = 17,
+	struct mlv_flow_key k = { .family = 4, .proto = proto,
 				  .sport = (uint16_t)(2000 + i), .dport = 80 };
-	struct mlv_ct_entry want = entry(g, b, gen_no);
-	bool fresh;
-	struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(f->w->ct, &k,
-							 i * 2654435761u, 0,
-							 &fresh);
+	uint32_t h = i * 2654435761u;
+	struct mlv_ct_probe pr = { .hit = NULL };
 
-	assert_true(fresh);
-	e->backend_uid = want.backend_uid;
-	e->backend_all_idx = want.backend_all_idx;
-	e->cached_gen = gen_no;
-	assert_true(mlv_ct_update(f->w->ct, e, 0, 0));
-	return e;
+	mlv_ct_probe(f->w->ct, &k, h, now, &pr);
+	assert_null(pr.hit);
+	assert_true(mlv_ct_insert(f->w->ct, &k, h, now, &pr, b->uid, vip->uid,
+				  f->gen->number,
+				  mlv_gen_backend_index(f->gen, b), flags));
+	return mlv_ct_lookup(f->w->ct, &k, h, now);
 }
 
-static void test_release(void **state)
+static void assert_flows(const struct mlv_generation *g,
+			 const struct mlv_gen_backend *b, uint64_t act,
+			 uint64_t inact)
+{
+	uint64_t n[2];
+
+	mlv_gen_backend_flows(g, b, n);
+	assert_int_equal(n[0], act);
+	assert_int_equal(n[1], inact);
+	assert_int_equal(mlv_gen_backend_tracked(g, b), act + inact);
+}
+
+/* Counts by class and VIP, summed over the workers, as the control
+ * plane reads them. */
+static void test_counts_read_through_generation(void **state)
 {
 	struct fx *f = *state;
 	struct mlv_generation *g = f->gen;
-	const struct mlv_gen_backend *a2 = &g->vips[0].backends[1];
-	const struct mlv_gen_backend *b1 = &g->vips[1].backends[0];
-	uint32_t ia2 = mlv_gen_backend_index(g, a2), ib1 = mlv_gen_backend_index(g, b1);
+	const struct mlv_gen_vip *a = &g->vips[0], *b = &g->vips[1];
+	const struct mlv_gen_backend *a1 = &a->backends[0], *a2 = &a->backends[1];
+	const struct mlv_gen_backend *b1 = &b->backends[0];
 	struct mlv_ct_entry *e;
 
-	assert_int_equal(g->n_bounded_vips, 1);
-	assert_true(a2->vip_bounded);
-	assert_false(b1->vip_bounded);
-	/* what a burst does first: the table counts off g's row 1 */
-	mlv_forward_sweep(f->w, g, 0);
-	g->backend_active[1][ia2] = 3;
-	g->vip_active[1][0] = 5;
-	g->backend_active[0][ia2] = 9;   /* another worker's: untouched */
-
-	e = track(f, 1, a2, g->number);
+	assert_ptr_equal(g->tallies, &f->set);
+	e = track(f, 1, 6, MLV_TCP_SYN, a, a1, 0);
+	track(f, 2, 17, 0, a, a2, 0);
+	track(f, 3, 17, 0, b, b1, 0);
+	assert_flows(g, a1, 0, 1);
+	assert_flows(g, a2, 1, 0);
+	assert_int_equal(mlv_gen_vip_tracked(g, a), 2);
+	assert_int_equal(mlv_gen_vip_tracked(g, b), 1);
+	/* another worker's flows add up */
+	f->tally[0][mlv_tally_slot(a2->uid)].n[MLV_TALLY_ACTIVE] = 4;
+	f->tally[0][mlv_tally_slot(a->uid)].vip_flows = 4;
+	assert_flows(g, a2, 5, 0);
+	assert_int_equal(mlv_gen_vip_tracked(g, a), 6);
+	/* the handshake completes; then the flow closes and is removed */
+	mlv_ct_update(f->w->ct, e, MLV_TCP_ACK, 1);
+	assert_flows(g, a1, 1, 0);
+	mlv_ct_update(f->w->ct, e, MLV_TCP_FIN | MLV_TCP_ACK, 2);
+	assert_flows(g, a1, 0, 1);
 	mlv_ct_remove(f->w->ct, e);
-	assert_int_equal(g->backend_active[1][ia2], 2);
-	assert_int_equal(g->vip_active[1][0], 4);
-	assert_int_equal(g->backend_active[0][ia2], 9);
-
-	/* counted in another generation: not in this one's counts */
-	e = track(f, 2, a2, g->number - 1);
-	mlv_ct_remove(f->w->ct, e);
-	assert_int_equal(g->backend_active[1][ia2], 2);
-	assert_int_equal(g->vip_active[1][0], 4);
-
-	/* the other VIP's backend: that VIP has no max_load, so only the
-	 * backend's count moves (no VIP total is kept for it) */
-	g->backend_active[1][ib1] = 1;
-	g->vip_active[1][1] = 7;
-	e = track(f, 3, b1, g->number);
-	mlv_ct_remove(f->w->ct, e);
-	e = track(f, 4, b1, g->number);
-	mlv_ct_remove(f->w->ct, e);   /* never below zero */
-	assert_int_equal(g->backend_active[1][ib1], 0);
-	assert_int_equal(g->vip_active[1][1], 7);
-	assert_int_equal(g->vip_active[1][0], 4);
-
-	/* an index the generation does not have */
-	e = track(f, 5, a2, g->number);
-	e->backend_all_idx = g->n_all_backends;
-	mlv_ct_remove(f->w->ct, e);
-	assert_int_equal(g->backend_active[1][ia2], 2);
-	assert_int_equal(g->vip_active[1][0], 4);
-
-	/* no generation held: nothing is counted off */
-	e = track(f, 6, a2, g->number);
-	mlv_forward_sweep(f->w, NULL, 0);
-	mlv_ct_remove(f->w->ct, e);
-	assert_int_equal(g->backend_active[1][ia2], 2);
-	assert_int_equal(g->vip_active[1][0], 4);
-}
-
-/* The hook on its own (it runs for bounded VIPs only): the VIP's total
- * moves, never the backend's (the tally's job), and only for flows
- * counted in the generation the worker holds. */
-static void test_release_hook(void **state)
-{
-	struct fx *f = *state;
-	struct mlv_generation *g = f->gen;
-	const struct mlv_gen_backend *a2 = &g->vips[0].backends[1];
-	const struct mlv_gen_backend *b1 = &g->vips[1].backends[0];
-	uint32_t ia2 = mlv_gen_backend_index(g, a2);
-	struct mlv_ct_entry e;
-
-	f->w->ct_gen = g;
-	g->backend_active[1][ia2] = 3;
-	g->vip_active[1][0] = 5;
-	g->vip_active[1][1] = 7;
-	e = entry(g, a2, g->number);
-	mlv_forward_ct_released(f->w, &e);
-	assert_int_equal(g->vip_active[1][0], 4);
-	assert_int_equal(g->backend_active[1][ia2], 3);
-	e = entry(g, a2, g->number + 1);
-	mlv_forward_ct_released(f->w, &e);
-	e = entry(g, b1, g->number);
-	mlv_forward_ct_released(f->w, &e);
-	e = entry(g, a2, g->number);
-	e.backend_all_idx = g->n_all_backends;
-	mlv_forward_ct_released(f->w, &e);
-	assert_int_equal(g->vip_active[1][0], 4);
-	assert_int_equal(g->vip_active[1][1], 7);
-	g->vip_active[1][0] = 0;
-	e = entry(g, a2, g->number);
-	mlv_forward_ct_released(f->w, &e);   /* never below zero */
-	assert_int_equal(g->vip_active[1][0], 0);
-	f->w->ct_gen = NULL;
-	g->vip_active[1][0] = 2;
-	mlv_forward_ct_released(f->w, &e);
-	assert_int_equal(g->vip_active[1][0], 2);
+	assert_flows(g, a1, 0, 0);
+	assert_int_equal(mlv_gen_vip_tracked(g, a), 5);
+	/* a flow re-selected to the other VIP's backend moves with it */
+	e = track(f, 4, 17, 0, a, a1, 3);
+	mlv_ct_rebind(f->w->ct, e, b1->uid, b->uid);
+	assert_flows(g, a1, 0, 0);
+	assert_flows(g, b1, 2, 0);
+	assert_int_equal(mlv_gen_vip_tracked(g, a), 5);
+	assert_int_equal(mlv_gen_vip_tracked(g, b), 2);
 }
 
 /* Expired entries the sweep reclaims leave the counts. */
@@ -235,41 +185,47 @@ static void test_sweep_releases(void **state)
 {
 	struct fx *f = *state;
 	struct mlv_generation *g = f->gen;
-	const struct mlv_gen_backend *a1 = &g->vips[0].backends[0];
-	uint32_t ia1 = mlv_gen_backend_index(g, a1);
+	const struct mlv_gen_vip *a = &g->vips[0];
+	const struct mlv_gen_backend *a1 = &a->backends[0];
 
-	for (uint32_t i = 0; i < 3; i++) {
-		struct mlv_flow_key k = { .family = 4, .proto = 17,
-					  .sport = (uint16_t)(1000 + i), .dport = 80 };
-		bool fresh;
-		struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(f->w->ct, &k,
-								 i * 77777u, 0, &fresh);
-
-		assert_true(fresh);
-		e->backend_uid = a1->uid;
-		e->backend_all_idx = ia1;
-		e->cached_gen = g->number;
-		assert_true(mlv_ct_update(f->w->ct, e, 0, 0));
-		g->backend_active[1][ia1]++;
-		g->vip_active[1][0]++;
-	}
+	for (uint32_t i = 0; i < 3; i++)
+		track(f, 10 + i, 17, 0, a, a1, 0);
+	assert_flows(g, a1, 3, 0);
 	/* not yet expired: nothing leaves */
 	for (uint32_t n = 0; n < 1024 / MLV_CT_WAYS; n += MLV_SWEEP_BUCKETS)
-		mlv_forward_sweep(f->w, g, 1000);
-	assert_int_equal(g->backend_active[1][ia1], 3);
+		mlv_forward_sweep(f->w, 1000);
+	assert_flows(g, a1, 3, 0);
 	/* a full sweep after the UDP timeout: all three leave */
 	for (uint32_t n = 0; n < 1024 / MLV_CT_WAYS; n += MLV_SWEEP_BUCKETS)
-		mlv_forward_sweep(f->w, g, 30000);
-	assert_int_equal(g->backend_active[1][ia1], 0);
-	assert_int_equal(g->vip_active[1][0], 0);
+		mlv_forward_sweep(f->w, 30000);
+	assert_flows(g, a1, 0, 0);
+	assert_int_equal(mlv_gen_vip_tracked(g, a), 0);
+}
+
+/* A generation built without tallies reads zero. */
+static void test_no_tallies_read_zero(void **state)
+{
+	struct fx *f = *state;
+	struct mlv_gen_port_info info = { .mac = { 2, 0, 0, 0, 0, 1 } };
+	struct mlv_generation *g = NULL;
+
+	track(f, 20, 17, 0, &f->gen->vips[0], &f->gen->vips[0].backends[0], 0);
+	assert_int_equal(mlv_gen_build(f->cfg, &info, 2, 8, NULL, NULL, f->gen,
+				       &g), MLV_OK);
+	assert_null(g->tallies);
+	assert_flows(g, &g->vips[0].backends[0], 0, 0);
+	assert_int_equal(mlv_gen_vip_tracked(g, &g->vips[0]), 0);
+	mlv_gen_free(g);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_release_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counts_read_through_generation,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_releases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_tallies_read_zero, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

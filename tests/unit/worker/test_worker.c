@@ -30,6 +30,7 @@
 
 #include "control/config/config.h"
 #include "control/generation/generation.h"
+#include "control/generation/moves.h"
 #include "control/publish/publish.h"
 #include "control/generation/stats.h"
 #include "dataplane/packet/flow_hash.h"
@@ -55,6 +56,8 @@ struct env {
 	struct mlv_config *cfg;
 	unsigned worker_lcore;
 	uint32_t number;
+	struct mlv_flow_tally *tally[1];
+	struct mlv_flow_tally_set tallies;
 };
 
 static struct env E;
@@ -97,9 +100,11 @@ static struct mlv_config *config(const char *skip, const char *extra)
 static void publish(struct mlv_config *cfg)
 {
 	struct mlv_generation *gen = NULL;
+	struct mlv_gen_build_opts opts = { .tallies = &E.tallies };
 
-	assert_int_equal(mlv_gen_build(cfg, E.ports.info, 1, ++E.number, NULL,
-				       NULL, mlv_publish_current(E.pub), &gen),
+	assert_int_equal(mlv_gen_build_opt(cfg, E.ports.info, 1, ++E.number,
+					   NULL, NULL, mlv_publish_current(E.pub),
+					   &opts, &gen),
 			 MLV_OK);
 	assert_int_equal(mlv_publish(E.pub, gen), MLV_OK);
 }
@@ -139,6 +144,9 @@ static int setup(void **state)
 	wp.idle_max_sleep_us = 50;
 	if (mlv_worker_create(&wp, &E.w) != MLV_OK)
 		return -1;
+	E.tally[0] = mlv_worker_tally(E.w);
+	E.tallies.n_workers = 1;
+	E.tallies.per_worker = E.tally;
 	publish(E.cfg);
 	return 0;
 }
@@ -352,6 +360,137 @@ static uint8_t send_flow(uint16_t sport)
 	return b;
 }
 
+/* One TCP segment with flags of flow sport; returns the backend's last
+ * address byte. */
+static uint8_t send_flags(uint16_t sport, uint8_t flags)
+{
+	struct frame_spec s;
+	struct rte_mbuf *m, *out;
+	uint8_t b;
+
+	frame_spec_init(&s, 4, 6);
+	s.sport = sport;
+	s.tcp_flags = flags;
+	m = frame(&s);
+	forward(&m, 1);
+	assert_int_equal(take_tx(&out, 1), 1);
+	b = backend_of(out);
+	rte_pktmbuf_free(out);
+	return b;
+}
+
+/* The current generation's backend named name (NULL if absent). */
+static const struct mlv_gen_backend *gen_backend(const char *name)
+{
+	const struct mlv_generation *g = mlv_publish_current(E.pub);
+
+	return mlv_gen_find_backend_named(mlv_gen_find_vip_named(g, "web"), name);
+}
+
+/* Tracked flows of uid by class, as the control plane reads them. */
+static void flows_of(uint32_t uid, uint64_t out[2])
+{
+	mlv_flow_tally_backend(&E.tallies, uid, out);
+}
+
+/* Tracked-flow counts belong to the flows, not to a generation: they
+ * change class with the TCP state, survive publishes with no packet in
+ * between (with per-generation counts, every backend read 0 after one),
+ * and follow a flow re-selected when its backend leaves, while the VIP's
+ * total stays. */
+static void test_tracked_counts_survive_publishes(void **state)
+{
+	enum { N = 18 };
+	static const char *const names[] = { "b1", "b2", "b3" };
+	uint32_t uid[3], vip_uid;
+	uint64_t base[3][2], now[2], vip_base;
+	uint32_t sent[3] = { 0 }, gone = 0;
+	uint8_t first[N], victim;
+	struct mlv_config *without;
+
+	(void)state;
+	counters_zero();
+	for (int b = 0; b < 3; b++) {
+		uid[b] = gen_backend(names[b])->uid;
+		flows_of(uid[b], base[b]);
+	}
+	vip_uid = mlv_gen_find_vip_named(mlv_publish_current(E.pub), "web")->uid;
+	vip_base = mlv_flow_tally_vip(&E.tallies, vip_uid);
+	for (int i = 0; i < N; i++) {
+		first[i] = send_flags((uint16_t)(47000 + i), MLV_TCP_SYN);
+		sent[first[i] - 11]++;
+	}
+	for (int b = 0; b < 3; b++) {
+		flows_of(uid[b], now);
+		assert_int_equal(now[0], base[b][0]);
+		assert_int_equal(now[1], base[b][1] + sent[b]);   /* opening */
+	}
+	for (int i = 0; i < N; i++)
+		assert_int_equal(send_flags((uint16_t)(47000 + i), MLV_TCP_ACK),
+				 first[i]);
+	for (int b = 0; b < 3; b++) {
+		flows_of(uid[b], now);
+		assert_int_equal(now[0], base[b][0] + sent[b]);   /* established */
+		assert_int_equal(now[1], base[b][1]);
+	}
+	/* publishes with no packet: nothing changes, through the new
+	 * generation's eyes too */
+	publish(E.cfg);
+	publish(E.cfg);
+	for (int b = 0; b < 3; b++) {
+		assert_int_equal(gen_backend(names[b])->uid, uid[b]);
+		assert_int_equal(mlv_gen_backend_tracked(mlv_publish_current(E.pub),
+							 gen_backend(names[b])),
+				 base[b][0] + base[b][1] + sent[b]);
+	}
+	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base + N);
+	/* flow 0's backend leaves: its flows stay counted on it until their
+	 * next packet re-selects them, then count where they went */
+	victim = first[0];
+	without = config(names[victim - 11], "");
+	publish(without);
+	assert_null(gen_backend(names[victim - 11]));
+	flows_of(uid[victim - 11], now);
+	assert_int_equal(now[0], base[victim - 11][0] + sent[victim - 11]);
+	for (int i = 0; i < N; i++) {
+		uint8_t b = send_flags((uint16_t)(47000 + i), MLV_TCP_ACK);
+
+		if (first[i] == victim) {
+			assert_int_not_equal(b, victim);
+			gone++;
+		}
+	}
+	flows_of(uid[victim - 11], now);
+	assert_int_equal(now[0], base[victim - 11][0]);
+	assert_int_equal(gone, sent[victim - 11]);
+	{
+		uint64_t others = 0, was = 0;
+
+		for (int b = 0; b < 3; b++) {
+			if (b == victim - 11)
+				continue;
+			flows_of(uid[b], now);
+			others += now[0];
+			was += base[b][0] + sent[b];
+		}
+		assert_int_equal(others, was + gone);
+	}
+	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base + N);
+	/* they close: inactive until they leave the table */
+	for (int i = 0; i < N; i++)
+		send_flags((uint16_t)(47000 + i), MLV_TCP_FIN | MLV_TCP_ACK);
+	for (int b = 0; b < 3; b++) {
+		if (b == victim - 11)
+			continue;
+		flows_of(uid[b], now);
+		assert_int_equal(now[0], base[b][0]);
+	}
+	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base + N);
+	mlv_config_free(without);
+	publish(E.cfg);
+	mlv_publish_wait(E.pub);
+}
+
 static void test_flows_keep_backend_until_it_leaves(void **state)
 {
 	enum { N = 24 };
@@ -464,7 +603,7 @@ static void test_interleaved_vips_in_one_burst(void **state)
 
 		frame_spec_init(&s, 4, 6);
 		frame_addr(s.dst, vip_addr[pattern[i]]);
-		s.sport = (uint16_t)(46000 + i);
+		s.sport = (uint16_t)(47000 + i);
 		s.payload_len = 10;
 		m[i] = frame(&s);
 	}
@@ -722,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_every_frame_counted_once),
 		cmocka_unit_test(test_encapsulated_frame_carries_the_packet),
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
+		cmocka_unit_test(test_tracked_counts_survive_publishes),
 		cmocka_unit_test(test_vip_memo_follows_the_generation),
 		cmocka_unit_test(test_interleaved_vips_in_one_burst),
 		cmocka_unit_test(test_no_backend_claims_nothing),

@@ -6,7 +6,8 @@
  *
  * Exit status: 0 the daemon replied ok; 1 it replied with an error;
  * 2 bad usage; 3 no reply (cannot connect, connection lost, timeout, a
- * reply that is not JSON).
+ * reply that is not JSON); 4 drain --wait ran out of time with tracked
+ * connections left.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,9 +24,14 @@
 #include "control/protocol/spec.h"
 #include "tools/bin/maglevctl/render.h"
 #include "tools/bin/maglevctl/top.h"
+#include "tools/bin/maglevctl/wait.h"
 
 #define DEFAULT_SOCKET "/run/maglevd/maglevd.sock"
 #define DEFAULT_TIMEOUT_S 60
+/* drain --wait without -t: the default idle timeout of an established
+ * TCP flow (dataplane.conntrack.tcp_timeout), by which an idle flow has
+ * left the table. */
+#define DEFAULT_WAIT_S 300
 /* Largest reply accepted: the daemon's own cap (control/ctl/server.h)
  * plus the newline. */
 #define REPLY_MAX ((64u << 20) + 1)
@@ -47,10 +53,14 @@ static void usage(FILE *out)
 "  -h, --help            this help\n"
 "\n"
 "exit status: 0 ok, 1 the daemon replied with an error, 2 bad usage,\n"
-"3 no reply (not running, connection lost, timeout)\n"
+"3 no reply (not running, connection lost, timeout), 4 drain --wait\n"
+"timed out with connections left\n"
 "\n"
 "commands:\n", DEFAULT_TIMEOUT_S);
 	render_command_list(out);
+	fprintf(out, "  %-44s %s\n", "drain VIP BACKEND --wait [-t SECONDS]",
+		"then wait until it holds no tracked connection (default "
+		"300 s)");
 	fprintf(out, "  %-44s %s\n", "top [VIP] [-i SECONDS] [-n COUNT]",
 		"live per-VIP and per-backend rates (top --help)");
 }
@@ -169,6 +179,7 @@ struct globals {
 	const char *path;
 	bool json_out;
 	int timeout_s;
+	bool timeout_set;   /* -t given: it also bounds drain --wait */
 };
 
 /* Apply one global option (opt: 's', 'o' or 't') with its value. */
@@ -195,6 +206,7 @@ static bool set_global(struct globals *g, int opt, const char *value)
 			return false;
 		}
 		g->timeout_s = (int)t;
+		g->timeout_set = true;
 		return true;
 	}
 	}
@@ -275,6 +287,7 @@ int main(int argc, char **argv)
 			     .timeout_s = DEFAULT_TIMEOUT_S };
 	const struct mlv_ctl_cmd_spec *cmd;
 	int opt, rc, n_words;
+	bool wait = false;
 	json_t *args, *req, *reply;
 	json_error_t jerr;
 	char err[512], *line;
@@ -316,6 +329,11 @@ int main(int argc, char **argv)
 	}
 	argc -= optind + 1;
 	argv += optind + 1;
+	wait = maglevctl_take_wait(&argc, argv);
+	if (wait && cmd->id != MLV_CTL_CMD_DRAIN) {
+		fprintf(stderr, "maglevctl: --wait is for drain only\n");
+		return EXIT_USAGE;
+	}
 	if (wants_help(argc, argv)) {
 		render_command_help(cmd, stdout);
 		return EXIT_OK;
@@ -354,6 +372,13 @@ int main(int argc, char **argv)
 	else if (!render_reply(cmd, reply, stdout))
 		fprintf(stderr, "maglevctl: out of memory while printing\n");
 	free(line);
+	if (rc == EXIT_OK && wait) {
+		fflush(stdout);
+		rc = maglevctl_wait_drained(exchange, g.path, g.timeout_s,
+					    g.timeout_set ? g.timeout_s :
+					    DEFAULT_WAIT_S, reply, g.json_out,
+					    stdout);
+	}
 	json_decref(reply);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "maglevctl: writing output: %s\n", strerror(errno));

@@ -316,7 +316,7 @@ static bool render_backends(const json_t *r, FILE *out)
 	json_t *b;
 	bool ok;
 
-	table_init(&t, 8 + MLV_FLOW__COUNT);
+	table_init(&t, 9 + MLV_FLOW__COUNT);
 	table_cell(&t, "VIP");
 	table_cell(&t, "BACKEND");
 	table_cell(&t, "ADDRESS");
@@ -324,6 +324,7 @@ static bool render_backends(const json_t *r, FILE *out)
 	table_cell(&t, "STATE");
 	table_cell(&t, "SLOTS");
 	table_cell(&t, "ACTIVE");
+	table_cell(&t, "INACTIVE");
 	flow_headers(&t);
 	table_cell(&t, "OVERRIDE");
 	json_array_foreach(json_object_get(r, "backends"), i, b) {
@@ -334,6 +335,7 @@ static bool render_backends(const json_t *r, FILE *out)
 		table_cell(&t, "%s", str(b, "state"));
 		table_cell(&t, "%lld", num(b, "slots"));
 		table_cell(&t, "%lld", num(b, "active_connections"));
+		table_cell(&t, "%lld", num(b, "inactive_connections"));
 		flow_cells(&t, b);
 		override_cell(&t, json_object_get(b, "override"));
 	}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Tracked flows per (VIP, backend) pair and per VIP, kept by each
+ * worker's conntrack table for as long as the flows live, whatever
+ * generations come and go: what an operator drains by (IPVS's ActiveConn
+ * and InActConn), what bounded loads weigh, what a reload plan says will
+ * move.
+ *
+ * A tally is an array of MLV_TALLY_SLOTS slots per worker, indexed by
+ * uid (control/generation/generation.h: a uid names one VIP, or one
+ * backend of one VIP) modulo the slot count. A backend's slot counts its
+ * tracked flows by class and remembers its VIP's uid; a VIP's slot counts
+ * the tracked flows of all its backends. The conntrack table alone
+ * writes them (dataplane/packet/conntrack.h): +1 when a flow becomes
+ * tracked, a move when its class or backend changes, -1 when the table
+ * lets it go. The generation builder never hands out a uid whose slot
+ * another live uid, or a flow, still uses (mlv_gen_build_opts.uid_free),
+ * so a slot is exact.
+ *
+ * The array is reserved, not committed: an anonymous mapping whose pages
+ * the kernel zero-fills on first touch, so only the pages of slots in use
+ * take memory (uids are small numbers, handed out in order).
+ *
+ * Threads: each worker writes its own tally with plain stores; other
+ * threads read it with relaxed atomic loads (mlv_flow_tally_read), whole
+ * 32-bit values, a moment's snapshot.
+ */
+#ifndef MLV_FLOW_TALLY_H
+#define MLV_FLOW_TALLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "control/base/error.h"
+
+/* Slots per tally: the most uids alive at once (VIPs plus backends of
+ * the serving and retiring generations, plus removed backends whose
+ * flows have not yet left a conntrack table). 16 MiB of address space
+ * per worker at 16 bytes a slot. */
+#define MLV_TALLY_SLOTS (1u << 20)
+
+/* A flow's class: established TCP, UDP and other flows are active; TCP
+ * flows opening or closing are inactive (IPVS's split). */
+enum mlv_tally_class {
+	MLV_TALLY_ACTIVE = 0,
+	MLV_TALLY_INACTIVE = 1,
+};
+
+struct mlv_flow_tally {
+	uint32_t n[2];      /* a backend's slot: tracked flows by class */
+	uint32_t vip_uid;   /* a backend's slot: its VIP's uid */
+	uint32_t vip_flows; /* a VIP's slot: its backends' tracked flows */
+};
+
+/* Every worker's tally, for readers on the control thread. */
+struct mlv_flow_tally_set {
+	uint32_t n_workers;
+	struct mlv_flow_tally *const *per_worker;   /* [n_workers], NULL allowed */
+};
+
+/* The slot of uid. Pure; any thread. */
+static inline uint32_t mlv_tally_slot(uint32_t uid)
+{
+	return uid & (MLV_TALLY_SLOTS - 1);
+}
+
+/* Reserve a zeroed tally. Returns MLV_OK and *out, or MLV_E_NOMEM. Any
+ * thread (the control thread, before the worker runs). */
+enum mlv_err mlv_flow_tally_create(struct mlv_flow_tally **out);
+
+/* Release it; NULL is a no-op. Only once no thread reads or writes it. */
+void mlv_flow_tally_destroy(struct mlv_flow_tally *t);
+
+/* A backend's tracked flows summed over set's workers: active[0] and
+ * inactive[1] into out[2]. set NULL reads zero. Relaxed loads while the
+ * workers write. Any thread. */
+void mlv_flow_tally_backend(const struct mlv_flow_tally_set *set, uint32_t uid,
+			    uint64_t out[2]);
+
+/* A VIP's tracked flows summed over set's workers (0 for a NULL set).
+ * Any thread. */
+uint64_t mlv_flow_tally_vip(const struct mlv_flow_tally_set *set, uint32_t uid);
+
+/* True when no worker counts anything in uid's slot (no flow tracked to
+ * a uid sharing it). Any thread; a reading of a moment, final once no
+ * live generation holds a uid of that slot. */
+bool mlv_flow_tally_slot_empty(const struct mlv_flow_tally_set *set,
+			       uint32_t uid);
+
+#endif
