@@ -169,6 +169,7 @@ enum mlv_err mlv_daemon_publish_built(struct mlv_daemon *d,
 	enum mlv_err err;
 
 	built->gen = NULL;
+	mlv_gen_tally_bind(gen);
 	err = mlv_publish(d->pub, gen);
 	if (err) {
 		mlv_err_log("cannot publish generation %u (%s): %s", number,

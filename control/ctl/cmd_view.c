@@ -10,6 +10,29 @@
 
 /* ---- vips ---- */
 
+/* The VIP's cumulative drops by reason (MLV_VIP_DROP_REASONS), as
+ * {reason: count}; *total receives their sum. NULL on OOM. */
+static json_t *vip_drops_json(const struct mlv_ctl_state *st,
+			      const struct mlv_generation *gen,
+			      const struct mlv_gen_vip *v, uint64_t *total)
+{
+	struct mlv_vip_drops d;
+	json_t *o = json_object();
+
+	mlv_stats_vip_drops(st->stats, gen, v, &d);
+	*total = 0;
+	for (int r = 0; o && r < MLV_VDROP__COUNT; r++) {
+		*total += d.v[r];
+		if (json_object_set_new(o, mlv_drop_reason_name(
+				mlv_vip_drop_reason((enum mlv_vip_drop)r)),
+				json_integer((json_int_t)d.v[r]))) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
 static json_t *vip_json(const struct mlv_ctl_state *st,
 			const struct mlv_generation *gen,
 			const struct mlv_gen_vip *v)
@@ -28,9 +51,12 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 
 	if (o && st->stats) {
 		struct mlv_flow_counters c;
+		uint64_t total;
 
 		mlv_stats_vip(st->stats, gen, v, &c);
-		if (!mlv_ctl_set_flow_counters(o, &c)) {
+		if (!mlv_ctl_set_flow_counters(o, &c) ||
+		    json_object_set_new(o, "drops",
+					vip_drops_json(st, gen, v, &total))) {
 			json_decref(o);
 			return NULL;
 		}
@@ -221,6 +247,28 @@ static json_t *per_worker_json(const struct mlv_ctl_state *st)
 	return arr;
 }
 
+/* {VIP name: {reason: count}} for every VIP with a drop of its own. */
+static json_t *vip_drops_all_json(const struct mlv_ctl_state *st)
+{
+	const struct mlv_generation *gen = mlv_ctl_gen(st);
+	json_t *all = json_object();
+
+	for (uint32_t i = 0; all && gen && st->stats && i < gen->n_vips; i++) {
+		uint64_t total;
+		json_t *o = vip_drops_json(st, gen, &gen->vips[i], &total);
+
+		if (o && total == 0) {
+			json_decref(o);
+			continue;
+		}
+		if (json_object_set_new(all, gen->vips[i].name, o)) {
+			json_decref(all);
+			return NULL;
+		}
+	}
+	return all;
+}
+
 json_t *mlv_ctl_cmd_stats(struct mlv_ctl_state *st, const json_t *args)
 {
 	struct mlv_worker_counters sum;
@@ -238,6 +286,9 @@ json_t *mlv_ctl_cmd_stats(struct mlv_ctl_state *st, const json_t *args)
 			  "counters", counters_json(&sum),
 			  "drops", drops_json(&sum));
 	if (reply && json_object_set_new(reply, "rates", mlv_ctl_rates_json(st)))
+		goto fail;
+	if (reply && json_object_set_new(reply, "vip_drops",
+					 vip_drops_all_json(st)))
 		goto fail;
 	if (reply && st->worker_ct &&
 	    json_object_set_new(reply, "conntrack",

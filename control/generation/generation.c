@@ -41,6 +41,7 @@ struct gen_layout {
 	size_t exact, any_port, vip_uids, backend_uids, by_name;
 	size_t backend_ctr_ptrs, backend_ctr;
 	size_t backend_ctr_stride; /* bytes per worker */
+	size_t vip_drops_ptrs, vip_drops, vip_drops_stride;
 	size_t tables, total;
 	uint32_t vip_index_slots, backend_uid_slots;
 };
@@ -220,6 +221,8 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
 					 GEN_ALIGN);
+	l->vip_drops_stride = round_up(cfg->n_vips * sizeof(struct mlv_vip_drops),
+				       GEN_ALIGN);
 	c = sizeof(struct mlv_generation);
 	if (!place(&c, GEN_ALIGN, 1, sizeof(struct gen_priv), &l->priv) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip), &l->vips) ||
@@ -232,6 +235,8 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip *), &l->by_name) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->backend_ctr_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->backend_ctr_stride, &l->backend_ctr) ||
+	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->vip_drops_ptrs) ||
+	    !place(&c, GEN_ALIGN, n_workers, l->vip_drops_stride, &l->vip_drops) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables)) {
 		free(sorted);
 		return MLV_E_NOMEM;
@@ -797,9 +802,12 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	gen->n_workers = n_workers;
 	gen->tallies = opts ? opts->tallies : NULL;
 	gen->backend_ctr = (void *)(base + l.backend_ctr_ptrs);
+	gen->vip_drops = (void *)(base + l.vip_drops_ptrs);
 	for (uint32_t w = 0; w < n_workers; w++) {
 		gen->backend_ctr[w] = (void *)(base + l.backend_ctr +
 					       w * l.backend_ctr_stride);
+		gen->vip_drops[w] = (void *)(base + l.vip_drops +
+					     w * l.vip_drops_stride);
 	}
 
 	err = fill_vips(cfg, sorted, state, state_ctx, previous, gen, macs,
@@ -855,6 +863,25 @@ enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
 	}
 	*left = todo;
 	return err;
+}
+
+void mlv_gen_tally_bind(const struct mlv_generation *gen)
+{
+	const struct mlv_flow_tally_set *set = gen ? gen->tallies : NULL;
+
+	for (uint32_t w = 0; set && w < set->n_workers; w++) {
+		struct mlv_flow_tally *t = set->per_worker[w];
+
+		for (uint32_t i = 0; t && i < gen->n_all_backends; i++) {
+			const struct mlv_gen_backend *b = &gen->all_backends[i];
+			uint32_t vip = b->vip_bounded ?
+				       gen->vips[b->vip_index].uid : 0;
+			uint32_t *p = &t[mlv_tally_slot(b->uid)].vip_uid;
+
+			if (__atomic_load_n(p, __ATOMIC_RELAXED) != vip)
+				__atomic_store_n(p, vip, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 void mlv_gen_free(struct mlv_generation *gen)

@@ -140,6 +140,11 @@ struct mlv_generation {
 	 * VIP's counts are the sum of its backends' rows (control/generation/stats.h),
 	 * and workers save a row of increments per packet. */
 	struct mlv_flow_counters **backend_ctr;
+	/* Drops of frames addressed to a VIP, per worker and VIP, by the
+	 * reasons that belong to a VIP: vip_drops[w][vip - vips]
+	 * (dataplane/packet/counters.h, MLV_VIP_DROP_REASONS). Folded across
+	 * generations like the backend rows (control/generation/stats.h). */
+	struct mlv_vip_drops **vip_drops;
 	/* The workers' tallies of tracked flows by uid (dataplane/packet/
 	 * flow_tally.h), which outlive generations: for the control plane's
 	 * readers (mlv_gen_backend_flows). NULL when the builder was given
@@ -265,6 +270,15 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
  * reference counts). */
 enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
 				     uint32_t max_tables, uint32_t *left);
+
+/* Record in gen's tallies (gen->tallies; nothing without them) each
+ * backend's VIP for the VIP counts of bounded loads
+ * (dataplane/packet/flow_tally.h): the VIP's uid if it has max_load, else
+ * 0. Call just before publishing gen: the publish's release store orders
+ * these writes before any worker sees gen (workers still on the previous
+ * generation may see them earlier; a VIP count is a soft bound). Relaxed
+ * atomic stores, since workers read the field. Control thread. */
+void mlv_gen_tally_bind(const struct mlv_generation *gen);
 
 /* Free a generation no worker can still see, dropping its references to
  * the tables it shares; a table goes with the last generation holding it.

@@ -16,6 +16,7 @@
 struct totals_entry {
 	uint32_t uid;                 /* 0 = empty */
 	struct mlv_flow_counters c;
+	struct mlv_vip_drops d;       /* a VIP's drops (zero for a backend) */
 };
 
 struct mlv_stats {
@@ -79,7 +80,7 @@ static enum mlv_err map_reserve(struct mlv_stats *s, uint64_t extra)
 	s->n = 0;
 	for (uint32_t i = 0; i < old_cap; i++)
 		if (old[i].uid != 0)
-			map_insert(s, old[i].uid)->c = old[i].c;
+			*map_insert(s, old[i].uid) = old[i];
 	free(old);
 	return MLV_OK;
 }
@@ -233,6 +234,21 @@ static bool held_by_tracked(const struct mlv_stats *s, uint32_t uid,
 	return false;
 }
 
+/* d += gen's live drops of the VIP with uid, summed over the workers. */
+static void add_live_drops(struct mlv_vip_drops *d,
+			   const struct mlv_generation *gen, uint32_t uid)
+{
+	const struct mlv_gen_vip *v = mlv_gen_find_vip_uid(gen, uid);
+	uint32_t i;
+
+	if (!v)
+		return;
+	i = mlv_gen_vip_index(gen, v);
+	for (uint32_t w = 0; w < gen->n_workers; w++)
+		for (int r = 0; r < MLV_VDROP__COUNT; r++)
+			d->v[r] += load_ctr(&gen->vip_drops[w][i].v[r]);
+}
+
 /* Add gen's live counts for uid to its totals entry (a VIP's: all its
  * backends' rows in gen, so the counts of a backend that a later
  * generation removed stay in its VIP's total). An entry can only be
@@ -248,6 +264,8 @@ static void fold_one(struct mlv_stats *s, const struct mlv_generation *gen,
 		e = map_insert(s, uid);
 	}
 	add_live(&e->c, gen, uid, is_vip);
+	if (is_vip)
+		add_live_drops(&e->d, gen, uid);
 }
 
 void mlv_stats_fold(struct mlv_generation *gen, void *ctx)
@@ -296,6 +314,21 @@ void mlv_stats_vip(const struct mlv_stats *stats,
 		   struct mlv_flow_counters *out)
 {
 	cumulative(stats, gen, vip->uid, true, out);
+}
+
+void mlv_stats_vip_drops(const struct mlv_stats *stats,
+			 const struct mlv_generation *gen,
+			 const struct mlv_gen_vip *vip, struct mlv_vip_drops *out)
+{
+	const struct totals_entry *e = stats ? map_find(stats, vip->uid) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (e)
+		*out = e->d;
+	for (uint32_t i = 0; stats && i < stats->n_tracked; i++)
+		add_live_drops(out, stats->tracked[i], vip->uid);
+	if (gen && (!stats || tracked_index(stats, gen) < 0))
+		add_live_drops(out, gen, vip->uid);
 }
 
 void mlv_stats_backend(const struct mlv_stats *stats,

@@ -65,6 +65,14 @@ void mlv_stats_vip(const struct mlv_stats *stats,
 		   const struct mlv_gen_vip *vip,
 		   struct mlv_flow_counters *out);
 
+/* The VIP's cumulative drops by the reasons that belong to a VIP
+ * (MLV_VIP_DROP_REASONS): folded totals + live rows of every tracked
+ * generation holding its uid (and of gen if untracked). stats may be
+ * NULL (gen's live rows only). Control thread. */
+void mlv_stats_vip_drops(const struct mlv_stats *stats,
+			 const struct mlv_generation *gen,
+			 const struct mlv_gen_vip *vip, struct mlv_vip_drops *out);
+
 /* The same for backend (a backend of gen). */
 void mlv_stats_backend(const struct mlv_stats *stats,
 		       const struct mlv_generation *gen,

@@ -254,21 +254,19 @@ static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
  * backend fields set, then mlv_ct_update, in one call that writes the
  * entry once, whole, knowing it new (its state machine folds to the
  * flow's first state). For a worker that picks the backend before it
- * claims (so that a frame no backend can take evicts nothing). vip_uid:
- * the uid of backend_uid's VIP, which the tally records for the
- * backend's slot. Returns as mlv_ct_update. Owner worker. */
+ * claims (so that a frame no backend can take evicts nothing). Returns
+ * as mlv_ct_update. Owner worker. */
 static inline bool mlv_ct_insert(struct mlv_ct *ct,
 				 const struct mlv_flow_key *key, uint32_t hash,
 				 uint32_t now_ms, const struct mlv_ct_probe *pr,
-				 uint32_t backend_uid, uint32_t vip_uid,
-				 uint32_t cached_gen, uint32_t backend_all_idx,
-				 uint8_t tcp_flags);
+				 uint32_t backend_uid, uint32_t cached_gen,
+				 uint32_t backend_all_idx, uint8_t tcp_flags);
 
-/* The tracked flow in e now goes to backend_uid (of the VIP vip_uid): its
- * count in the tally moves there. For a flow re-selected because its
- * backend left or stopped taking flows. Owner worker. */
+/* The tracked flow in e now goes to backend_uid: its count in the tally
+ * moves there. For a flow re-selected because its backend left or
+ * stopped taking flows. Owner worker. */
 static inline void mlv_ct_rebind(struct mlv_ct *ct, struct mlv_ct_entry *e,
-				 uint32_t backend_uid, uint32_t vip_uid);
+				 uint32_t backend_uid);
 
 /* The tally the table keeps its tracked flows in (flow_tally.h), by
  * backend uid and class, and by VIP: a flow counts from the moment it is
@@ -357,7 +355,8 @@ static inline void mlv_ct__tally_on(struct mlv_flow_tally *t, uint32_t uid,
 	struct mlv_flow_tally *b = &t[mlv_tally_slot(uid)];
 
 	b->n[mlv_ct__class(state)]++;
-	t[mlv_tally_slot(b->vip_uid)].vip_flows++;
+	if (b->vip_uid != 0)
+		t[mlv_tally_slot(b->vip_uid)].vip_flows++;
 }
 
 /* ... and leaves it (never below zero). */
@@ -366,10 +365,13 @@ static inline void mlv_ct__tally_off(struct mlv_flow_tally *t, uint32_t uid,
 {
 	struct mlv_flow_tally *b = &t[mlv_tally_slot(uid)];
 	uint32_t *c = &b->n[mlv_ct__class(state)];
-	uint32_t *v = &t[mlv_tally_slot(b->vip_uid)].vip_flows;
 
 	*c -= *c > 0;
-	*v -= *v > 0;
+	if (b->vip_uid != 0) {
+		uint32_t *v = &t[mlv_tally_slot(b->vip_uid)].vip_flows;
+
+		*v -= *v > 0;
+	}
 }
 
 /* Internal, for tests: one pass over bucket b for a flow with tag whose
@@ -576,11 +578,10 @@ static inline void mlv_ct_set_tally(struct mlv_ct *ct,
 }
 
 static inline void mlv_ct_rebind(struct mlv_ct *ct, struct mlv_ct_entry *e,
-				 uint32_t backend_uid, uint32_t vip_uid)
+				 uint32_t backend_uid)
 {
 	if (ct->tally && e->state != MLV_CT_FREE) {
 		mlv_ct__tally_off(ct->tally, e->backend_uid, e->state);
-		ct->tally[mlv_tally_slot(backend_uid)].vip_uid = vip_uid;
 		mlv_ct__tally_on(ct->tally, backend_uid, e->state);
 	}
 	e->backend_uid = backend_uid;
@@ -669,16 +670,13 @@ static inline bool mlv_ct_update(struct mlv_ct *ct, struct mlv_ct_entry *e,
 static inline bool mlv_ct_insert(struct mlv_ct *ct,
 				 const struct mlv_flow_key *key, uint32_t hash,
 				 uint32_t now_ms, const struct mlv_ct_probe *pr,
-				 uint32_t backend_uid, uint32_t vip_uid,
-				 uint32_t cached_gen, uint32_t backend_all_idx,
-				 uint8_t tcp_flags)
+				 uint32_t backend_uid, uint32_t cached_gen,
+				 uint32_t backend_all_idx, uint8_t tcp_flags)
 {
 	struct mlv_ct_entry *victim = NULL;
 	struct mlv_ct_entry *e = mlv_ct__vacate(ct, hash, pr, &victim);
 	enum mlv_ct_state s;
 
-	if (ct->tally)
-		ct->tally[mlv_tally_slot(backend_uid)].vip_uid = vip_uid;
 	if (__builtin_expect(e == NULL, 0)) {
 		e = mlv_ct__claim_spare(ct, victim, key, hash, now_ms);
 		e->backend_uid = backend_uid;

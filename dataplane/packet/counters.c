@@ -80,6 +80,17 @@ const char *mlv_drop_reason_name(enum mlv_drop_reason r)
 	return CTR_NAME_OF(drop_names, MLV_DROP__COUNT, r);
 }
 
+enum mlv_drop_reason mlv_vip_drop_reason(enum mlv_vip_drop d)
+{
+	static const enum mlv_drop_reason reason[MLV_VDROP__COUNT] = {
+#define VDROP_REASON(name) [MLV_VDROP_##name] = MLV_DROP_##name,
+		MLV_VIP_DROP_REASONS(VDROP_REASON)
+#undef VDROP_REASON
+	};
+
+	return d < MLV_VDROP__COUNT ? reason[d] : MLV_DROP__COUNT;
+}
+
 const char *mlv_flow_counter_name(enum mlv_flow_counter c)
 {
 	return CTR_NAME_OF(flow_names, MLV_FLOW__COUNT, c);

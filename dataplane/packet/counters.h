@@ -73,6 +73,31 @@ enum mlv_flow_counter {
 	MLV_FLOW__COUNT
 };
 
+/* The drop reasons that belong to a VIP (the frame was addressed to it),
+ * counted per VIP too, so that an operator sees which VIP drops and why:
+ * X(name), each a drop reason's name. Their VIP rows live in the
+ * generation (control/generation/generation.h, vip_drops). */
+#define MLV_VIP_DROP_REASONS(X)                                              \
+	X(NO_BACKEND)                                                        \
+	X(TOO_BIG)                                                           \
+	X(NO_HEADROOM)                                                       \
+	X(ICMP_ECHO)
+
+enum mlv_vip_drop {
+#define MLV_VDROP_ENUM(name) MLV_VDROP_##name,
+	MLV_VIP_DROP_REASONS(MLV_VDROP_ENUM)
+#undef MLV_VDROP_ENUM
+	MLV_VDROP__COUNT
+};
+
+/* One VIP's drops on one worker. */
+struct mlv_vip_drops {
+	uint64_t v[MLV_VDROP__COUNT];
+};
+
+/* The drop reason a VIP drop counts as (and its name: the reason's). */
+enum mlv_drop_reason mlv_vip_drop_reason(enum mlv_vip_drop d);
+
 /* One worker's global counters; one cache-line-aligned block per worker. */
 struct mlv_worker_counters {
 	uint64_t ctr[MLV_CTR__COUNT];

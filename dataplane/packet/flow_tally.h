@@ -8,13 +8,19 @@
  * A tally is an array of MLV_TALLY_SLOTS slots per worker, indexed by
  * uid (control/generation/generation.h: a uid names one VIP, or one
  * backend of one VIP) modulo the slot count. A backend's slot counts its
- * tracked flows by class and remembers its VIP's uid; a VIP's slot counts
- * the tracked flows of all its backends. The conntrack table alone
- * writes them (dataplane/packet/conntrack.h): +1 when a flow becomes
+ * tracked flows by class; the slot of a VIP with max_load counts the
+ * tracked flows of all its backends (bounded loads weigh a backend's
+ * flows against them), found through vip_uid in each backend's slot,
+ * which the control thread sets when it publishes a generation
+ * (mlv_gen_tally_bind) and which is 0 for other VIPs: a new flow of an
+ * unbounded VIP then pays no VIP count. The conntrack table alone writes
+ * the counts (dataplane/packet/conntrack.h): +1 when a flow becomes
  * tracked, a move when its class or backend changes, -1 when the table
  * lets it go. The generation builder never hands out a uid whose slot
  * another live uid, or a flow, still uses (mlv_gen_build_opts.uid_free),
- * so a slot is exact.
+ * so a backend's slot is exact. A VIP's count starts with the flows
+ * tracked after it got max_load (the flows before it are not in it, nor
+ * taken off it: the count never goes below zero).
  *
  * The array is reserved, not committed: an anonymous mapping whose pages
  * the kernel zero-fills on first touch, so only the pages of slots in use
@@ -47,8 +53,11 @@ enum mlv_tally_class {
 
 struct mlv_flow_tally {
 	uint32_t n[2];      /* a backend's slot: tracked flows by class */
-	uint32_t vip_uid;   /* a backend's slot: its VIP's uid */
-	uint32_t vip_flows; /* a VIP's slot: its backends' tracked flows */
+	uint32_t vip_uid;   /* a backend's slot: its VIP's uid if the VIP has
+			       max_load, else 0 (written by the control
+			       thread, read by the worker) */
+	uint32_t vip_flows; /* a bounded VIP's slot: its backends' tracked
+			       flows */
 };
 
 /* Every worker's tally, for readers on the control thread. */
@@ -76,8 +85,8 @@ void mlv_flow_tally_destroy(struct mlv_flow_tally *t);
 void mlv_flow_tally_backend(const struct mlv_flow_tally_set *set, uint32_t uid,
 			    uint64_t out[2]);
 
-/* A VIP's tracked flows summed over set's workers (0 for a NULL set).
- * Any thread. */
+/* A bounded VIP's tracked flows summed over set's workers (0 for a NULL
+ * set, or a VIP without max_load). Any thread. */
 uint64_t mlv_flow_tally_vip(const struct mlv_flow_tally_set *set, uint32_t uid);
 
 /* True when no worker counts anything in uid's slot (no flow tracked to

@@ -106,6 +106,24 @@ static inline void drop(struct mlv_worker *w, struct drops *d,
 	d->m[d->n++] = m;
 }
 
+/* A frame addressed to VIP v dropped for a reason that belongs to a VIP
+ * (MLV_VIP_DROP_REASONS): counted with the worker's drops and in v's row
+ * of gen's vip_drops. Only on drop paths. */
+static inline void drop_for_vip(struct mlv_worker *w, struct drops *d,
+				struct rte_mbuf *m,
+				const struct mlv_generation *gen,
+				const struct mlv_gen_vip *v,
+				enum mlv_drop_reason reason, enum mlv_vip_drop vd)
+{
+	gen->vip_drops[w->id][mlv_gen_vip_index(gen, v)].v[vd]++;
+	drop(w, d, m, reason);
+}
+
+/* drop_for_vip by the reason's name, so that the two enums cannot
+ * disagree. */
+#define DROP_FOR_VIP(w, d, m, gen, v, NAME) \
+	drop_for_vip(w, d, m, gen, v, MLV_DROP_##NAME, MLV_VDROP_##NAME)
+
 static inline void enqueue(struct mlv_worker *w, uint16_t port,
 			   struct rte_mbuf *m, enum mlv_worker_counter outcome)
 {
@@ -254,7 +272,7 @@ new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	w->ctr.ctr[MLV_CTR_CT_NEW]++;
 	bi = mlv_gen_backend_index(gen, b);
 	*bi_out = bi;
-	mlv_ct_insert(w->ct, &p->key, hash, now_ms, probe, b->uid, vip->uid,
+	mlv_ct_insert(w->ct, &p->key, hash, now_ms, probe, b->uid,
 		      gen->number, bi, p->tcp_flags);
 	return b;
 }
@@ -298,7 +316,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 			mlv_ct_remove(w->ct, e);
 			return NULL;
 		}
-		mlv_ct_rebind(w->ct, e, b->uid, vip->uid);
+		mlv_ct_rebind(w->ct, e, b->uid);
 	}
 	e->cached_gen = gen->number;
 	bi = mlv_gen_backend_index(gen, b);
@@ -348,24 +366,27 @@ static inline uint8_t *replace_l2(struct rte_mbuf *m, const struct mlv_pkt *p,
 	return (uint8_t *)rte_pktmbuf_prepend(m, hdr_len);
 }
 
-/* Answer a DF packet that will not fit after encapsulation with ICMP
- * frag-needed / packet-too-big, in place, back out the port it came in. */
+/* Answer a DF packet to v that will not fit after encapsulation with
+ * ICMP frag-needed / packet-too-big, in place, back out the port it came
+ * in. */
 static inline void too_big(struct mlv_worker *w, struct drops *d,
-			   const struct mlv_rxq *rxq, struct rte_mbuf *m,
-			   const struct mlv_pkt *p, uint16_t mtu_room)
+			   const struct mlv_rxq *rxq,
+			   const struct mlv_generation *gen,
+			   const struct mlv_gen_vip *v, struct rte_mbuf *m,
+			   const struct mlv_pkt *p)
 {
 	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t len;
 
 	if ((p->flags & (MLV_PKT_F_DF | MLV_PKT_F_ICMP_ERROR)) != MLV_PKT_F_DF) {
-		drop(w, d, m, MLV_DROP_TOO_BIG);
+		DROP_FOR_VIP(w, d, m, gen, v, TOO_BIG);
 		return;
 	}
 	len = mlv_icmp_too_big(buf, m->data_len,
 			       (uint32_t)m->data_len + rte_pktmbuf_tailroom(m),
-			       p, mtu_room);
+			       p, v->mtu_room);
 	if (len == 0) {
-		drop(w, d, m, MLV_DROP_TOO_BIG);
+		DROP_FOR_VIP(w, d, m, gen, v, TOO_BIG);
 		return;
 	}
 	if (unlikely(m->nb_segs > 1)) {
@@ -424,16 +445,16 @@ untracked_frame(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq
 	}
 	if (p->flags & MLV_PKT_F_ICMP_ECHO) {
 		/* not answered: see docs/architecture.md */
-		drop(w, d, m, MLV_DROP_ICMP_ECHO);
+		DROP_FOR_VIP(w, d, m, gen, v, ICMP_ECHO);
 		return NULL;
 	}
 	if (p->l3_len > v->mtu_room) {
-		too_big(w, d, rxq, m, p, v->mtu_room);
+		too_big(w, d, rxq, gen, v, m, p);
 		return NULL;
 	}
 	b = icmp_error_backend(w, gen, v, p, hash, slot, now_ms);
 	if (!b)
-		drop(w, d, m, MLV_DROP_NO_BACKEND);
+		DROP_FOR_VIP(w, d, m, gen, v, NO_BACKEND);
 	return b;
 }
 
@@ -583,7 +604,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		if (likely(probe[i].bucket != NULL)) {
 			/* a VIP's flow, not ICMP (probe_ahead) */
 			if (unlikely(p->l3_len > v->mtu_room)) {
-				too_big(w, &d, rxq, m, p, v->mtu_room);
+				too_big(w, &d, rxq, gen, v, m, p);
 				continue;
 			}
 			if (unlikely(probe[i].bucket == probe[i - 1].bucket))
@@ -593,7 +614,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
 					    &probe[i], &is_new, &bi);
 			if (unlikely(!b)) {
-				drop(w, &d, m, MLV_DROP_NO_BACKEND);
+				DROP_FOR_VIP(w, &d, m, gen, v, NO_BACKEND);
 				continue;
 			}
 		} else {
@@ -607,7 +628,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		t = &b->encap[tx_slot];
 		hdr = replace_l2(m, p, t->len);
 		if (unlikely(!hdr)) {
-			drop(w, &d, m, MLV_DROP_NO_HEADROOM);
+			DROP_FOR_VIP(w, &d, m, gen, v, NO_HEADROOM);
 			continue;
 		}
 		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);

@@ -317,6 +317,49 @@ static void test_vips(void **state)
 	json_decref(r);
 }
 
+/* Drops that belong to a VIP: summed over the workers into that VIP's
+ * "drops" in vips, listed in stats' vip_drops only for VIPs that dropped,
+ * and kept across a new generation (folded like the counters). */
+static void test_vip_drops(void **state)
+{
+	struct ctl_fx *fx = *state;
+	const struct mlv_gen_vip *web = gen_vip(fx, "web");
+	uint32_t i = mlv_gen_vip_index(fx->gen, web);
+	char req[256];
+	json_t *r, *o, *all;
+	size_t k;
+
+	fx->gen->vip_drops[0][i].v[MLV_VDROP_NO_BACKEND] = 4;
+	fx->gen->vip_drops[1][i].v[MLV_VDROP_NO_BACKEND] = 3;
+	fx->gen->vip_drops[1][i].v[MLV_VDROP_TOO_BIG] = 2;
+	for (int round = 0; round < 2; round++) {
+		r = call_ok(fx, "{\"command\": \"vips\"}");
+		json_array_foreach(json_object_get(r, "vips"), k, o) {
+			const json_t *d = json_object_get(o, "drops");
+			bool is_web = strcmp(text_of(o, "name"), "web") == 0;
+
+			assert_int_equal(json_object_size(d), MLV_VDROP__COUNT);
+			assert_int_equal(int_of(d, "no_backend"), is_web ? 7 : 0);
+			assert_int_equal(int_of(d, "too_big"), is_web ? 2 : 0);
+			assert_int_equal(int_of(d, "icmp_echo"), 0);
+		}
+		json_decref(r);
+		r = call_ok(fx, "{\"command\": \"stats\"}");
+		all = json_object_get(r, "vip_drops");
+		assert_int_equal(json_object_size(all), 1);
+		assert_int_equal(int_of(json_object_get(all, "web"), "no_backend"), 7);
+		json_decref(r);
+		/* a new generation: the old one's rows are folded, not lost */
+		snprintf(req, sizeof(req), "{\"command\": \"weight\", \"args\": "
+			 "{\"vip\": \"web\", \"backend\": \"%s\", \"weight\": %d}}",
+			 web->backends[0].name, 50 + round);
+		json_decref(call_ok(fx, req));
+		web = gen_vip(fx, "web");
+		i = mlv_gen_vip_index(fx->gen, web);
+		assert_int_equal(fx->gen->vip_drops[0][i].v[MLV_VDROP_NO_BACKEND], 0);
+	}
+}
+
 /* Worker w tracks n established flows of the VIP's backend i, as its
  * conntrack table would count them (backend and VIP). */
 static void set_active(struct ctl_fx *fx, const struct mlv_gen_vip *v,
@@ -1166,6 +1209,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_announce_and_shutdown, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_vips, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_vip_drops, setup_running,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_backends, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_health_down_shown, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_stats, setup_running, teardown),

@@ -930,7 +930,7 @@ static void test_probe_ahead_matches_sequential(void **state)
  * 16 buckets, so that claims evict, reuse expired slots and meet full
  * buckets of proven flows (the spare). Entries, counts kept through the
  * tally, occupancy and statistics must stay identical. */
-/* The tally of uids first .. first + n - 1 (all of VIP uid 0) counts
+/* The tally of uids first .. first + n - 1 (all of VIP uid 7) counts
  * exactly the entries holding a flow (state not FREE), by class. */
 static void assert_tally_matches(const struct mlv_ct *ct,
 				 const struct mlv_flow_tally *t,
@@ -954,7 +954,7 @@ static void assert_tally_matches(const struct mlv_ct *ct,
 		assert_int_equal(t[first + u].n[0], want[u][0]);
 		assert_int_equal(t[first + u].n[1], want[u][1]);
 	}
-	assert_int_equal(t[0].vip_flows, all);
+	assert_int_equal(t[7].vip_flows, all);
 }
 
 static struct mlv_flow_key mixed_flow(uint32_t id)
@@ -995,6 +995,8 @@ static void test_insert_matches_take_and_update(void **state)
 	assert_int_equal(mlv_flow_tally_create(&tb), MLV_OK);
 	mlv_ct_set_tally(a, ta);
 	mlv_ct_set_tally(b, tb);
+	for (uint32_t u = 1000; u < 1000 + FLOWS; u++)   /* all of VIP 7 */
+		ta[u].vip_uid = tb[u].vip_uid = 7;
 	for (uint32_t burst = 0; burst < 400; burst++) {
 		now += (uint32_t)(splitmix64(&seed) % 8 == 0 ? 6000 : splitmix64(&seed) % 400);
 		for (uint32_t i = 0; i < BURST; i++) {
@@ -1020,7 +1022,7 @@ static void test_insert_matches_take_and_update(void **state)
 			assert_int_equal(new_a, new_b);
 			if (new_b) {
 				tracked_b = mlv_ct_insert(b, &k, h, now, &pr, uid,
-							  0, GEN, bi, f);
+							  GEN, bi, f);
 				inserted++;
 			} else {
 				eb = mlv_ct_take(b, &k, h, now, &pr, &new_b);
@@ -1035,7 +1037,7 @@ static void test_insert_matches_take_and_update(void **state)
 		assert_tally_matches(a, ta, 1000, FLOWS);
 		assert_memory_equal(ta + 1000, tb + 1000,
 				    FLOWS * sizeof(struct mlv_flow_tally));
-		assert_int_equal(ta[0].vip_flows, tb[0].vip_flows);
+		assert_int_equal(ta[7].vip_flows, tb[7].vip_flows);
 		assert_int_equal(mlv_ct_occupancy(a), mlv_ct_occupancy(b));
 		assert_memory_equal(mlv_ct_get_stats(a), mlv_ct_get_stats(b),
 				    sizeof(struct mlv_ct_stats));

@@ -181,8 +181,9 @@ static void test_spare(void **state)
 #define VIP_B 4u
 
 /* A flow tracked the way the table's callers start one: claimed, its
- * backend set (with the backend's VIP recorded as mlv_ct_insert records
- * it), then updated; NULL if it stayed out. */
+ * backend set (with the backend's VIP bound in the tally as the control
+ * thread binds it, mlv_gen_tally_bind), then updated; NULL if it stayed
+ * out. */
 static struct mlv_ct_entry *start_tallied(struct mlv_ct *ct,
 					  struct mlv_flow_tally *t, uint32_t i,
 					  uint8_t proto, uint8_t flags,
@@ -246,7 +247,8 @@ static void test_tally_follows_flows(void **state)
 	assert_int_equal(active(t, 10), 1);
 	assert_int_equal(vip_flows(t, VIP_A), 1);
 	/* re-selected to another backend of another VIP */
-	mlv_ct_rebind(ct, e, 11, VIP_B);
+	t[mlv_tally_slot(11)].vip_uid = VIP_B;   /* as the control thread binds it */
+	mlv_ct_rebind(ct, e, 11);
 	assert_int_equal(e->backend_uid, 11);
 	assert_int_equal(active(t, 10), 0);
 	assert_int_equal(active(t, 11), 1);
@@ -333,6 +335,27 @@ static void test_tally_leaves_alone(void **state)
 	mlv_flow_tally_destroy(t);
 }
 
+/* A backend bound to no VIP (its VIP has no max_load: vip_uid 0) counts
+ * its flows and touches no VIP count, slot 0's included. */
+static void test_tally_unbound_vip(void **state)
+{
+	struct seen s;
+	struct mlv_ct *ct = make(&s);
+	struct mlv_flow_tally *t = make_tally(ct);
+	struct mlv_ct_entry *e;
+
+	(void)state;
+	t[0].vip_flows = 5;
+	e = start_tallied(ct, t, 1, 17, 0, 0, 50, 0);
+	assert_int_equal(active(t, 50), 1);
+	assert_int_equal(t[0].vip_flows, 5);
+	mlv_ct_remove(ct, e);
+	assert_int_equal(active(t, 50), 0);
+	assert_int_equal(t[0].vip_flows, 5);
+	mlv_ct_destroy(ct);
+	mlv_flow_tally_destroy(t);
+}
+
 /* Without a hook nothing is called (and nothing breaks). */
 static void test_no_hook(void **state)
 {
@@ -356,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_no_hook),
 		cmocka_unit_test(test_tally_follows_flows),
 		cmocka_unit_test(test_tally_leaves_alone),
+		cmocka_unit_test(test_tally_unbound_vip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

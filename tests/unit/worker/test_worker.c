@@ -106,6 +106,7 @@ static void publish(struct mlv_config *cfg)
 					   NULL, NULL, mlv_publish_current(E.pub),
 					   &opts, &gen),
 			 MLV_OK);
+	mlv_gen_tally_bind(gen);
 	assert_int_equal(mlv_publish(E.pub, gen), MLV_OK);
 }
 
@@ -249,6 +250,16 @@ static uint8_t backend_of(struct rte_mbuf *m)
 	return p[14 + 19];
 }
 
+/* The worker's drops for the VIP named name in the current generation. */
+static struct mlv_vip_drops vip_drops_of(const char *name)
+{
+	const struct mlv_generation *g = mlv_publish_current(E.pub);
+	const struct mlv_gen_vip *v = mlv_gen_find_vip_named(g, name);
+
+	assert_non_null(v);
+	return g->vip_drops[0][mlv_gen_vip_index(g, v)];
+}
+
 /* ---- tests ---- */
 
 static void test_every_frame_counted_once(void **state)
@@ -287,7 +298,17 @@ static void test_every_frame_counted_once(void **state)
 	m[n++] = tcp_to_vip(42000, 1500 - 40, true);
 	m[n++] = tcp_to_vip(42001, 1500 - 40, false);
 
+	struct mlv_vip_drops web_before = vip_drops_of("web"), web_after;
+
 	forward(m, n);
+	/* the VIP's own drops are also counted on it; the others on none */
+	web_after = vip_drops_of("web");
+	assert_int_equal(web_after.v[MLV_VDROP_ICMP_ECHO] -
+			 web_before.v[MLV_VDROP_ICMP_ECHO], 1);
+	assert_int_equal(web_after.v[MLV_VDROP_TOO_BIG] -
+			 web_before.v[MLV_VDROP_TOO_BIG], 1);
+	assert_int_equal(web_after.v[MLV_VDROP_NO_BACKEND] -
+			 web_before.v[MLV_VDROP_NO_BACKEND], 0);
 	assert_int_equal(E.w->ctr.ctr[MLV_CTR_RX_PACKETS], n);
 	assert_int_equal(E.w->ctr.ctr[MLV_CTR_FORWARDED], 4);
 	assert_int_equal(E.w->ctr.ctr[MLV_CTR_ICMP_SENT], 1);
@@ -396,8 +417,8 @@ static void flows_of(uint32_t uid, uint64_t out[2])
 /* Tracked-flow counts belong to the flows, not to a generation: they
  * change class with the TCP state, survive publishes with no packet in
  * between (with per-generation counts, every backend read 0 after one),
- * and follow a flow re-selected when its backend leaves, while the VIP's
- * total stays. */
+ * and follow a flow re-selected when its backend leaves. web has no
+ * max_load: no VIP count is kept for it. */
 static void test_tracked_counts_survive_publishes(void **state)
 {
 	enum { N = 18 };
@@ -443,7 +464,7 @@ static void test_tracked_counts_survive_publishes(void **state)
 							 gen_backend(names[b])),
 				 base[b][0] + base[b][1] + sent[b]);
 	}
-	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base + N);
+	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base);
 	/* flow 0's backend leaves: its flows stay counted on it until their
 	 * next packet re-selects them, then count where they went */
 	victim = first[0];
@@ -475,7 +496,7 @@ static void test_tracked_counts_survive_publishes(void **state)
 		}
 		assert_int_equal(others, was + gone);
 	}
-	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base + N);
+	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base);
 	/* they close: inactive until they leave the table */
 	for (int i = 0; i < N; i++)
 		send_flags((uint16_t)(47000 + i), MLV_TCP_FIN | MLV_TCP_ACK);
@@ -485,7 +506,7 @@ static void test_tracked_counts_survive_publishes(void **state)
 		flows_of(uid[b], now);
 		assert_int_equal(now[0], base[b][0]);
 	}
-	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base + N);
+	assert_int_equal(mlv_flow_tally_vip(&E.tallies, vip_uid), vip_base);
 	mlv_config_free(without);
 	publish(E.cfg);
 	mlv_publish_wait(E.pub);
@@ -662,8 +683,15 @@ static void test_no_backend_claims_nothing(void **state)
 		s.payload_len = 10;
 		m[i] = frame(&s);
 	}
+	struct mlv_vip_drops web_before = vip_drops_of("web");
+
 	forward(m, N);
 	assert_int_equal(E.w->ctr.drop[MLV_DROP_NO_BACKEND], N);
+	/* on the VIP that has no backend, not on the other */
+	assert_int_equal(vip_drops_of("empty").v[MLV_VDROP_NO_BACKEND], N);
+	struct mlv_vip_drops web_now = vip_drops_of("web");
+
+	assert_memory_equal(&web_before, &web_now, sizeof(web_before));
 	assert_int_equal(take_tx(out, N), 0);
 	assert_int_equal(mlv_ct_occupancy(E.w->ct), occupancy);
 	assert_int_equal(mlv_ct_get_stats(E.w->ct)->inserts, before.inserts);

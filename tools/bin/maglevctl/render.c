@@ -260,6 +260,18 @@ static void flow_headers(struct table *t)
 	}
 }
 
+/* A VIP's drops (its "drops" object) summed. */
+static long long drops_sum(const json_t *v)
+{
+	const char *k;
+	json_t *n;
+	long long sum = 0;
+
+	json_object_foreach((json_t *)json_object_get(v, "drops"), k, n)
+		sum += json_integer_value(n);
+	return sum;
+}
+
 static bool render_vips(const json_t *r, FILE *out)
 {
 	struct table t;
@@ -267,7 +279,7 @@ static bool render_vips(const json_t *r, FILE *out)
 	json_t *v;
 	bool ok;
 
-	table_init(&t, 9 + MLV_FLOW__COUNT);
+	table_init(&t, 10 + MLV_FLOW__COUNT);
 	table_cell(&t, "VIP");
 	table_cell(&t, "ADDRESS");
 	table_cell(&t, "PORT");
@@ -277,6 +289,7 @@ static bool render_vips(const json_t *r, FILE *out)
 	table_cell(&t, "BACKENDS");
 	table_cell(&t, "USABLE");
 	flow_headers(&t);
+	table_cell(&t, "DROPS");
 	table_cell(&t, "FINGERPRINT");
 	json_array_foreach(json_object_get(r, "vips"), i, v) {
 		table_cell(&t, "%s", str(v, "name"));
@@ -288,6 +301,7 @@ static bool render_vips(const json_t *r, FILE *out)
 		table_cell(&t, "%lld", num(v, "backends"));
 		table_cell(&t, "%lld", num(v, "usable_backends"));
 		flow_cells(&t, v);
+		table_cell(&t, "%lld", drops_sum(v));
 		table_cell(&t, "%s", str(v, "fingerprint"));
 	}
 	ok = table_print(&t, out);
