@@ -5,10 +5,11 @@
  * Life cycle (daemon/main.c, daemon/startup.c): options -> config ->
  * control socket (its lock makes this the only instance on that path) ->
  * health engine synced to the config -> EAL (af_xdp vdevs get the XDP
- * steering program) -> ports -> workers + conntrack -> steering maps,
- * next hops -> generation 1 -> launch -> READY=1 -> control loop
- * (signals, control socket, metrics, health checks, config file watch,
- * rtnetlink, timers) -> STOPPING=1 -> stop workers -> close steering and
+ * steering program) -> ports -> the pdump server, when capture is
+ * possible -> workers + conntrack -> steering maps, next hops ->
+ * generation 1 -> launch -> READY=1 -> control loop (signals, control
+ * socket, metrics, health checks, config file watch, rtnetlink, timers)
+ * -> STOPPING=1 -> stop workers -> close the pdump server, steering and
  * ports -> close metrics and the control socket -> free ->
  * rte_eal_cleanup -> final stats.
  *
@@ -32,6 +33,7 @@
 #include "control/metrics/metrics.h"
 #include "control/publish/publish.h"
 #include "control/generation/stats.h"
+#include "daemon/capture.h"
 #include "daemon/options/eal_args.h"
 #include "daemon/netlink/announce.h"
 #include "daemon/netlink/next_hop.h"
@@ -88,6 +90,7 @@ struct mlv_daemon {
 	struct mlv_config *cfg;          /* the running configuration */
 	struct mlv_eal_args eal;
 	bool eal_ready;                  /* rte_eal_init succeeded */
+	struct mlv_capture capture;      /* dpdk-dumpcap's pdump server */
 	uint32_t n_workers;
 	unsigned worker_lcores[MLV_MAX_WORKERS];
 	struct mlv_ports ports;
@@ -188,8 +191,8 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d);
 /* Stop the workers (if launched) and wait for them. Control thread. */
 void mlv_daemon_stop_workers(struct mlv_daemon *d);
 
-/* Close the steering handles, then the ports (after the workers
- * stopped). Idempotent. Control thread. */
+/* Close the pdump server and the steering handles, then the ports
+ * (after the workers stopped). Idempotent. Control thread. */
 void mlv_daemon_close_ports(struct mlv_daemon *d);
 
 /* Close the control socket and the health engine, then close ports,

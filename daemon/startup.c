@@ -72,6 +72,20 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 	return MLV_OK;
 }
 
+/* After the ports started, so that a capture finds them ready and the
+ * log line follows those naming their devices. Capture is a diagnostic:
+ * the daemon runs on without it. */
+static void capture_open(struct mlv_daemon *d)
+{
+	char why[256];
+	enum mlv_err err;
+
+	err = mlv_capture_open(&d->capture, &d->eal, why, sizeof(why));
+	if (err)
+		mlv_warn("packet capture: unavailable, %s (%s)", why,
+			 mlv_strerror(err));
+}
+
 static enum mlv_err pick_lcores(struct mlv_daemon *d)
 {
 	unsigned lcore;
@@ -228,6 +242,7 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 	if ((err = mlv_ports_open(&d->ports, d->cfg, d->worker_lcores,
 				  d->n_workers)))
 		return err;
+	capture_open(d);
 	if ((err = mlv_stats_create(&d->stats))) {
 		mlv_err_log("statistics: %s", mlv_strerror(err));
 		return err;
@@ -273,6 +288,8 @@ void mlv_daemon_stop_workers(struct mlv_daemon *d)
 
 void mlv_daemon_close_ports(struct mlv_daemon *d)
 {
+	/* no capture may start on a port being closed */
+	mlv_capture_close(&d->capture);
 	/* our handles first; closing the port detaches the driver's
 	 * program */
 	mlv_steering_close(&d->steering);

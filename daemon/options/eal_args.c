@@ -30,6 +30,19 @@ bool mlv_eal_args_have_lcores(char *const *args, int n)
 	return false;
 }
 
+const char *mlv_eal_args_single_process(char *const *args, int n)
+{
+	static const char *const single[] = {
+		"--in-memory", "--no-shconf", "--no-huge",
+	};
+
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < sizeof(single) / sizeof(single[0]); j++)
+			if (strcmp(args[i], single[j]) == 0)
+				return single[j];
+	return NULL;
+}
+
 static bool have_log_level(char *const *args, int n)
 {
 	for (int i = 0; i < n; i++)

@@ -27,6 +27,13 @@ struct mlv_eal_args {
 /* True if args select lcores themselves (-l, --lcores, -c coremask). */
 bool mlv_eal_args_have_lcores(char *const *args, int n);
 
+/* The first of args[0..n-1] that keeps DPDK single-process, leaving a
+ * secondary process such as dpdk-dumpcap nothing to attach to:
+ * "--in-memory" and "--no-shconf" (no shared runtime files, no
+ * multi-process socket) or "--no-huge" (memory in no file a secondary can
+ * map). NULL when there is none. */
+const char *mlv_eal_args_single_process(char *const *args, int n);
+
 /* Build out from prog and args[0..n-1]. Returns MLV_OK, MLV_E_RANGE if
  * workers is 0 or too large, MLV_E_NOMEM. Release with mlv_eal_args_free. */
 enum mlv_err mlv_eal_args_build(const char *prog, char *const *args, int n,

@@ -211,6 +211,76 @@ def read_pcap(path):
     return frames
 
 
+# pcapng (draft-ietf-opsawg-pcapng): what dpdk-dumpcap writes. The blocks
+# read here; every other block is skipped by its length.
+PCAPNG_SHB, PCAPNG_IDB, PCAPNG_EPB = 0x0A0D0D0A, 1, 6
+PCAPNG_EPB_FLAGS = 2
+# the IDB options kept, by name (dpdk-dumpcap names a port "dpdk:ID" and
+# puts its device in if_hardware)
+PCAPNG_IF_STRINGS = {2: "name", 3: "description", 15: "hardware"}
+PCAPNG_IN, PCAPNG_OUT = 1, 2          # epb_flags bits 0-1: direction
+
+
+def pcapng_options(data, order):
+    """{code: [value, ...]} of an options list (padded to 4 bytes)."""
+    opts, off = {}, 0
+    while off + 4 <= len(data):
+        code, length = struct.unpack(order + "HH", data[off:off + 4])
+        if code == 0:                  # opt_endofopt
+            break
+        opts.setdefault(code, []).append(data[off + 4:off + 4 + length])
+        off += 4 + (length + 3) // 4 * 4
+    return opts
+
+
+def read_pcapng(path):
+    """(interfaces, packets) of a pcapng file: each interface a dict of
+    the strings it names (PCAPNG_IF_STRINGS), each packet (interface
+    index, direction, frame) with direction PCAPNG_IN, PCAPNG_OUT or 0
+    (not recorded). One section; either byte order."""
+    with open(path, "rb") as f:
+        data = f.read()
+    check(len(data) >= 28 and
+          struct.unpack("<I", data[:4])[0] == PCAPNG_SHB,
+          f"{path}: no pcapng section header")
+    magic = data[8:12]
+    check(magic in (b"\x4d\x3c\x2b\x1a", b"\x1a\x2b\x3c\x4d"),
+          f"{path}: bad byte-order magic {magic.hex()}")
+    order = "<" if magic == b"\x4d\x3c\x2b\x1a" else ">"
+    interfaces, packets, off = [], [], 0
+    while off + 12 <= len(data):
+        btype, blen = struct.unpack(order + "II", data[off:off + 8])
+        check(blen >= 12 and blen % 4 == 0 and off + blen <= len(data),
+              f"{path}: block at {off} has length {blen}")
+        check(struct.unpack(order + "I", data[off + blen - 4:off + blen])[0]
+              == blen, f"{path}: block at {off}: trailing length differs")
+        body = data[off + 8:off + blen - 4]
+        if btype == PCAPNG_SHB:
+            check(not interfaces and not packets,
+                  f"{path}: a second section (not read here)")
+        elif btype == PCAPNG_IDB:
+            opts = pcapng_options(body[8:], order)
+            interfaces.append({name: opts[code][0].rstrip(b"\0").decode()
+                               for code, name in PCAPNG_IF_STRINGS.items()
+                               if code in opts})
+        elif btype == PCAPNG_EPB:
+            ifid, _, _, caplen, origlen = struct.unpack(order + "IIIII",
+                                                        body[:20])
+            check(ifid < len(interfaces), f"{path}: packet of unknown "
+                  f"interface {ifid}")
+            check(caplen == origlen, f"{path}: packet cut to {caplen} of "
+                  f"{origlen} bytes")
+            frame = body[20:20 + caplen]
+            opts = pcapng_options(body[20 + (caplen + 3) // 4 * 4:], order)
+            flags = opts.get(PCAPNG_EPB_FLAGS, [struct.pack(order + "I", 0)])
+            direction = struct.unpack(order + "I", flags[0])[0] & 3
+            packets.append((ifid, direction, frame))
+        off += blen
+    check(off == len(data), f"{path}: {len(data) - off} bytes after the "
+          "last block")
+    return interfaces, packets
+
+
 def null_config(work, vips=None, eal=None, **kw):
     path = os.path.join(work, "maglevd.yaml")
     with open(path, "w") as f:

@@ -7,12 +7,13 @@ Environment: MAGLEVCTL (the maglevctl binary, for cases that run it).
 
 Each case runs the real daemon on virtual DPDK devices (net_null, net_pcap;
 a few on kernel interfaces in network namespaces the case creates) with
---in-memory --no-pci, polls its stats file or control socket for the state
-it expects (never a fixed sleep), and stops it with signals. The control
-and live-control cases are in cases_control.py, cases_live.py and
-cases_system.py; helpers in daemon_util.py. Every wait has a deadline
-so a broken daemon fails the test instead of hanging it; only the daemons
-started here are ever signalled, by pid.
+--in-memory --no-pci (the capture case multi-process, for dpdk-dumpcap),
+polls its stats file or control socket for the state it expects (never a
+fixed sleep), and stops it with signals. The control and live-control
+cases are in cases_control.py, cases_live.py and cases_system.py, packet
+capture in cases_capture.py; helpers in daemon_util.py. Every wait has a
+deadline so a broken daemon fails the test instead of hanging it; only the
+daemons started here are ever signalled, by pid.
 """
 import os
 import struct
@@ -25,6 +26,7 @@ import tempfile
 sys.dont_write_bytecode = True
 import cases_announce  # noqa: E402
 import cases_build  # noqa: E402
+import cases_capture  # noqa: E402
 import cases_control  # noqa: E402
 import cases_live  # noqa: E402
 import cases_pool  # noqa: E402
@@ -117,6 +119,9 @@ def case_lifecycle(maglevd, src, work):
         check(re.fullmatch(r"0x[0-9a-f]{16}", web["fingerprint"]),
               f"fingerprint {web['fingerprint']}")
         check([b["name"] for b in web["backends"]] == ["b1", "b2"], "backends")
+        # single-process DPDK: capture is off, and the log says why
+        check("packet capture: unavailable, --in-memory keeps DPDK "
+              "single-process" in d.log_text(), "no word on packet capture")
         ct = doc["workers"][0]["conntrack"]
         check(ct["capacity"] >= 4096, f"conntrack capacity {ct['capacity']}")
         rc = d.stop()
@@ -386,6 +391,7 @@ CASES = {
 }
 CASES.update(cases_announce.CASES)
 CASES.update(cases_build.CASES)
+CASES.update(cases_capture.CASES)
 CASES.update(cases_control.CASES)
 CASES.update(cases_live.CASES)
 CASES.update(cases_pool.CASES)

@@ -192,6 +192,27 @@ static void test_eal_operator_lcores_kept(void **state)
 	mlv_eal_args_free(&a);
 }
 
+static void test_eal_single_process(void **state)
+{
+	char *shared[] = { "--file-prefix=lb1", "--no-pci", "--vdev=net_null0" };
+	char *in_memory[] = { "--no-pci", "--in-memory" };
+	char *no_shconf[] = { "--no-shconf", "--in-memory" };
+	char *no_huge[] = { "-m", "512", "--no-huge" };
+	char *lookalike[] = { "--in-memory=1", "--no-huge-unlink" };
+
+	(void)state;
+	assert_null(mlv_eal_args_single_process(shared, 3));
+	assert_null(mlv_eal_args_single_process(NULL, 0));
+	assert_string_equal(mlv_eal_args_single_process(in_memory, 2),
+			    "--in-memory");
+	/* the first one found */
+	assert_string_equal(mlv_eal_args_single_process(no_shconf, 2),
+			    "--no-shconf");
+	assert_string_equal(mlv_eal_args_single_process(no_huge, 3),
+			    "--no-huge");
+	assert_null(mlv_eal_args_single_process(lookalike, 2));
+}
+
 static void test_eal_bad_workers(void **state)
 {
 	struct mlv_eal_args a;
@@ -214,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_bad_usage),
 		cmocka_unit_test(test_eal_default_lcores),
 		cmocka_unit_test(test_eal_operator_lcores_kept),
+		cmocka_unit_test(test_eal_single_process),
 		cmocka_unit_test(test_eal_bad_workers),
 	};
 
