@@ -14,9 +14,11 @@
  * whenever that fd is readable. Due times live in a min-heap, so each event
  * costs O(log n) in the number of probes, never O(n).
  *
- * Threads: every function here is for the thread that created the engine
- * (the control thread); nothing is shared with workers, so there is no
- * memory ordering to consider. Plain C, no DPDK.
+ * Threads: every function here that takes an engine is for the thread
+ * that created it (the control thread); nothing is shared with workers,
+ * so there is no memory ordering to consider. The functions without an
+ * engine (names, the bucket bounds) are pure: any thread. Plain C, no
+ * DPDK.
  */
 #ifndef MLV_HEALTH_H
 #define MLV_HEALTH_H
@@ -64,6 +66,39 @@ enum mlv_health_counter {
 #undef MLV_HEALTH_CTR_ENUM
 	MLV_HEALTH_CTR__COUNT
 };
+
+/* How a completed check ended, named once (metrics iterate this list):
+ * X(id, name). ok: it succeeded; failed: the backend or the kernel said
+ * no (refused, unreachable, a wrong status or reply); timeout: no verdict
+ * before the check's deadline. Both kinds of failure count against
+ * rise/fall and in checks_failed alike; they are told apart for the
+ * duration histogram, where a timeout's duration is the timeout rather
+ * than the backend's. */
+#define MLV_HEALTH_RESULTS(X) \
+	X(OK, "ok")           \
+	X(FAILED, "failed")   \
+	X(TIMEOUT, "timeout")
+
+enum mlv_health_result {
+#define MLV_HEALTH_RESULT_ENUM(id, name) MLV_HEALTH_RESULT_##id,
+	MLV_HEALTH_RESULTS(MLV_HEALTH_RESULT_ENUM)
+#undef MLV_HEALTH_RESULT_ENUM
+	MLV_HEALTH_RESULT__COUNT
+};
+
+/* Name of a result ("timeout"), or "unknown". Any thread. */
+const char *mlv_health_result_name(enum mlv_health_result r);
+
+/* The check-duration histogram (docs/health.md, "Check durations"): its
+ * finite buckets' upper bounds, in nanoseconds, ascending; the +Inf
+ * bucket beyond them is the count. Chosen around the check timeouts: a
+ * check on a LAN answers in well under a millisecond to a few, and a
+ * check that times out has lasted at least its timeout (10 ms .. 1 h,
+ * default 500 ms), so with the default every timeout lands above 0.5 s,
+ * apart from the answers read in time. Any thread. */
+#define MLV_HEALTH_DURATION_BUCKETS 13
+extern const uint64_t
+	mlv_health_duration_bounds_ns[MLV_HEALTH_DURATION_BUCKETS];
 
 /* Name of a counter ("checks_ok"), or "unknown". */
 const char *mlv_health_counter_name(enum mlv_health_counter c);
@@ -240,6 +275,47 @@ bool mlv_health_is_up(const struct mlv_health *h, const char *vip,
 bool mlv_health_is_up_at(const struct mlv_health *h, uint32_t vip_index,
 			 uint32_t backend_index, const char *vip,
 			 const char *backend);
+
+/* Every check of one (VIP, backend) that reached a verdict since the
+ * pair was configured: by duration, as a Prometheus histogram has it, and
+ * by result. A check's duration runs from the moment the engine opens its
+ * socket to the moment it reaches the verdict (CLOCK_MONOTONIC), so it
+ * includes time the control thread spent elsewhere before reading an
+ * answer that had arrived. Checks that end without a verdict (stopped by
+ * a sync, or never run for a local error) are not in it. */
+struct mlv_health_durations {
+	/* le[i]: checks that took at most mlv_health_duration_bounds_ns[i];
+	 * cumulative, so le[i] <= le[i + 1] <= count. */
+	uint64_t le[MLV_HEALTH_DURATION_BUCKETS];
+	uint64_t count;              /* every check observed (+Inf bucket) */
+	uint64_t sum_ns;             /* their durations added up */
+	/* The same checks by result; they add up to count. */
+	uint64_t results[MLV_HEALTH_RESULT__COUNT];
+};
+
+/* Fill *out with the check durations of (vip, backend).
+ *
+ * A pair's figures only grow while it stays configured: a sync that
+ * moves it to another probe (a changed check) carries them over, and
+ * a pair that joins a probe already shared by others starts at zero, not
+ * at the probe's figures. A pair that a sync removes is forgotten; added
+ * back, it starts at zero again. Pairs of type none never run a check and
+ * stay at zero.
+ *
+ * Thread: the thread that created the engine, like every call on it;
+ * also from inside the on_batch callback.
+ * Returns: MLV_OK and *out; MLV_E_NOT_FOUND (*out untouched) if the
+ * engine does not check that pair; MLV_E_INVAL for NULL arguments.
+ * Ordering: *out counts exactly the verdicts reached by the
+ * mlv_health_process() calls that returned before this call (from
+ * on_batch: those of the current call too), the same moment that
+ * mlv_health_get and mlv_health_stats describe; for a pair that has had
+ * one probe since it was configured, count equals mlv_health_status's
+ * checks. Nothing is shared with other threads, so no memory ordering is
+ * involved. */
+enum mlv_err mlv_health_check_durations(const struct mlv_health *h,
+					const char *vip, const char *backend,
+					struct mlv_health_durations *out);
 
 struct mlv_health_vip_status {
 	uint32_t n_backends;         /* pairs of this VIP the engine checks */

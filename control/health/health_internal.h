@@ -63,6 +63,17 @@ struct health_spec {
 	const char *host;
 };
 
+/* Completed checks by duration and by result (durations.c). bucket[i]
+ * counts durations in (bound[i - 1], bound[i]], bucket[N] those above the
+ * last bound: not cumulative, so one observation writes one bucket. Sums
+ * are whole nanoseconds, so they stay exact under the modular arithmetic
+ * of a pair's offset (struct health_pair). */
+struct health_tally {
+	uint64_t bucket[MLV_HEALTH_DURATION_BUCKETS + 1];
+	uint64_t sum_ns;
+	uint64_t results[MLV_HEALTH_RESULT__COUNT];
+};
+
 enum health_phase {
 	PHASE_OFF = 0,     /* type none: never scheduled */
 	PHASE_SCHEDULED,   /* in the heap, due = next start */
@@ -79,7 +90,8 @@ struct health_probe {
 	enum health_phase phase;
 	uint32_t heap_idx;              /* UINT32_MAX when not in the heap */
 	uint64_t due_ns;                /* CLOCK_MONOTONIC */
-	uint64_t started_ns;            /* start of the running/last check */
+	uint64_t started_ns;            /* start of the running/last check:
+					   its socket's opening */
 	struct health_probe *wait_prev, *wait_next;
 	struct health_conn *conn;       /* PHASE_RUNNING only */
 	bool postponed;                 /* its next start was already moved
@@ -91,6 +103,7 @@ struct health_probe {
 	bool in_batch;                  /* already in this process() call's events */
 	uint32_t successes, failures;   /* consecutive */
 	uint64_t checks;
+	struct health_tally tally;      /* every check it completed */
 	uint32_t transitions;
 	int64_t since_unix_ms;
 	char last_result[MLV_HEALTH_REASON_MAX];
@@ -119,6 +132,11 @@ struct health_pair {
 	uint32_t seen_sync;
 	bool existed;                   /* known before the current sync */
 	bool eff_before;                /* mlv_health_is_up before the sync */
+	/* The pair's durations are its probe's tally plus this, modulo
+	 * 2^64: one check then costs one update however many pairs share
+	 * the probe. Set whenever the pair joins a probe (durations.c), so
+	 * that its figures start at zero and carry over a move. */
+	struct health_tally offset;
 	char backend[MLV_NAME_MAX];
 };
 
@@ -228,9 +246,11 @@ void health_wait_remove(struct mlv_health *h, struct health_probe *p);
 void health_rearm(struct mlv_health *h, uint64_t now);
 /* CLOCK_REALTIME in milliseconds, for status. */
 int64_t health_unix_ms(void);
-/* A check of p ended: count it, apply rise/fall, schedule the next one. */
+/* A check of p reached its verdict: count it, observe its duration,
+ * apply rise/fall, schedule the next one. */
 void health_probe_finish(struct mlv_health *h, struct health_probe *p,
-			 bool ok, const char *result, uint64_t now);
+			 enum mlv_health_result r, const char *result,
+			 uint64_t now);
 /* Effective state of a pair, as mlv_health_is_up answers. */
 bool health_pair_effective(const struct mlv_health *h,
 			   const struct health_pair *pair);
@@ -244,6 +264,19 @@ struct health_vip *health_vip_find(const struct mlv_health *h,
 				   const char *vip);
 /* Free every pair, probe and VIP (at destroy). */
 void health_model_free(struct mlv_health *h);
+
+/* ---- check durations (durations.c) ---- */
+/* Count one check of duration ns that ended with r. */
+void health_tally_observe(struct health_tally *t, uint64_t ns,
+			  enum mlv_health_result r);
+/* pair's own figures: its probe's tally plus its offset (just the offset
+ * while it has no probe, which is zero for a new pair). */
+void health_pair_tally(const struct health_pair *pair,
+		       struct health_tally *out);
+/* pair has just joined its probe, having counted was before: set its
+ * offset so that its figures are was again. */
+void health_pair_rebase(struct health_pair *pair,
+			const struct health_tally *was);
 
 /* ---- the config-order index (index.c) ---- */
 /* Size the index for cfg, every entry NULL. Without memory the index is

@@ -15,6 +15,17 @@ const char *mlv_health_counter_name(enum mlv_health_counter c)
 	return (unsigned)c < MLV_HEALTH_CTR__COUNT ? names[c] : "unknown";
 }
 
+const char *mlv_health_result_name(enum mlv_health_result r)
+{
+	static const char *const names[] = {
+#define MLV_HEALTH_RESULT_NAME(id, name) [MLV_HEALTH_RESULT_##id] = name,
+		MLV_HEALTH_RESULTS(MLV_HEALTH_RESULT_NAME)
+#undef MLV_HEALTH_RESULT_NAME
+	};
+
+	return (unsigned)r < MLV_HEALTH_RESULT__COUNT ? names[r] : "unknown";
+}
+
 const char *mlv_health_type_name(enum mlv_health_type t)
 {
 	switch (t) {

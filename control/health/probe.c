@@ -121,7 +121,7 @@ static void fail_errno(struct mlv_health *h, struct health_probe *p,
 	char text[MLV_HEALTH_REASON_MAX];
 
 	snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
-	health_probe_finish(h, p, false, text, now);
+	health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED, text, now);
 }
 
 static int watch(struct mlv_health *h, struct health_conn *c, uint32_t events,
@@ -169,8 +169,10 @@ static void read_datagram(struct mlv_health *h, struct health_conn *c,
 			if (errno == EINTR)
 				continue;
 			if (errno == ECONNREFUSED)
-				health_probe_finish(h, p, false, "port unreachable "
-						    "(ICMP)", now);
+				health_probe_finish(h, p,
+						    MLV_HEALTH_RESULT_FAILED,
+						    "port unreachable (ICMP)",
+						    now);
 			else if (errno != EAGAIN && errno != EWOULDBLOCK)
 				fail_errno(h, p, "recv", errno, now);
 			return;
@@ -182,20 +184,25 @@ static void read_datagram(struct mlv_health *h, struct health_conn *c,
 				continue;
 			snprintf(text, sizeof(text), "DNS %s",
 				 health_dns_rcode_name(rcode, rc, sizeof(rc)));
-			health_probe_finish(h, p, rcode == 0, text, now);
+			health_probe_finish(h, p, rcode == 0 ?
+					    MLV_HEALTH_RESULT_OK :
+					    MLV_HEALTH_RESULT_FAILED,
+					    text, now);
 			return;
 		}
 		if (p->spec.host[0] == '\0' ||
 		    memmem(c->rx, (size_t)n, p->spec.host,
 			   strlen(p->spec.host)) != NULL) {
 			snprintf(text, sizeof(text), "reply of %zd bytes", n);
-			health_probe_finish(h, p, true, text, now);
+			health_probe_finish(h, p, MLV_HEALTH_RESULT_OK, text,
+					    now);
 		} else {
 			snprintf(text, sizeof(text), "reply without \"%s\": "
 				 "\"%s\"", p->spec.host,
 				 health_printable(c->rx, (size_t)n, shown,
 						  sizeof(shown)));
-			health_probe_finish(h, p, false, text, now);
+			health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED,
+					    text, now);
 		}
 		return;
 	}
@@ -230,7 +237,8 @@ static void read_status(struct mlv_health *h, struct health_conn *c,
 				snprintf(text, sizeof(text),
 					 "HTTP: connection closed without a "
 					 "response");
-			health_probe_finish(h, p, false, text, now);
+			health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED,
+					    text, now);
 			return;
 		}
 		c->rx_len = (uint16_t)(c->rx_len + n);
@@ -242,17 +250,21 @@ static void read_status(struct mlv_health *h, struct health_conn *c,
 				 "HTTP: malformed status line \"%s\"",
 				 health_printable(c->rx, c->rx_len, shown,
 						  sizeof(shown)));
-			health_probe_finish(h, p, false, text, now);
+			health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED,
+					    text, now);
 			return;
 		case HTTP_STATUS:
 			if (status == p->spec.expect_status) {
 				snprintf(text, sizeof(text), "HTTP %u", status);
-				health_probe_finish(h, p, true, text, now);
+				health_probe_finish(h, p, MLV_HEALTH_RESULT_OK,
+						    text, now);
 			} else {
 				snprintf(text, sizeof(text),
 					 "HTTP %u (expected %u)", status,
 					 p->spec.expect_status);
-				health_probe_finish(h, p, false, text, now);
+				health_probe_finish(h, p,
+						    MLV_HEALTH_RESULT_FAILED,
+						    text, now);
 			}
 			return;
 		}
@@ -318,7 +330,8 @@ static void connected(struct mlv_health *h, struct health_conn *c,
 		      bool registered, uint64_t now)
 {
 	if (c->probe->spec.type == MLV_HEALTH_TCP) {
-		health_probe_finish(h, c->probe, true, "connected", now);
+		health_probe_finish(h, c->probe, MLV_HEALTH_RESULT_OK,
+				    "connected", now);
 		return;
 	}
 	stage_started_late(h, c->probe, now);
@@ -407,6 +420,11 @@ void health_check_start(struct mlv_health *h, struct health_probe *p,
 		local_error(h, p, now);
 		return;
 	}
+	/* The check's clock starts now, not at the now of the call: one
+	 * call starts up to a thousand checks, and both the deadline and the
+	 * measured duration (the duration histogram) run from this check's
+	 * own start. */
+	now = health_now_ns();
 	c->probe = p;
 	p->conn = c;
 	p->phase = PHASE_RUNNING;
@@ -474,7 +492,8 @@ void health_check_event(struct mlv_health *h, uint64_t data, uint32_t events,
 		else if (events & EPOLLOUT)
 			connected(h, c, true, now);
 		else if (events & (EPOLLERR | EPOLLHUP))
-			health_probe_finish(h, c->probe, false,
+			health_probe_finish(h, c->probe,
+					    MLV_HEALTH_RESULT_FAILED,
 					    "connect: connection failed", now);
 		break;
 	case CONN_SENDING:
@@ -505,5 +524,5 @@ void health_check_timeout(struct mlv_health *h, struct health_probe *p,
 	snprintf(text, sizeof(text), "timeout after %ums %s",
 		 p->spec.timeout_ms, datagram ? "without a reply" :
 		 p->conn ? during[p->conn->stage] : "");
-	health_probe_finish(h, p, false, text, now);
+	health_probe_finish(h, p, MLV_HEALTH_RESULT_TIMEOUT, text, now);
 }

@@ -375,6 +375,7 @@ static enum mlv_err sync_pair(struct mlv_health *h, struct health_vip *v,
 			      struct health_pair **out)
 {
 	struct health_pair *pair = health_pair_find(h, v->name, bc->name);
+	struct health_tally was;
 	struct health_spec spec;
 	struct health_probe *p;
 	uint64_t hash;
@@ -411,9 +412,12 @@ static enum mlv_err sync_pair(struct mlv_health *h, struct health_vip *v,
 		}
 		return MLV_E_NOMEM;
 	}
+	/* The pair's durations go on from what it had (zero if new). */
+	health_pair_tally(pair, &was);
 	if (pair->probe)
 		detach(pair);
 	attach(pair, p);
+	health_pair_rebase(pair, &was);
 	return MLV_OK;
 }
 

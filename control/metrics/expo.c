@@ -16,11 +16,17 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *type_name(enum mlv_expo_type t)
 {
-	return t == MLV_EXPO_COUNTER ? "counter" : "gauge";
+	switch (t) {
+	case MLV_EXPO_COUNTER:   return "counter";
+	case MLV_EXPO_HISTOGRAM: return "histogram";
+	case MLV_EXPO_GAUGE:     break;
+	}
+	return "gauge";
 }
 
 /* Escape backslash and newline always, the double quote only in label
@@ -64,31 +70,43 @@ void mlv_expo_label_value(FILE *f, const char *value)
 	put_escaped(f, value, true);
 }
 
-static void put_series(FILE *f, const char *name,
-		       const struct mlv_expo_label *labels, size_t n)
+static void put_label(FILE *f, const struct mlv_expo_label *l)
+{
+	fputs_unlocked(l->name, f);
+	fputs_unlocked("=\"", f);
+	put_escaped(f, l->value, true);
+	putc_unlocked('"', f);
+}
+
+/* name + suffix, then {labels} with extra (may be NULL) as the last one;
+ * no braces when there is no label at all. */
+static void put_series(FILE *f, const char *name, const char *suffix,
+		       const struct mlv_expo_label *labels, size_t n,
+		       const struct mlv_expo_label *extra)
 {
 	fputs_unlocked(name, f);
-	if (n == 0)
+	fputs_unlocked(suffix, f);
+	if (n == 0 && !extra)
 		return;
 	putc_unlocked('{', f);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putc_unlocked(',', f);
-		fputs_unlocked(labels[i].name, f);
-		fputs_unlocked("=\"", f);
-		put_escaped(f, labels[i].value, true);
-		putc_unlocked('"', f);
+		put_label(f, &labels[i]);
+	}
+	if (extra) {
+		if (n)
+			putc_unlocked(',', f);
+		put_label(f, extra);
 	}
 	putc_unlocked('}', f);
 }
 
-void mlv_expo_sample_u64(FILE *f, const char *name,
-			 const struct mlv_expo_label *labels, size_t n_labels,
-			 uint64_t value)
+/* " value\n" */
+static void put_u64(FILE *f, uint64_t value)
 {
 	char digits[24], *p = digits + sizeof(digits);
 
-	put_series(f, name, labels, n_labels);
 	*--p = '\n';
 	do {
 		*--p = (char)('0' + value % 10);
@@ -98,15 +116,66 @@ void mlv_expo_sample_u64(FILE *f, const char *name,
 	fwrite_unlocked(p, 1, (size_t)(digits + sizeof(digits) - p), f);
 }
 
-void mlv_expo_sample_double(FILE *f, const char *name,
-			    const struct mlv_expo_label *labels,
-			    size_t n_labels, double value)
+static void put_double(FILE *f, double value)
 {
-	put_series(f, name, labels, n_labels);
 	if (isnan(value))
 		fputs(" NaN\n", f);
 	else if (isinf(value))
 		fputs(value > 0 ? " +Inf\n" : " -Inf\n", f);
 	else
 		fprintf(f, " %.17g\n", value);
+}
+
+void mlv_expo_sample_u64(FILE *f, const char *name,
+			 const struct mlv_expo_label *labels, size_t n_labels,
+			 uint64_t value)
+{
+	put_series(f, name, "", labels, n_labels, NULL);
+	put_u64(f, value);
+}
+
+void mlv_expo_sample_double(FILE *f, const char *name,
+			    const struct mlv_expo_label *labels,
+			    size_t n_labels, double value)
+{
+	put_series(f, name, "", labels, n_labels, NULL);
+	put_double(f, value);
+}
+
+void mlv_expo_format_bound(char *buf, size_t len, double bound)
+{
+	if (len == 0)
+		return;
+	if (isinf(bound) || isnan(bound)) {
+		snprintf(buf, len, "%s", isnan(bound) ? "NaN" :
+			 bound > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	/* 17 significant digits always read back (IEEE 754 double) */
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(buf, len, "%.*g", digits, bound);
+		if (strtod(buf, NULL) == bound)
+			return;
+	}
+}
+
+void mlv_expo_histogram(FILE *f, const char *name,
+			const struct mlv_expo_label *labels, size_t n_labels,
+			const char *const *le, const uint64_t *cumulative,
+			size_t n_bounds, uint64_t count, double sum)
+{
+	struct mlv_expo_label bound = { .name = "le" };
+
+	for (size_t i = 0; i < n_bounds; i++) {
+		bound.value = le[i];
+		put_series(f, name, "_bucket", labels, n_labels, &bound);
+		put_u64(f, cumulative[i]);
+	}
+	bound.value = "+Inf";
+	put_series(f, name, "_bucket", labels, n_labels, &bound);
+	put_u64(f, count);
+	put_series(f, name, "_sum", labels, n_labels, NULL);
+	put_double(f, sum);
+	put_series(f, name, "_count", labels, n_labels, NULL);
+	put_u64(f, count);
 }

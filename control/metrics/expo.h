@@ -22,6 +22,7 @@
 enum mlv_expo_type {
 	MLV_EXPO_COUNTER,
 	MLV_EXPO_GAUGE,
+	MLV_EXPO_HISTOGRAM,
 };
 
 /* One label of a sample. Names are trusted (maglevd's own identifiers);
@@ -51,5 +52,29 @@ void mlv_expo_sample_u64(FILE *f, const char *name,
 void mlv_expo_sample_double(FILE *f, const char *name,
 			    const struct mlv_expo_label *labels,
 			    size_t n_labels, double value);
+
+/* Longest `le` text mlv_expo_format_bound writes, with the NUL. */
+#define MLV_EXPO_BOUND_MAX 32
+
+/* A bucket bound as an `le` value: the shortest text that reads back as
+ * the same double ("0.0005", "1", "2.5"), as the Prometheus client
+ * libraries write it, so the series are those any other exporter of the
+ * same buckets would have. */
+void mlv_expo_format_bound(char *buf, size_t len, double bound);
+
+/* One series of a histogram family (mlv_expo_family with
+ * MLV_EXPO_HISTOGRAM first):
+ *   name_bucket{labels,le="le[i]"} cumulative[i]   for i < n_bounds
+ *   name_bucket{labels,le="+Inf"} count
+ *   name_sum{labels} sum
+ *   name_count{labels} count
+ * le[] are the bounds as mlv_expo_format_bound writes them, ascending;
+ * cumulative[i] counts the observations <= bound i, so it never
+ * decreases and stays <= count (the caller's promise; written as given).
+ * le comes last among the labels. */
+void mlv_expo_histogram(FILE *f, const char *name,
+			const struct mlv_expo_label *labels, size_t n_labels,
+			const char *const *le, const uint64_t *cumulative,
+			size_t n_bounds, uint64_t count, double sum);
 
 #endif

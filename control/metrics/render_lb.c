@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The per-VIP and per-backend families of the /metrics page: identity
- * (info gauges), cumulative flow counters (control/generation/stats.h), and the
- * state of the current generation (weights, drain, slots, health). */
+ * (info gauges), cumulative flow counters (control/generation/stats.h), the
+ * state of the current generation (weights, drain, slots, health), and the
+ * health checks of each backend (verdict, durations, results). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -170,30 +171,145 @@ static uint64_t be_slots(const struct mlv_metrics_page *p,
 	return p->slots[mlv_gen_backend_index(p->gen, b)];
 }
 
-/* The checks' own verdict, for pairs the engine actually checks. */
-static void backend_check(struct mlv_metrics_page *p)
-{
-	struct mlv_health_status hs;
-	struct mlv_expo_label l[2];
+/* ---- health checks per backend ---- */
 
-	if (!p->st->health)
-		return;
-	mlv_expo_family(p->f, "maglevd_backend_check_up", MLV_EXPO_GAUGE,
-			"1 if the backend's health check passes, 0 if it "
-			"fails; absent for health type none");
+/* What the engine says of one backend of the generation. */
+struct backend_checks {
+	bool checked;                /* the engine checks it (not type none) */
+	bool up;
+	struct mlv_health_durations d;
+};
+
+/* The series of one checked backend, labelled l[0..1] (vip, backend);
+ * l[2] is free for one more label. */
+typedef void (*checked_fn)(struct mlv_metrics_page *p,
+			   struct mlv_expo_label l[3],
+			   const struct backend_checks *c, const void *arg);
+
+/* fn(.., arg) for every backend the engine checks, in the generation's
+ * order. */
+static void each_checked(struct mlv_metrics_page *p,
+			 const struct backend_checks *bc, checked_fn fn,
+			 const void *arg)
+{
+	struct mlv_expo_label l[3];
+
 	for (uint32_t i = 0; i < p->gen->n_vips; i++) {
 		const struct mlv_gen_vip *v = &p->gen->vips[i];
 
 		for (uint32_t j = 0; j < v->n_backends; j++) {
-			if (mlv_health_get(p->st->health, v->name,
-					   v->backends[j].name, &hs) != MLV_OK ||
-			    hs.type == MLV_HEALTH_NONE)
+			const struct mlv_gen_backend *b = &v->backends[j];
+			const struct backend_checks *c =
+				&bc[mlv_gen_backend_index(p->gen, b)];
+
+			if (!c->checked)
 				continue;
-			backend_labels(v, &v->backends[j], l);
-			mlv_expo_sample_u64(p->f, "maglevd_backend_check_up", l, 2,
-					    hs.up);
+			backend_labels(v, b, l);
+			fn(p, l, c, arg);
 		}
 	}
+}
+
+#define CHECK_UP "maglevd_backend_check_up"
+#define CHECK_DURATION "maglevd_health_check_duration_seconds"
+#define CHECK_RESULTS "maglevd_health_check_results_total"
+
+/* The checks' own verdict. */
+static void check_up(struct mlv_metrics_page *p, struct mlv_expo_label l[3],
+		     const struct backend_checks *c, const void *arg)
+{
+	(void)arg;
+	mlv_expo_sample_u64(p->f, CHECK_UP, l, 2, c->up);
+}
+
+/* arg: the `le` texts, formatted once per page rather than per series. */
+static void check_duration(struct mlv_metrics_page *p,
+			   struct mlv_expo_label l[3],
+			   const struct backend_checks *c, const void *arg)
+{
+	mlv_expo_histogram(p->f, CHECK_DURATION, l, 2, arg, c->d.le,
+			   MLV_HEALTH_DURATION_BUCKETS, c->d.count,
+			   (double)c->d.sum_ns / 1e9);
+}
+
+static void check_results(struct mlv_metrics_page *p,
+			  struct mlv_expo_label l[3],
+			  const struct backend_checks *c, const void *arg)
+{
+	(void)arg;
+	l[2].name = "result";
+	for (int r = 0; r < MLV_HEALTH_RESULT__COUNT; r++) {
+		l[2].value = mlv_health_result_name((enum mlv_health_result)r);
+		mlv_expo_sample_u64(p->f, CHECK_RESULTS, l, 3, c->d.results[r]);
+	}
+}
+
+/* The verdict, then every completed check by duration (every result is
+ * observed, timeouts too: docs/metrics.md), then the same checks by
+ * result. Types none are left out: they never run a check. */
+static void check_families(struct mlv_metrics_page *p,
+			   const struct backend_checks *bc)
+{
+	char text[MLV_HEALTH_DURATION_BUCKETS][MLV_EXPO_BOUND_MAX];
+	const char *le[MLV_HEALTH_DURATION_BUCKETS];
+
+	for (uint32_t k = 0; k < MLV_HEALTH_DURATION_BUCKETS; k++) {
+		mlv_expo_format_bound(text[k], sizeof(text[k]),
+				      (double)mlv_health_duration_bounds_ns[k] /
+				      1e9);
+		le[k] = text[k];
+	}
+	mlv_expo_family(p->f, CHECK_UP, MLV_EXPO_GAUGE,
+			"1 if the backend's health check passes, 0 if it "
+			"fails; absent for health type none");
+	each_checked(p, bc, check_up, NULL);
+	mlv_expo_family(p->f, CHECK_DURATION, MLV_EXPO_HISTOGRAM,
+			"duration of the backend's health checks, from opening "
+			"the socket to the verdict, every result (timeouts "
+			"too)");
+	each_checked(p, bc, check_duration, le);
+	mlv_expo_family(p->f, CHECK_RESULTS, MLV_EXPO_COUNTER,
+			"the backend's completed health checks by result: ok, "
+			"failed (refused, wrong answer) or timeout");
+	each_checked(p, bc, check_results, NULL);
+}
+
+/* Each backend's status and durations are looked up once, not once per
+ * family. Returns MLV_OK or MLV_E_NOMEM. */
+static enum mlv_err backend_health(struct mlv_metrics_page *p)
+{
+	const struct mlv_generation *gen = p->gen;
+	struct backend_checks *bc;
+	struct mlv_health_status hs;
+
+	if (!p->st->health)
+		return MLV_OK;
+	bc = calloc(gen->n_all_backends ? gen->n_all_backends : 1,
+		    sizeof(*bc));
+	if (!bc)
+		return MLV_E_NOMEM;
+	for (uint32_t i = 0; i < gen->n_vips; i++) {
+		const struct mlv_gen_vip *v = &gen->vips[i];
+
+		for (uint32_t j = 0; j < v->n_backends; j++) {
+			const struct mlv_gen_backend *b = &v->backends[j];
+			struct backend_checks *c =
+				&bc[mlv_gen_backend_index(gen, b)];
+
+			if (mlv_health_get(p->st->health, v->name, b->name,
+					   &hs) != MLV_OK ||
+			    hs.type == MLV_HEALTH_NONE)
+				continue;
+			if (mlv_health_check_durations(p->st->health, v->name,
+						       b->name, &c->d) != MLV_OK)
+				continue;
+			c->checked = true;
+			c->up = hs.up;
+		}
+	}
+	check_families(p, bc);
+	free(bc);
+	return MLV_OK;
 }
 
 /* ---- cumulative flow counters ---- */
@@ -263,6 +379,8 @@ static enum mlv_err flow_counters(struct mlv_metrics_page *p)
 
 enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 {
+	enum mlv_err err;
+
 	if (!p->gen)
 		return MLV_OK;
 	vip_info(p);
@@ -287,6 +405,8 @@ enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 		      be_weight);
 	backend_gauge(p, "maglevd_backend_slots",
 		      "lookup-table slots the backend owns", be_slots);
-	backend_check(p);
+	err = backend_health(p);
+	if (err)
+		return err;
 	return flow_counters(p);
 }

@@ -2,7 +2,7 @@
 /* Health-check engine (control/health*.c) against real listeners on
  * loopback that the test owns: a TCP acceptor, a closed port, a listener
  * with a full backlog, and HTTP servers (fixed status, garbage, silent,
- * gated) run by one server thread.
+ * gated, delayed) run by one server thread.
  *
  * Conditions are polled with a generous deadline (a safety net, never the
  * assertion). Every poll step also checks the batching promise: at most
@@ -51,6 +51,7 @@ enum srv_mode {
 	SRV_GARBAGE,        /* answer with something that is not HTTP */
 	SRV_SILENT,         /* accept, read, never answer */
 	SRV_GATED,          /* hold requests until the gate opens, then answer */
+	SRV_DELAYED,        /* answer `delay_ms` after the request arrived */
 };
 
 #define SRV_MAX_LISTENERS 8
@@ -61,7 +62,8 @@ struct listener {
 	int fd;
 	uint16_t port;
 	enum srv_mode mode;
-	atomic_int status;             /* SRV_HTTP / SRV_GATED */
+	atomic_int status;             /* SRV_HTTP / SRV_GATED / SRV_DELAYED */
+	int delay_ms;                  /* SRV_DELAYED; set before srv_start */
 	atomic_uint accepted;
 	atomic_uint requests;          /* complete requests received */
 	atomic_bool close_req;         /* test asks the thread to close fd */
@@ -74,7 +76,8 @@ struct client {
 	int fd;
 	struct listener *l;
 	size_t len;
-	bool held;                     /* gated request waiting */
+	bool held;                     /* gated or delayed request waiting */
+	uint64_t due_ms;               /* SRV_DELAYED: when to answer */
 	char buf[SRV_REQ_MAX];
 };
 
@@ -201,6 +204,10 @@ static void on_client(struct server *s, int i)
 	case SRV_GATED:
 		c->held = true;
 		break;
+	case SRV_DELAYED:
+		c->held = true;
+		c->due_ms = mono_ms() + (uint64_t)c->l->delay_ms;
+		break;
 	default:
 		break;
 	}
@@ -236,8 +243,9 @@ static void *srv_main(void *arg)
 	while (!atomic_load(&s->stop)) {
 		struct pollfd pfd[1 + SRV_MAX_LISTENERS + SRV_MAX_CLIENTS];
 		int who[1 + SRV_MAX_LISTENERS + SRV_MAX_CLIENTS];
-		int n = 0;
+		int n = 0, wait_ms = 1000;
 		char drain[64];
+		uint64_t now = mono_ms();
 
 		for (uint32_t i = 0; i < s->n; i++) {
 			struct listener *l = &s->l[i];
@@ -250,10 +258,23 @@ static void *srv_main(void *arg)
 		}
 		if (atomic_load(&s->gate_open))
 			for (int i = 0; i < SRV_MAX_CLIENTS; i++)
-				if (s->clients[i] && s->clients[i]->held) {
+				if (s->clients[i] && s->clients[i]->held &&
+				    s->clients[i]->l->mode == SRV_GATED) {
 					answer(s, i);
 					atomic_fetch_add(&s->gated_answered, 1);
 				}
+		/* delayed answers that are due; poll no longer than until
+		 * the next one */
+		for (int i = 0; i < SRV_MAX_CLIENTS; i++) {
+			struct client *c = s->clients[i];
+
+			if (!c || !c->held || c->l->mode != SRV_DELAYED)
+				continue;
+			if (c->due_ms <= now)
+				answer(s, i);
+			else if (c->due_ms - now < (uint64_t)wait_ms)
+				wait_ms = (int)(c->due_ms - now);
+		}
 		pfd[n] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
 		who[n++] = -1;
 		for (uint32_t i = 0; i < s->n; i++)
@@ -268,7 +289,7 @@ static void *srv_main(void *arg)
 							  .events = POLLIN };
 				who[n++] = 1000 + i;
 			}
-		if (poll(pfd, (nfds_t)n, 1000) <= 0)
+		if (poll(pfd, (nfds_t)n, wait_ms) <= 0)
 			continue;
 		for (int k = 0; k < n; k++) {
 			if (!pfd[k].revents)
@@ -2021,6 +2042,363 @@ static void test_dns(void **state)
 	mlv_config_free(cfg);
 }
 
+/* ------------------------------------------------ check durations */
+
+/* The buckets docs/health.md and docs/metrics.md promise, in ns. */
+static const uint64_t documented_bounds_ns[] = {
+	500000, 1000000, 2500000, 5000000, 10000000, 25000000, 50000000,
+	100000000, 250000000, 500000000, 1000000000, 2500000000, 5000000000,
+};
+#define N_DOCUMENTED_BOUNDS \
+	(sizeof(documented_bounds_ns) / sizeof(documented_bounds_ns[0]))
+
+/* Index of the bucket whose bound is ms milliseconds. */
+static size_t le_ms(uint64_t ms)
+{
+	for (size_t i = 0; i < N_DOCUMENTED_BOUNDS; i++)
+		if (documented_bounds_ns[i] == ms * 1000000)
+			return i;
+	fail_msg("no bucket at %llu ms", (unsigned long long)ms);
+	return 0;
+}
+
+static struct mlv_health_durations durations_of(struct mlv_health *h,
+						const char *vip,
+						const char *backend)
+{
+	struct mlv_health_durations d;
+
+	assert_int_equal(mlv_health_check_durations(h, vip, backend, &d),
+			 MLV_OK);
+	/* what a histogram is, whatever the checks were */
+	for (size_t i = 0; i + 1 < MLV_HEALTH_DURATION_BUCKETS; i++)
+		assert_true(d.le[i] <= d.le[i + 1]);
+	assert_true(d.le[MLV_HEALTH_DURATION_BUCKETS - 1] <= d.count);
+	assert_int_equal(d.results[MLV_HEALTH_RESULT_OK] +
+			 d.results[MLV_HEALTH_RESULT_FAILED] +
+			 d.results[MLV_HEALTH_RESULT_TIMEOUT], d.count);
+	return d;
+}
+
+/* (vip, backend)'s durations, when every check it made (on one probe
+ * all along) ended with r. */
+static struct mlv_health_durations all_ended(struct mlv_health *h,
+					     const char *vip,
+					     const char *backend,
+					     enum mlv_health_result r)
+{
+	struct mlv_health_durations d = durations_of(h, vip, backend);
+
+	assert_int_equal(d.count, status_of(h, vip, backend).checks);
+	assert_int_equal(d.results[r], d.count);
+	return d;
+}
+
+static void assert_durations_equal(const struct mlv_health_durations *a,
+				   const struct mlv_health_durations *b)
+{
+	for (size_t i = 0; i < MLV_HEALTH_DURATION_BUCKETS; i++)
+		assert_int_equal(a->le[i], b->le[i]);
+	assert_int_equal(a->count, b->count);
+	assert_int_equal(a->sum_ns, b->sum_ns);
+	for (int r = 0; r < MLV_HEALTH_RESULT__COUNT; r++)
+		assert_int_equal(a->results[r], b->results[r]);
+}
+
+struct want_observed {
+	const char *vip;
+	const char *backend;
+	uint64_t count;
+};
+
+static bool observed_reached(struct mlv_health *h, void *arg)
+{
+	const struct want_observed *w = arg;
+	struct mlv_health_durations d;
+
+	return mlv_health_check_durations(h, w->vip, w->backend, &d) ==
+	       MLV_OK && d.count >= w->count;
+}
+
+/* pair joins p, as a sync puts it on a probe: its figures stay what they
+ * were. */
+static void join(struct health_pair *pair, struct health_probe *p)
+{
+	struct health_tally was, now;
+
+	health_pair_tally(pair, &was);
+	pair->probe = p;
+	health_pair_rebase(pair, &was);
+	health_pair_tally(pair, &now);
+	assert_memory_equal(&now, &was, sizeof(now));
+}
+
+/* The buckets are the documented ones, a bound counts as inside its
+ * bucket ("le": at most), and a pair's offset makes its figures start at
+ * zero on a probe that has counted already and carry over to another. */
+static void test_duration_buckets_and_offsets(void **state)
+{
+	static const uint64_t ms = 1000000;
+	struct health_probe probe = { 0 }, other = { 0 };
+	struct health_pair pair = { 0 };
+	struct health_tally t = { 0 }, now;
+
+	(void)state;
+	assert_int_equal(MLV_HEALTH_DURATION_BUCKETS, N_DOCUMENTED_BOUNDS);
+	for (size_t i = 0; i < N_DOCUMENTED_BOUNDS; i++)
+		assert_int_equal(mlv_health_duration_bounds_ns[i],
+				 documented_bounds_ns[i]);
+	assert_string_equal(mlv_health_result_name(MLV_HEALTH_RESULT_OK), "ok");
+	assert_string_equal(mlv_health_result_name(MLV_HEALTH_RESULT_FAILED),
+			    "failed");
+	assert_string_equal(mlv_health_result_name(MLV_HEALTH_RESULT_TIMEOUT),
+			    "timeout");
+	assert_string_equal(mlv_health_result_name(MLV_HEALTH_RESULT__COUNT),
+			    "unknown");
+
+	health_tally_observe(&t, 0, MLV_HEALTH_RESULT_OK);
+	health_tally_observe(&t, ms / 2, MLV_HEALTH_RESULT_OK);
+	health_tally_observe(&t, ms / 2 + 1, MLV_HEALTH_RESULT_FAILED);
+	health_tally_observe(&t, 100 * ms, MLV_HEALTH_RESULT_OK);
+	health_tally_observe(&t, 5000 * ms, MLV_HEALTH_RESULT_TIMEOUT);
+	health_tally_observe(&t, 5000 * ms + 1, MLV_HEALTH_RESULT_TIMEOUT);
+	assert_int_equal(t.bucket[0], 2);           /* 0 and exactly 0.5 ms */
+	assert_int_equal(t.bucket[1], 1);           /* just above */
+	assert_int_equal(t.bucket[le_ms(100)], 1);
+	assert_int_equal(t.bucket[le_ms(5000)], 1);
+	assert_int_equal(t.bucket[MLV_HEALTH_DURATION_BUCKETS], 1); /* +Inf */
+	assert_int_equal(t.sum_ns, ms / 2 + ms / 2 + 1 + 100 * ms +
+				   2 * 5000 * ms + 1);
+	assert_int_equal(t.results[MLV_HEALTH_RESULT_OK], 3);
+	assert_int_equal(t.results[MLV_HEALTH_RESULT_FAILED], 1);
+	assert_int_equal(t.results[MLV_HEALTH_RESULT_TIMEOUT], 2);
+
+	/* a new pair joins a probe that has counted six checks: zero */
+	probe.tally = t;
+	join(&pair, &probe);
+	health_pair_tally(&pair, &now);
+	assert_int_equal(now.sum_ns, 0);
+	assert_int_equal(now.results[MLV_HEALTH_RESULT_OK], 0);
+	/* the probe's next check is the pair's first */
+	health_tally_observe(&probe.tally, 3 * ms, MLV_HEALTH_RESULT_OK);
+	health_pair_tally(&pair, &now);
+	assert_int_equal(now.bucket[le_ms(5)], 1);
+	assert_int_equal(now.sum_ns, 3 * ms);
+	assert_int_equal(now.results[MLV_HEALTH_RESULT_OK], 1);
+	assert_int_equal(now.bucket[0] + now.bucket[1], 0);
+	/* moved to a probe with other figures: it goes on from its own */
+	health_tally_observe(&other.tally, 7 * ms, MLV_HEALTH_RESULT_FAILED);
+	health_tally_observe(&other.tally, 7 * ms, MLV_HEALTH_RESULT_FAILED);
+	join(&pair, &other);
+	health_tally_observe(&other.tally, 20 * ms, MLV_HEALTH_RESULT_TIMEOUT);
+	health_pair_tally(&pair, &now);
+	assert_int_equal(now.bucket[le_ms(5)], 1);
+	assert_int_equal(now.bucket[le_ms(10)], 0);
+	assert_int_equal(now.bucket[le_ms(25)], 1);
+	assert_int_equal(now.sum_ns, 3 * ms + 20 * ms);
+	assert_int_equal(now.results[MLV_HEALTH_RESULT_FAILED], 0);
+	assert_int_equal(now.results[MLV_HEALTH_RESULT_TIMEOUT], 1);
+}
+
+/* A responder on loopback that answers 120 ms after each request: every
+ * such check lands above 0.1 s, a prompt one below; counts and sums add
+ * up with the checks the engine reports. */
+static void test_durations_of_delayed_answers(void **state)
+{
+	struct server *s = srv_new();
+	struct listener *fast = srv_add(s, SRV_HTTP, 200);
+	struct listener *slow = srv_add(s, SRV_DELAYED, 200);
+	struct mlv_health_config hc = hc_http(300, 250, 1, 1, "/");
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN, 0);
+	struct mlv_health_durations d;
+	const uint64_t delay_ns = 120 * 1000000ull;
+
+	(void)state;
+	slow->delay_ms = 120;
+	srv_start(s);
+	cfg_backend(cfg_vip(cfg, "fast", fast->port, &hc), "b", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg, "slow", slow->port, &hc), "b", "127.0.0.1");
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	d = durations_of(h, "slow", "b");
+	assert_int_equal(d.count, 0);
+	assert_int_equal(d.sum_ns, 0);
+
+	wait_pair(h, &r, "slow", "b", 3, -1);
+	wait_pair(h, &r, "fast", "b", 3, -1);
+
+	assert_string_equal(status_of(h, "slow", "b").last_result, "HTTP 200");
+	d = all_ended(h, "slow", "b", MLV_HEALTH_RESULT_OK);
+	/* the server waits 120 ms once it has the request, which the check
+	 * sends after its start: nothing at or below 0.1 s ... */
+	assert_int_equal(d.le[le_ms(100)], 0);
+	/* ... and each ended before its 250 ms deadline */
+	assert_int_equal(d.le[le_ms(250)], d.count);
+	/* (the server's clock reads whole milliseconds, so its wait may be
+	 * up to one short of the delay) */
+	assert_true(d.sum_ns > d.count * (delay_ns - 1000000));
+	assert_true(d.sum_ns <= d.count * 250 * 1000000ull);
+
+	d = all_ended(h, "fast", "b", MLV_HEALTH_RESULT_OK);
+	assert_int_equal(d.le[le_ms(100)], d.count);
+	assert_true(d.sum_ns < d.count * delay_ns);
+
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+	srv_stop(s);
+}
+
+/* A timed-out check is observed, as docs/health.md says: result timeout,
+ * at a duration of at least its timeout. A refused one is a failure,
+ * quick. The engine's counters agree. */
+static void test_durations_of_timeouts_and_refusals(void **state)
+{
+	struct mlv_health_config silent = hc_udp("ping", "");
+	struct mlv_health_config refused = hc_tcp(50, 40, 1, 1);
+	struct mlv_config *cfg = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_CLOSED, 0);
+	struct mlv_health_durations ds, dr;
+	struct mlv_health_stats stats;
+	const uint64_t timeout_ns = 60 * 1000000ull;
+	struct udp_srv u;
+
+	(void)state;
+	silent.interval_ms = 150;
+	silent.timeout_ms = 60;
+	udp_start(&u, UDP_SILENT, 0);
+	cfg_backend(cfg_vip(cfg, "silent", u.port, &silent), "b", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg, "refused", closed_port(), &refused), "b",
+		    "127.0.0.1");
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	wait_pair(h, &r, "silent", "b", 3, 0);
+	wait_pair(h, &r, "refused", "b", 3, 0);
+
+	assert_string_equal(status_of(h, "silent", "b").last_result,
+			    "timeout after 60ms without a reply");
+	ds = all_ended(h, "silent", "b", MLV_HEALTH_RESULT_TIMEOUT);
+	/* each lasted its timeout at least: none at or below 0.05 s */
+	assert_int_equal(ds.le[le_ms(50)], 0);
+	assert_true(ds.sum_ns >= ds.count * timeout_ns);
+	assert_int_equal(ds.le[le_ms(250)], ds.count);
+
+	dr = all_ended(h, "refused", "b", MLV_HEALTH_RESULT_FAILED);
+	assert_int_equal(dr.le[le_ms(100)], dr.count);
+
+	/* nothing else ran: the pairs hold every check the engine counted */
+	mlv_health_stats(h, &stats);
+	assert_int_equal(stats.counters[MLV_HEALTH_CTR_CHECKS_OK], 0);
+	assert_int_equal(stats.counters[MLV_HEALTH_CTR_CHECKS_FAILED],
+			 ds.count + dr.count);
+
+	udp_stop(&u);
+	mlv_health_destroy(h);
+	mlv_config_free(cfg);
+}
+
+/* A pair's figures are its own: a pair that joins a shared probe starts
+ * at zero and then sees the same checks as the others; a changed check
+ * carries them over; a pair removed and added back starts again. */
+static void test_durations_follow_the_pair(void **state)
+{
+	struct mlv_health_config hc = hc_tcp(20, 500, 1, 1);
+	struct mlv_health_config hc2 = hc_tcp(25, 500, 1, 1);
+	struct mlv_health_config none = { .type = MLV_HEALTH_NONE };
+	uint16_t port = closed_port();
+	struct mlv_config *cfg1 = cfg_new(), *cfg2 = cfg_new(),
+			  *cfg3 = cfg_new(), *cfg4 = cfg_new(),
+			  *cfg5 = cfg_new();
+	struct recorder r;
+	struct mlv_health *h = engine(&r, MLV_HEALTH_FAIL_OPEN, 0);
+	struct mlv_health_durations a1, a2, c2, d;
+	struct want_observed c_seen = { "c", "b2", 2 };
+	uint64_t moved_checks;
+
+	(void)state;
+	cfg_backend(cfg_vip(cfg1, "a", port, &hc), "b", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg1, "n", port, &none), "b", "127.0.0.1");
+	/* cfg2: c/b2 checks the same target the same way as a/b */
+	cfg_backend(cfg_vip(cfg2, "a", port, &hc), "b", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg2, "c", port, &hc), "b2", "127.0.0.1");
+	/* cfg3: a/b's check changes (interval): another probe */
+	cfg_backend(cfg_vip(cfg3, "a", port, &hc2), "b", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg3, "c", port, &hc), "b2", "127.0.0.1");
+	/* cfg4: a/b removed; cfg5: back, on c/b2's probe again */
+	cfg_backend(cfg_vip(cfg4, "c", port, &hc), "b2", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg5, "c", port, &hc), "b2", "127.0.0.1");
+	cfg_backend(cfg_vip(cfg5, "a", port, &hc), "b", "127.0.0.1");
+
+	assert_int_equal(mlv_health_sync(h, cfg1, NULL), MLV_OK);
+	wait_pair(h, &r, "a", "b", 3, 0);
+	a1 = durations_of(h, "a", "b");
+	assert_int_equal(a1.count, status_of(h, "a", "b").checks);
+	assert_int_equal(durations_of(h, "n", "b").count, 0);
+
+	/* c/b2 joins a/b's probe, which has counted: c starts at zero */
+	assert_int_equal(mlv_health_sync(h, cfg2, NULL), MLV_OK);
+	assert_int_equal(status_of(h, "c", "b2").shared_by, 2);
+	d = durations_of(h, "c", "b2");
+	assert_int_equal(d.count, 0);
+	assert_int_equal(d.sum_ns, 0);
+	assert_int_equal(d.results[MLV_HEALTH_RESULT_FAILED], 0);
+	d = durations_of(h, "a", "b");
+	assert_durations_equal(&d, &a1);
+	/* from then on both see the same checks */
+	assert_true(run_until(h, &r, observed_reached, &c_seen));
+	a2 = durations_of(h, "a", "b");
+	c2 = durations_of(h, "c", "b2");
+	assert_int_equal(a2.count - a1.count, c2.count);
+	assert_int_equal(a2.sum_ns - a1.sum_ns, c2.sum_ns);
+	for (size_t i = 0; i < MLV_HEALTH_DURATION_BUCKETS; i++)
+		assert_int_equal(a2.le[i] - a1.le[i], c2.le[i]);
+	assert_int_equal(c2.results[MLV_HEALTH_RESULT_FAILED], c2.count);
+
+	/* a/b's check changes: a new probe, counting from zero; the pair's
+	 * figures go on from where they were */
+	assert_int_equal(mlv_health_sync(h, cfg3, NULL), MLV_OK);
+	assert_int_equal(status_of(h, "a", "b").checks, 0);
+	assert_int_equal(status_of(h, "a", "b").shared_by, 1);
+	d = durations_of(h, "a", "b");
+	assert_durations_equal(&d, &a2);
+	wait_pair(h, &r, "a", "b", 2, 0);
+	moved_checks = status_of(h, "a", "b").checks;
+	d = durations_of(h, "a", "b");
+	assert_int_equal(d.count, a2.count + moved_checks);
+	assert_int_equal(d.results[MLV_HEALTH_RESULT_FAILED],
+			 a2.results[MLV_HEALTH_RESULT_FAILED] + moved_checks);
+	assert_true(d.sum_ns > a2.sum_ns);
+
+	/* removed: gone; added back onto c/b2's busy probe: from zero */
+	assert_int_equal(mlv_health_sync(h, cfg4, NULL), MLV_OK);
+	assert_int_equal(mlv_health_check_durations(h, "a", "b", &d),
+			 MLV_E_NOT_FOUND);
+	assert_int_equal(mlv_health_sync(h, cfg5, NULL), MLV_OK);
+	assert_int_equal(status_of(h, "a", "b").shared_by, 2);
+	assert_true(durations_of(h, "c", "b2").count > 0);
+	d = durations_of(h, "a", "b");
+	assert_int_equal(d.count, 0);
+	assert_int_equal(d.sum_ns, 0);
+
+	assert_int_equal(mlv_health_check_durations(NULL, "a", "b", &d),
+			 MLV_E_INVAL);
+	assert_int_equal(mlv_health_check_durations(h, NULL, "b", &d),
+			 MLV_E_INVAL);
+	assert_int_equal(mlv_health_check_durations(h, "a", NULL, &d),
+			 MLV_E_INVAL);
+	assert_int_equal(mlv_health_check_durations(h, "a", "b", NULL),
+			 MLV_E_INVAL);
+	assert_int_equal(mlv_health_check_durations(h, "nope", "b", &d),
+			 MLV_E_NOT_FOUND);
+
+	mlv_health_destroy(h);
+	mlv_config_free(cfg1);
+	mlv_config_free(cfg2);
+	mlv_config_free(cfg3);
+	mlv_config_free(cfg4);
+	mlv_config_free(cfg5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2046,6 +2424,10 @@ int main(void)
 		cmocka_unit_test(test_busy_thread_http_answers_waiting),
 		cmocka_unit_test(test_busy_thread_missed_intervals),
 		cmocka_unit_test(test_is_up_at_positions),
+		cmocka_unit_test(test_duration_buckets_and_offsets),
+		cmocka_unit_test(test_durations_of_delayed_answers),
+		cmocka_unit_test(test_durations_of_timeouts_and_refusals),
+		cmocka_unit_test(test_durations_follow_the_pair),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* `promtool check metrics` (Debian package prometheus) on the /metrics
  * page of a fake daemon with every family present: worker counters,
- * drops, conntrack, VIPs and backends with counts, the health engine and
- * XDP steering. A page promtool must reject proves the harness can fail.
+ * drops, conntrack, VIPs and backends with counts, the health engine with
+ * checks that have run (so the duration histogram has samples) and XDP
+ * steering. A page promtool must reject proves the harness can fail.
  * Exits 77 (skipped) only when promtool is not installed. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -67,9 +68,12 @@ static void test_full_page_passes(void **state)
 {
 	struct mlv_health_options ho = { .seed = 7 };
 	struct mlv_metrics_sources src;
+	struct mlv_config *checked;
 	struct mlv_health *h;
 	struct ctl_fx fx;
 	char *page, *out;
+	uint16_t port;
+	int lfd = tm_listen_loopback(&port);
 	int rc;
 
 	(void)state;
@@ -85,25 +89,37 @@ static void test_full_page_passes(void **state)
 	}
 	mlv_ctl_note_reload(&fx.st, true, fx.gen->number, NULL);
 	mlv_ctl_note_reload(&fx.st, false, fx.gen->number, "bad: \"quoted\"");
+	/* the fixture's VIPs have no checks: the engine checks web-1 and
+	 * web-2 of a config with the same names (one answers, one refuses) */
+	checked = tm_checked_config(port);
 	assert_int_equal(mlv_health_create(&ho, &h), MLV_OK);
-	assert_int_equal(mlv_health_sync(h, fx.cfg, NULL), MLV_OK);
+	assert_int_equal(mlv_health_sync(h, checked, NULL), MLV_OK);
+	tm_health_wait(h, "web", "web-1", 2);
+	tm_health_wait(h, "web", "web-2", 2);
 	fx.st.health = h;
 	src = (struct mlv_metrics_sources){ .ctl = &fx.st,
 					    .steer_counters = fake_steer };
 
 	page = tm_render(&src, NULL);
 	tm_check_structure(page);
+	/* promtool sees histogram samples, not only the family's header */
+	assert_true(tm_value(page, "maglevd_health_check_duration_seconds_count"
+			     "{vip=\"web\",backend=\"web-2\"}") >= 2);
+	assert_true(tm_has(page, "maglevd_health_check_duration_seconds_bucket"
+			   "{vip=\"web\",backend=\"web-1\",le=\"0.0005\"}"));
 	rc = promtool(page, &out);
 	if (rc != 0)
 		fail_msg("promtool check metrics failed (%d):\n%s", rc, out);
 	free(out);
 	free(page);
 	mlv_health_destroy(h);
+	mlv_config_free(checked);
+	close(lfd);
 	ctl_fx_free(&fx);
 }
 
-/* The check is real: a counter named without _total, a non-base unit and
- * a missing HELP are each reported. */
+/* The check is real: a counter named without _total, a non-base unit (in
+ * a gauge and in a histogram) and a missing HELP are each reported. */
 static void test_promtool_rejects_bad_pages(void **state)
 {
 	static const char *const bad[] = {
@@ -113,6 +129,11 @@ static void test_promtool_rejects_bad_pages(void **state)
 		"# TYPE maglevd_latency_milliseconds gauge\n"
 		"maglevd_latency_milliseconds 3\n",
 		"# TYPE maglevd_things gauge\nmaglevd_things 1\n",
+		"# HELP maglevd_check_milliseconds latency\n"
+		"# TYPE maglevd_check_milliseconds histogram\n"
+		"maglevd_check_milliseconds_bucket{le=\"+Inf\"} 1\n"
+		"maglevd_check_milliseconds_sum 3\n"
+		"maglevd_check_milliseconds_count 1\n",
 	};
 	char *out;
 

@@ -99,6 +99,108 @@ static void test_escaping(void **state)
 	free(buf);
 }
 
+/* A histogram series as the format defines it, and the bounds written
+ * as the Prometheus client libraries write them. */
+static void test_histogram_writer(void **state)
+{
+	static const char *const le[] = { "0.5", "1" };
+	static const uint64_t cumulative[] = { 1, 3 };
+	const struct mlv_expo_label l[2] = {
+		{ "vip", "a\"b" }, { "backend", "c" },
+	};
+	char *buf = NULL, bound[MLV_EXPO_BOUND_MAX];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	mlv_expo_family(f, "maglevd_h_seconds", MLV_EXPO_HISTOGRAM, "help");
+	mlv_expo_histogram(f, "maglevd_h_seconds", l, 2, le, cumulative, 2, 4,
+			   1.25);
+	mlv_expo_histogram(f, "maglevd_h_seconds", NULL, 0, le, cumulative, 0,
+			   0, 0);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf,
+		"# HELP maglevd_h_seconds help\n"
+		"# TYPE maglevd_h_seconds histogram\n"
+		"maglevd_h_seconds_bucket{vip=\"a\\\"b\",backend=\"c\",le=\"0.5\"} 1\n"
+		"maglevd_h_seconds_bucket{vip=\"a\\\"b\",backend=\"c\",le=\"1\"} 3\n"
+		"maglevd_h_seconds_bucket{vip=\"a\\\"b\",backend=\"c\",le=\"+Inf\"} 4\n"
+		"maglevd_h_seconds_sum{vip=\"a\\\"b\",backend=\"c\"} 1.25\n"
+		"maglevd_h_seconds_count{vip=\"a\\\"b\",backend=\"c\"} 4\n"
+		"maglevd_h_seconds_bucket{le=\"+Inf\"} 0\n"
+		"maglevd_h_seconds_sum 0\n"
+		"maglevd_h_seconds_count 0\n");
+	tm_check_structure(buf);
+	free(buf);
+
+	/* the shortest text that reads back, not %.17g's 0.10000000000000001 */
+	mlv_expo_format_bound(bound, sizeof(bound), 500000 / 1e9);
+	assert_string_equal(bound, "0.0005");
+	mlv_expo_format_bound(bound, sizeof(bound), 0.1);
+	assert_string_equal(bound, "0.1");
+	mlv_expo_format_bound(bound, sizeof(bound), 2500000000 / 1e9);
+	assert_string_equal(bound, "2.5");
+	mlv_expo_format_bound(bound, sizeof(bound), 1.0);
+	assert_string_equal(bound, "1");
+	mlv_expo_format_bound(bound, sizeof(bound), 1.0 / 3.0);
+	assert_true(strtod(bound, NULL) == 1.0 / 3.0);
+	mlv_expo_format_bound(bound, sizeof(bound), 1.0 / 0.0);
+	assert_string_equal(bound, "+Inf");
+}
+
+/* The structure check the other tests rely on finds broken histograms
+ * (promtool 2.42 lets every one of these through). */
+static void test_histogram_structure_check(void **state)
+{
+	static const char head[] =
+		"# HELP maglevd_h_seconds h\n# TYPE maglevd_h_seconds histogram\n";
+	static const struct {
+		const char *body, *why;
+	} bad[] = {
+		{ "maglevd_h_seconds_bucket{le=\"1\"} 1\n"
+		  "maglevd_h_seconds_sum 1\nmaglevd_h_seconds_count 1\n",
+		  "no le=\"+Inf\"" },
+		{ "maglevd_h_seconds_bucket{le=\"1\"} 3\n"
+		  "maglevd_h_seconds_bucket{le=\"+Inf\"} 2\n"
+		  "maglevd_h_seconds_sum 1\nmaglevd_h_seconds_count 2\n",
+		  "not cumulative" },
+		{ "maglevd_h_seconds_bucket{le=\"2\"} 1\n"
+		  "maglevd_h_seconds_bucket{le=\"1\"} 1\n"
+		  "maglevd_h_seconds_bucket{le=\"+Inf\"} 2\n"
+		  "maglevd_h_seconds_sum 1\nmaglevd_h_seconds_count 2\n",
+		  "out of order" },
+		{ "maglevd_h_seconds_bucket{le=\"+Inf\"} 2\n"
+		  "maglevd_h_seconds_sum 1\nmaglevd_h_seconds_count 3\n",
+		  "+Inf bucket 2, _count 3" },
+		{ "maglevd_h_seconds_bucket{le=\"+Inf\"} 2\n"
+		  "maglevd_h_seconds_count 2\n",
+		  "0 _sum and 1 _count" },
+		{ "maglevd_h_seconds{le=\"+Inf\"} 2\n",
+		  "outside its histogram family" },
+	};
+	char page[512], why[512];
+
+	(void)state;
+	snprintf(page, sizeof(page), "%s"
+		 "maglevd_h_seconds_bucket{vip=\"a\",le=\"1\"} 1\n"
+		 "maglevd_h_seconds_bucket{vip=\"a\",le=\"+Inf\"} 2\n"
+		 "maglevd_h_seconds_sum{vip=\"a\"} 1.5\n"
+		 "maglevd_h_seconds_count{vip=\"a\"} 2\n"
+		 "maglevd_h_seconds_bucket{vip=\"b\",le=\"1\"} 0\n"
+		 "maglevd_h_seconds_bucket{vip=\"b\",le=\"+Inf\"} 0\n"
+		 "maglevd_h_seconds_sum{vip=\"b\"} 0\n"
+		 "maglevd_h_seconds_count{vip=\"b\"} 0\n", head);
+	assert_null(tm_structure_problem(page, why, sizeof(why)));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(page, sizeof(page), "%s%s", head, bad[i].body);
+		if (!tm_structure_problem(page, why, sizeof(why)))
+			fail_msg("accepted:\n%s", page);
+		if (!strstr(why, bad[i].why))
+			fail_msg("wanted \"%s\", got \"%s\"", bad[i].why, why);
+	}
+}
+
 /* ---- counters ---- */
 
 static void test_flow_counters_survive_reload(void **state)
@@ -389,72 +491,67 @@ static void test_xdp_steering(void **state)
 	ctl_fx_free(&fx);
 }
 
-/* A state of its own: the fixture's VIPs have no checks. */
-static const char health_yaml[] =
-"dataplane:\n"
-"  workers: 1\n"
-"  ports:\n"
-"    - {name: ext, device: net_null0, address: 10.99.0.1,\n"
-"       next_hop: \"02:00:00:00:00:fe\"}\n"
-"defaults:\n"
-"  table_size: 251\n"
-"vips:\n"
-"  - name: web\n"
-"    address: 192.0.2.10\n"
-"    port: 80\n"
-"    protocol: tcp\n"
-"    health: {type: tcp, port: 9, interval: 1s, timeout: 500ms}\n"
-"    backends:\n"
-"      - {name: web-1, address: 127.0.0.1}\n"
-"  - name: quiet\n"
-"    address: 192.0.2.11\n"
-"    port: 80\n"
-"    protocol: tcp\n"
-"    health: {type: none}\n"
-"    backends:\n"
-"      - {name: q-1, address: 127.0.0.2}\n";
+/* A state of its own, since the fixture's VIPs have no checks:
+ * tm_checked_config's VIPs, their generation, and an engine that checks
+ * them (nothing run yet). */
+struct checked_state {
+	struct mlv_config *cfg;
+	struct mlv_health *h;
+	struct mlv_ctl_state st;
+	struct mlv_metrics_sources src;
+};
 
-static struct mlv_generation *health_gen;
+static struct mlv_generation *checked_gen;
 
-static const struct mlv_generation *get_health_gen(void *ctx)
+static const struct mlv_generation *get_checked_gen(void *ctx)
 {
 	(void)ctx;
-	return health_gen;
+	return checked_gen;
+}
+
+static void checked_init(struct checked_state *c, uint16_t port)
+{
+	struct mlv_health_options ho = { .seed = 1 };
+	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
+
+	memset(c, 0, sizeof(*c));
+	c->cfg = tm_checked_config(port);
+	memset(ports, 0, sizeof(ports));
+	assert_int_equal(mlv_gen_build(c->cfg, ports, 1, 1, NULL, NULL, NULL,
+				       &checked_gen), MLV_OK);
+	assert_int_equal(mlv_health_create(&ho, &c->h), MLV_OK);
+	assert_int_equal(mlv_health_sync(c->h, c->cfg, NULL), MLV_OK);
+	c->st.generation = get_checked_gen;
+	c->st.health = c->h;
+	/* src points into c: c stays where it is until checked_free */
+	c->src.ctl = &c->st;
+}
+
+static void checked_free(struct checked_state *c)
+{
+	mlv_health_destroy(c->h);
+	mlv_gen_free(checked_gen);
+	checked_gen = NULL;
+	mlv_config_free(c->cfg);
 }
 
 static void test_health_engine(void **state)
 {
-	struct mlv_health_options ho = { .seed = 1 };
 	struct mlv_health_stats hs;
-	struct mlv_ctl_state st = { .generation = get_health_gen };
-	struct mlv_metrics_sources src = { .ctl = &st };
-	struct mlv_gen_port_info ports[MLV_MAX_PORTS];
-	struct mlv_config *cfg;
-	struct mlv_health *h;
-	struct mlv_diags diags;
+	struct checked_state c;
 	char *page;
 
 	(void)state;
-	mlv_diags_init(&diags);
-	assert_int_equal(mlv_config_load_buffer("health.yaml", health_yaml,
-						sizeof(health_yaml) - 1, &cfg,
-						&diags), MLV_OK);
-	mlv_diags_free(&diags);
-	memset(ports, 0, sizeof(ports));
-	assert_int_equal(mlv_gen_build(cfg, ports, 1, 1, NULL, NULL, NULL,
-				       &health_gen), MLV_OK);
-	assert_int_equal(mlv_health_create(&ho, &h), MLV_OK);
-	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
-	st.health = h;
-
-	page = tm_render(&src, NULL);
+	/* port 9 (discard): nothing runs in this test anyway */
+	checked_init(&c, 9);
+	page = tm_render(&c.src, NULL);
 	tm_check_structure(page);
 	/* a new probe starts up (health.h); nothing has run yet */
 	assert_true(tm_value(page, "maglevd_backend_check_up{vip=\"web\",backend=\"web-1\"}") == 1);
 	assert_false(tm_has(page, "maglevd_backend_check_up{vip=\"quiet\""));
 	assert_true(tm_value(page, "maglevd_vip_all_backends_down{vip=\"web\"}") == 0);
 	/* the gauge mirrors the engine's own figure */
-	mlv_health_stats(h, &hs);
+	mlv_health_stats(c.h, &hs);
 	assert_true(hs.n_probes >= 1);
 	assert_true(tm_value(page, "maglevd_health_probes") == hs.n_probes);
 	assert_true(tm_value(page, "maglevd_health_checks_ok_total") == 0);
@@ -464,11 +561,104 @@ static void test_health_engine(void **state)
 	assert_false(tm_has(page, "maglevd_worker_rx_packets_total"));
 	assert_false(tm_has(page, "maglevd_conntrack_entries"));
 	free(page);
+	checked_free(&c);
+}
 
-	mlv_health_destroy(h);
-	mlv_gen_free(health_gen);
-	health_gen = NULL;
-	mlv_config_free(cfg);
+/* The buckets docs/metrics.md promises, in its order. */
+static const char *const documented_le[] = {
+	"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1",
+	"0.25", "0.5", "1", "2.5", "5", "+Inf",
+};
+
+/* One pair's histogram and results on the page, against the engine's own
+ * figures and against what a histogram must be. Returns its _count. */
+static double assert_pair_histogram(const char *page, struct mlv_health *h,
+				    const char *backend,
+				    enum mlv_health_result all_are)
+{
+	const size_t n_le = sizeof(documented_le) / sizeof(documented_le[0]);
+	struct mlv_health_durations d;
+	struct mlv_health_status st;
+	char series[256];
+	double v, prev = 0, count, sum, by_result = 0;
+
+	assert_int_equal(mlv_health_check_durations(h, "web", backend, &d),
+			 MLV_OK);
+	assert_int_equal(mlv_health_get(h, "web", backend, &st), MLV_OK);
+	assert_int_equal(n_le, MLV_HEALTH_DURATION_BUCKETS + 1);
+	for (size_t k = 0; k < n_le; k++) {
+		snprintf(series, sizeof(series),
+			 "maglevd_health_check_duration_seconds_bucket"
+			 "{vip=\"web\",backend=\"%s\",le=\"%s\"}", backend,
+			 documented_le[k]);
+		v = tm_value(page, series);
+		assert_true(v >= prev);               /* cumulative */
+		assert_true(v == (k + 1 < n_le ? d.le[k] : d.count));
+		prev = v;
+	}
+	snprintf(series, sizeof(series), "maglevd_health_check_duration_seconds"
+		 "_count{vip=\"web\",backend=\"%s\"}", backend);
+	count = tm_value(page, series);
+	assert_true(count == prev);                   /* le="+Inf" */
+	/* the pair has had one probe: every check it made is in */
+	assert_true(count == st.checks);
+	assert_true(count >= 3);
+	snprintf(series, sizeof(series), "maglevd_health_check_duration_seconds"
+		 "_sum{vip=\"web\",backend=\"%s\"}", backend);
+	sum = tm_value(page, series);
+	assert_true(sum > 0);
+	v = sum - (double)d.sum_ns / 1e9;
+	assert_true(v <= 1e-12 * sum && -v <= 1e-12 * sum);
+	for (int r = 0; r < MLV_HEALTH_RESULT__COUNT; r++) {
+		snprintf(series, sizeof(series),
+			 "maglevd_health_check_results_total{vip=\"web\","
+			 "backend=\"%s\",result=\"%s\"}", backend,
+			 mlv_health_result_name((enum mlv_health_result)r));
+		v = tm_value(page, series);
+		by_result += v;
+		assert_true(v == ((enum mlv_health_result)r == all_are ? count
+								     : 0));
+	}
+	assert_true(by_result == count);
+	return count;
+}
+
+/* Checks that really ran (against a loopback listener, and a refused
+ * address), on the page as a histogram per pair and by result. */
+static void test_health_check_histogram(void **state)
+{
+	struct checked_state c;
+	uint16_t port;
+	int lfd = tm_listen_loopback(&port);
+	char *page;
+
+	(void)state;
+	checked_init(&c, port);
+	/* before any check: the series are there, at zero */
+	page = tm_render(&c.src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_health_check_duration_seconds_count"
+			     "{vip=\"web\",backend=\"web-1\"}") == 0);
+	assert_true(tm_value(page, "maglevd_health_check_duration_seconds_bucket"
+			     "{vip=\"web\",backend=\"web-1\",le=\"+Inf\"}") == 0);
+	free(page);
+
+	tm_health_wait(c.h, "web", "web-1", 3);
+	tm_health_wait(c.h, "web", "web-2", 3);
+	page = tm_render(&c.src, NULL);
+	tm_check_structure(page);
+	assert_pair_histogram(page, c.h, "web-1", MLV_HEALTH_RESULT_OK);
+	assert_pair_histogram(page, c.h, "web-2", MLV_HEALTH_RESULT_FAILED);
+	/* type none runs no check: no series at all */
+	assert_false(tm_has(page, "maglevd_health_check_duration_seconds_bucket"
+			    "{vip=\"quiet\""));
+	assert_false(tm_has(page, "maglevd_health_check_results_total"
+			    "{vip=\"quiet\""));
+	assert_true(tm_has(page, "# TYPE maglevd_health_check_duration_seconds "
+			   "histogram"));
+	free(page);
+	checked_free(&c);
+	close(lfd);
 }
 
 /* ---- documentation ---- */
@@ -696,11 +886,25 @@ static void test_docs_and_dashboard(void **state)
 		fail_msg("docs/grafana-maglevd.json: line %d: %s", jerr.line, jerr.text);
 	json_decref(j);
 	for (const char *p = strstr(dash, "maglevd_"); p; p = strstr(p + 1, "maglevd_")) {
+		static const char *const parts[] = { "_bucket", "_sum", "_count" };
 		char family[140];
 		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+		bool found;
 
 		snprintf(family, sizeof(family), "# TYPE %.*s ", (int)n, p);
-		if (!strstr(page, family))
+		found = strstr(page, family) != NULL;
+		/* a histogram's series: its family's name and a suffix */
+		for (size_t k = 0; !found && k < 3; k++) {
+			size_t sn = strlen(parts[k]);
+
+			if (n > sn && strncmp(p + n - sn, parts[k], sn) == 0) {
+				snprintf(family, sizeof(family),
+					 "# TYPE %.*s histogram\n",
+					 (int)(n - sn), p);
+				found = strstr(page, family) != NULL;
+			}
+		}
+		if (!found)
 			fail_msg("the dashboard queries %.*s, which maglevd does not export",
 				 (int)n, p);
 	}
@@ -739,6 +943,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_histogram_writer),
+		cmocka_unit_test(test_histogram_structure_check),
 		cmocka_unit_test(test_flow_counters_survive_reload),
 		cmocka_unit_test(test_worker_counters_and_drops),
 		cmocka_unit_test(test_conntrack_occupancy),
@@ -746,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_reloads_and_times),
 		cmocka_unit_test(test_xdp_steering),
 		cmocka_unit_test(test_health_engine),
+		cmocka_unit_test(test_health_check_histogram),
 		cmocka_unit_test(test_announce),
 		cmocka_unit_test(test_process_families),
 		cmocka_unit_test(test_no_series_churn_on_a_flap),
