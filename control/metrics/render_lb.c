@@ -10,6 +10,7 @@
 
 #include "control/base/addr.h"
 #include "control/metrics/page_internal.h"
+#include "control/generation/moves.h"
 #include "control/generation/stats.h"
 
 static const char *vip_addr(const struct mlv_gen_vip *v, char *buf, size_t len)
@@ -169,6 +170,26 @@ static uint64_t be_slots(const struct mlv_metrics_page *p,
 			 const struct mlv_gen_backend *b)
 {
 	return p->slots[mlv_gen_backend_index(p->gen, b)];
+}
+
+/* Tracked connections by class (the conntrack tallies, which no publish
+ * resets: control/generation/moves.h). */
+static uint64_t be_active(const struct mlv_metrics_page *p,
+			  const struct mlv_gen_backend *b)
+{
+	uint64_t n[2];
+
+	mlv_gen_backend_flows(p->gen, b, n);
+	return n[MLV_TALLY_ACTIVE];
+}
+
+static uint64_t be_inactive(const struct mlv_metrics_page *p,
+			    const struct mlv_gen_backend *b)
+{
+	uint64_t n[2];
+
+	mlv_gen_backend_flows(p->gen, b, n);
+	return n[MLV_TALLY_INACTIVE];
 }
 
 /* ---- health checks per backend ---- */
@@ -351,28 +372,57 @@ static void flow_families(struct mlv_metrics_page *p,
 	}
 }
 
+/* Drops that belong to a VIP, one series per (VIP, reason). */
+static void vip_drop_family(struct mlv_metrics_page *p,
+			    const struct mlv_vip_drops *vd)
+{
+	static const char name[] = "maglevd_vip_drops_total";
+	struct mlv_expo_label l[2];
+
+	mlv_expo_family(p->f, name, MLV_EXPO_COUNTER,
+			"frames addressed to the VIP and dropped, by reason "
+			"(the reasons that belong to a VIP), summed over "
+			"workers and generations");
+	for (uint32_t i = 0; i < p->gen->n_vips; i++) {
+		l[0] = (struct mlv_expo_label){ "vip", p->gen->vips[i].name };
+		for (int r = 0; r < MLV_VDROP__COUNT; r++) {
+			l[1] = (struct mlv_expo_label){ "reason",
+				mlv_drop_reason_name(mlv_vip_drop_reason(
+					(enum mlv_vip_drop)r)) };
+			mlv_expo_sample_u64(p->f, name, l, 2, vd[i].v[r]);
+		}
+	}
+}
+
 /* Each VIP's and backend's totals are looked up once, not once per
  * family: a look-up walks every tracked generation. */
 static enum mlv_err flow_counters(struct mlv_metrics_page *p)
 {
 	const struct mlv_generation *gen = p->gen;
 	struct mlv_flow_counters *vc, *bc;
+	struct mlv_vip_drops *vd;
 
 	if (!p->st->stats)
 		return MLV_OK;
 	vc = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*vc));
+	vd = calloc(gen->n_vips ? gen->n_vips : 1, sizeof(*vd));
 	bc = calloc(gen->n_all_backends ? gen->n_all_backends : 1, sizeof(*bc));
-	if (!vc || !bc) {
+	if (!vc || !vd || !bc) {
 		free(vc);
+		free(vd);
 		free(bc);
 		return MLV_E_NOMEM;
 	}
-	for (uint32_t i = 0; i < gen->n_vips; i++)
+	for (uint32_t i = 0; i < gen->n_vips; i++) {
 		mlv_stats_vip(p->st->stats, gen, &gen->vips[i], &vc[i]);
+		mlv_stats_vip_drops(p->st->stats, gen, &gen->vips[i], &vd[i]);
+	}
 	for (uint32_t i = 0; i < gen->n_all_backends; i++)
 		mlv_stats_backend(p->st->stats, gen, &gen->all_backends[i], &bc[i]);
 	flow_families(p, vc, bc);
+	vip_drop_family(p, vd);
 	free(vc);
+	free(vd);
 	free(bc);
 	return MLV_OK;
 }
@@ -405,6 +455,13 @@ enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 		      be_weight);
 	backend_gauge(p, "maglevd_backend_slots",
 		      "lookup-table slots the backend owns", be_slots);
+	backend_gauge(p, "maglevd_backend_active_connections",
+		      "tracked established TCP, UDP and other flows on the "
+		      "backend (IPVS ActiveConn); no reload resets it",
+		      be_active);
+	backend_gauge(p, "maglevd_backend_inactive_connections",
+		      "tracked TCP flows on the backend that are opening or "
+		      "closing (IPVS InActConn)", be_inactive);
 	err = backend_health(p);
 	if (err)
 		return err;

@@ -222,9 +222,20 @@ static void test_flow_counters_survive_reload(void **state)
 		.v[MLV_FLOW_PACKETS] = 3;
 	fx.gen->backend_ctr[1][backend_ix(fx.gen, "dns", "dns-2")]
 		.v[MLV_FLOW_PACKETS] = 4;
+	/* tracked connections: the workers' tallies, which outlive it */
+	uint32_t uid = fx.gen->all_backends[b].uid;
+
+	fx.tally[0][mlv_tally_slot(uid)].n[MLV_TALLY_ACTIVE] = 2;
+	fx.tally[1][mlv_tally_slot(uid)].n[MLV_TALLY_ACTIVE] = 1;
+	fx.tally[1][mlv_tally_slot(uid)].n[MLV_TALLY_INACTIVE] = 4;
+	/* drops of web's own */
+	fx.gen->vip_drops[0][mlv_gen_vip_index(fx.gen,
+		mlv_gen_find_vip_named(fx.gen, "web"))].v[MLV_VDROP_NO_BACKEND] = 6;
 	reload(&fx);                 /* folds the first generation */
 	b = backend_ix(fx.gen, "web", "web-1");
 	fx.gen->backend_ctr[1][b].v[MLV_FLOW_PACKETS] = 100;
+	fx.gen->vip_drops[1][mlv_gen_vip_index(fx.gen,
+		mlv_gen_find_vip_named(fx.gen, "web"))].v[MLV_VDROP_NO_BACKEND] = 1;
 
 	page = tm_render(&src, NULL);
 	tm_check_structure(page);
@@ -240,6 +251,16 @@ static void test_flow_counters_survive_reload(void **state)
 	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"dns\"}") == 3 + 4);
 	assert_true(tm_value(page, "maglevd_vip_packets_total{vip=\"web\"}") == 11 + 22 + 100);
 	assert_true(tm_value(page, "maglevd_vip_bytes_total{vip=\"web\"}") == 3000);
+	assert_true(tm_value(page, "maglevd_backend_active_connections"
+			     "{vip=\"web\",backend=\"web-1\"}") == 2 + 1);
+	assert_true(tm_value(page, "maglevd_backend_inactive_connections"
+			     "{vip=\"web\",backend=\"web-1\"}") == 4);
+	assert_true(tm_value(page, "maglevd_backend_active_connections"
+			     "{vip=\"web\",backend=\"web-2\"}") == 0);
+	assert_true(tm_value(page, "maglevd_vip_drops_total"
+			     "{vip=\"web\",reason=\"no_backend\"}") == 6 + 1);
+	assert_true(tm_value(page, "maglevd_vip_drops_total"
+			     "{vip=\"dns\",reason=\"no_backend\"}") == 0);
 	assert_true(tm_value(page, "maglevd_generation") == fx.gen->number);
 	assert_true(fx.gen->number >= 2);
 	free(page);
