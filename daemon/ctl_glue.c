@@ -236,6 +236,44 @@ static void st_track_cancel(void *ctx, uint64_t ticket)
 		d->track_outstanding = 0;
 }
 
+/* `conns`: a page of worker i's flows through its listing mailbox
+ * (dataplane/worker/worker.h). */
+_Static_assert(MLV_LIST_PAGE_MAX <= MLV_LIST_MAX,
+	       "a conns page fits the worker's listing mailbox");
+
+static enum mlv_err st_list_post(void *ctx, uint32_t worker, uint32_t first,
+				 uint32_t cap)
+{
+	struct mlv_daemon *d = ctx;
+
+	if (worker >= d->n_workers || !d->workers[worker])
+		return MLV_E_RANGE;
+	return mlv_worker_list_post(d->workers[worker], first, cap) ? MLV_OK :
+	       MLV_E_BUSY;
+}
+
+static enum mlv_err st_list_poll(void *ctx, uint32_t worker, bool *done,
+				 struct mlv_ctl_conn_page *page)
+{
+	struct mlv_daemon *d = ctx;
+	const struct mlv_worker_listing *l;
+
+	if (worker >= d->n_workers || !d->workers[worker])
+		return MLV_E_RANGE;
+	l = mlv_worker_list_answer(d->workers[worker]);
+	*done = l != NULL;
+	if (!l)
+		return MLV_OK;
+	page->n = l->n;
+	page->e = l->e;
+	page->next = l->next;
+	page->now_ms = l->now_ms;
+	for (uint8_t s = 0; s < MLV_CT__NSTATES; s++)
+		page->timeout_ms[s] = mlv_ct_state_timeout_ms(
+			d->workers[worker]->ct, s);
+	return MLV_OK;
+}
+
 /* A group by name, or by number; "" is 0 (none). Logs and returns
  * MLV_E_CONFIG for a group the system does not have. */
 static enum mlv_err group_id(const char *key, const char *name, uint32_t *gid)
@@ -360,6 +398,8 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->track_post = st_track_post;
 	st->track_poll = st_track_poll;
 	st->track_cancel = st_track_cancel;
+	st->list_post = st_list_post;
+	st->list_poll = st_list_poll;
 	st->announce = mlv_daemon_announce_view;
 	st->shutdown = st_shutdown;
 	st->restart_pending = st_restart_pending;

@@ -71,16 +71,6 @@ json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 
 /* ---- lookup ---- */
 
-/* Conntrack states as the reply names them (docs/control-protocol.md). */
-static const char *const ct_state_names[MLV_CT__NSTATES] = {
-	[MLV_CT_FREE] = "other",
-	[MLV_CT_TCP_OPENING] = "opening",
-	[MLV_CT_TCP_ESTABLISHED] = "established",
-	[MLV_CT_TCP_CLOSING] = "closing",
-	[MLV_CT_UDP] = "udp",
-	[MLV_CT_OTHER] = "other",
-};
-
 /* A lookup waiting for the workers (a deferred reply). */
 struct lookup_wait {
 	struct mlv_ctl_state *st;
@@ -105,8 +95,7 @@ static json_t *tracked_json(const struct mlv_ctl_state *st,
 	return json_pack("{s:I, s:s?, s:s, s:I}",
 			 "worker", (json_int_t)t->worker,
 			 "backend", b ? b->name : NULL,
-			 "state", t->state < MLV_CT__NSTATES ?
-				  ct_state_names[t->state] : "other",
+			 "state", mlv_ctl_ct_state_name(t->state),
 			 "expires_in_ms", (json_int_t)t->expires_in_ms);
 }
 

@@ -117,6 +117,20 @@ const char *mlv_ctl_backend_state_name(const struct mlv_gen_backend *b)
 	return b->draining ? "draining" : "active";
 }
 
+const char *mlv_ctl_ct_state_name(uint8_t state)
+{
+	static const char *const names[MLV_CT__NSTATES] = {
+		[MLV_CT_FREE] = "other",
+		[MLV_CT_TCP_OPENING] = "opening",
+		[MLV_CT_TCP_ESTABLISHED] = "established",
+		[MLV_CT_TCP_CLOSING] = "closing",
+		[MLV_CT_UDP] = "udp",
+		[MLV_CT_OTHER] = "other",
+	};
+
+	return state < MLV_CT__NSTATES ? names[state] : "other";
+}
+
 bool mlv_ctl_set_flow_counters(json_t *obj, const struct mlv_flow_counters *c)
 {
 	for (int i = 0; i < MLV_FLOW__COUNT; i++)

@@ -94,6 +94,16 @@ struct mlv_ctl_tracked {
 	uint32_t expires_in_ms;  /* from when the worker looked */
 };
 
+/* One page of a worker's tracked flows (the `conns` command): copies of
+ * its live conntrack entries, valid until the next list_post. */
+struct mlv_ctl_conn_page {
+	uint32_t n;
+	const struct mlv_ct_entry *e;
+	uint32_t next;           /* the next page's first bucket; 0: done */
+	uint32_t now_ms;         /* the worker's clock when it copied them */
+	uint32_t timeout_ms[MLV_CT__NSTATES];   /* its idle timeouts */
+};
+
 /* The last two samples of the summed worker counters, from which `stats`
  * reports per-second rates (mlv_ctl_sample). */
 struct mlv_ctl_rate_samples {
@@ -138,6 +148,12 @@ typedef char mlv_ctl_restart_msg[MLV_CTL_RESTART_PENDING_LEN];
 
 /* How long `lookup` waits for the workers before replying without them. */
 #define MLV_CTL_TRACK_TIMEOUT_MS 100u
+/* How long `conns` pages through the workers' tables before it answers
+ * with what it has and a cursor to go on from. */
+#define MLV_CTL_CONNS_TIMEOUT_MS 5000u
+/* The most flows `conns` asks one worker for in one page; the worker's
+ * mailbox (dataplane/worker/worker.h) holds at least as many. */
+#define MLV_LIST_PAGE_MAX 128u
 
 struct mlv_ctl_state {
 	void *ctx;               /* passed to every callback below */
@@ -205,6 +221,18 @@ struct mlv_ctl_state {
 	enum mlv_err (*track_poll)(void *ctx, uint64_t ticket, bool *done,
 				   struct mlv_ctl_tracked *out);
 	void (*track_cancel)(void *ctx, uint64_t ticket);
+
+	/* Pages of a worker's tracked flows (`conns`), read by the worker
+	 * itself in its housekeeping step: list_post asks worker `worker`
+	 * for the page of at most `cap` (>= 4) flows from bucket `first`,
+	 * MLV_OK, or MLV_E_BUSY while its mailbox is busy, MLV_E_RANGE for
+	 * no such worker; list_poll gives MLV_OK with *done false until it
+	 * answered, then *done true and *page. All NULL: conns says that
+	 * the workers cannot be asked. */
+	enum mlv_err (*list_post)(void *ctx, uint32_t worker, uint32_t first,
+				  uint32_t cap);
+	enum mlv_err (*list_poll)(void *ctx, uint32_t worker, bool *done,
+				  struct mlv_ctl_conn_page *page);
 
 	/* The restart-only settings the running file changed (the last
 	 * accepted reload warned about them): *n messages such as

@@ -61,6 +61,9 @@ const char *mlv_ctl_backend_state_name(const struct mlv_gen_backend *b);
  * obj. Returns false when memory ran out. */
 bool mlv_ctl_set_flow_counters(json_t *obj, const struct mlv_flow_counters *c);
 
+/* A conntrack state as replies name it (docs/control-protocol.md). */
+const char *mlv_ctl_ct_state_name(uint8_t state);
+
 /* Slots per backend of vip: [n_backends] counts, plus [n_backends] for
  * slots without a backend. calloc'd; NULL when memory ran out. */
 uint32_t *mlv_ctl_count_slots(const struct mlv_gen_vip *vip);

@@ -35,6 +35,17 @@ static const struct mlv_ctl_arg_spec lookup_args[] = {
 	{ .name = "sport", .type = MLV_CTL_ARG_UINT, .required = true,
 	  .max = 65535, .help = "client port" },
 };
+/* The largest page `conns` returns. */
+#define CONNS_MAX_LIMIT 10000
+static const struct mlv_ctl_arg_spec conns_args[] = {
+	ARG_VIP(false, "only this VIP's flows (default: every VIP)"),
+	{ .name = "backend", .type = MLV_CTL_ARG_STRING,
+	  .help = "only flows to this backend" },
+	{ .name = "limit", .type = MLV_CTL_ARG_UINT, .max = CONNS_MAX_LIMIT,
+	  .help = "at most this many flows (default 100, at most 10000)" },
+	{ .name = "cursor", .type = MLV_CTL_ARG_STRING,
+	  .help = "go on from where the previous page stopped (its \"next\")" },
+};
 static const struct mlv_ctl_arg_spec backend_args[] = {
 	ARG_VIP(true, "VIP name"),
 	ARG_BACKEND,
@@ -84,6 +95,7 @@ static const struct mlv_ctl_arg_spec shutdown_args[] = {
 #define ARGS_stats    ARGS(stats_args)
 #define ARGS_table    ARGS(table_args)
 #define ARGS_lookup   ARGS(lookup_args)
+#define ARGS_conns    ARGS(conns_args)
 #define ARGS_reload   ARGS(reload_args)
 #define ARGS_drain    ARGS(backend_args)
 #define ARGS_undrain  ARGS(backend_args)
@@ -257,21 +269,33 @@ bool mlv_ctl_args_check(const struct mlv_ctl_cmd_spec *cmd,
 }
 
 /* The flag written as word ("--per-worker"), or NULL. */
-static const struct mlv_ctl_arg_spec *flag_for(const struct mlv_ctl_cmd_spec *cmd,
-					       const char *word)
+/* The argument an option word names: "--dry-run" a flag, "--limit" (a
+ * value in the next word) or "--limit=5" (*value set to "5") any other.
+ * NULL if the command has no such argument. */
+static const struct mlv_ctl_arg_spec *option_for(const struct mlv_ctl_cmd_spec *cmd,
+						 const char *word,
+						 const char **value)
 {
 	char name[64];
 	size_t i;
 
+	*value = NULL;
 	/* only the dashed spelling: "--per_worker" is not an option */
-	if (strncmp(word, "--", 2) != 0 || strchr(word, '_'))
+	if (strncmp(word, "--", 2) != 0)
 		return NULL;
-	for (i = 0; word[i + 2] && i + 1 < sizeof(name); i++)
+	for (i = 0; word[i + 2] && word[i + 2] != '=' && i + 1 < sizeof(name); i++) {
+		if (word[i + 2] == '_')
+			return NULL;
 		name[i] = word[i + 2] == '-' ? '_' : word[i + 2];
+	}
 	name[i] = '\0';
+	if (word[i + 2] == '=')
+		*value = word + i + 3;
 	const struct mlv_ctl_arg_spec *a = mlv_ctl_arg_find(cmd, name);
 
-	return a && a->type == MLV_CTL_ARG_FLAG ? a : NULL;
+	if (!a || (a->type == MLV_CTL_ARG_FLAG && *value))
+		return NULL;
+	return a;
 }
 
 static json_t *word_value(const struct mlv_ctl_arg_spec *a, const char *word,
@@ -310,16 +334,32 @@ json_t *mlv_ctl_args_from_argv(const struct mlv_ctl_cmd_spec *cmd, int argc,
 		const struct mlv_ctl_arg_spec *a = NULL;
 
 		if (strncmp(argv[i], "--", 2) == 0) {
-			a = flag_for(cmd, argv[i]);
+			const char *value;
+
+			a = option_for(cmd, argv[i], &value);
 			if (!a) {
 				snprintf(err, len, "%s: unknown option %s",
 					 cmd->name, argv[i]);
 				goto fail;
 			}
-			v = json_true();
+			if (a->type == MLV_CTL_ARG_FLAG) {
+				v = json_true();
+			} else {
+				if (!value && i + 1 >= argc) {
+					snprintf(err, len, "%s: %s needs a value",
+						 cmd->name, argv[i]);
+					goto fail;
+				}
+				v = word_value(a, value ? value : argv[++i], err,
+					       len);
+				if (!v)
+					goto fail;
+			}
 		} else {
+			/* the next argument neither a flag nor given by name */
 			while (next < cmd->n_args &&
-			       cmd->args[next].type == MLV_CTL_ARG_FLAG)
+			       (cmd->args[next].type == MLV_CTL_ARG_FLAG ||
+				json_object_get(args, cmd->args[next].name)))
 				next++;
 			if (next == cmd->n_args) {
 				snprintf(err, len, "%s: unexpected \"%s\"; usage: %s",

@@ -32,6 +32,7 @@
 	X(STATS,    stats,    "every worker counter and drop reason, summed or per worker") \
 	X(TABLE,    table,    "a VIP's Maglev table: size, fingerprint, slots per backend") \
 	X(LOOKUP,   lookup,   "the backend a new flow from SRC:SPORT to the VIP would get") \
+	X(CONNS,    conns,    "tracked flows (client, VIP, backend, state, idle time, worker), paged: --limit N, --cursor C") \
 	X(RELOAD,   reload,   "re-read the config file and publish it; an invalid file, or one beyond the reload budget, changes nothing") \
 	X(DRAIN,    drain,    "runtime override: no new flows to BACKEND, established ones stay") \
 	X(UNDRAIN,  undrain,  "clear a runtime drain override") \

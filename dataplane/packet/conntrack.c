@@ -291,6 +291,50 @@ uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets)
 	return reclaimed;
 }
 
+void mlv_ct_entry_view(const struct mlv_ct_entry *e, struct mlv_ct_view *v)
+{
+	uint8_t kind = e->flow[13];
+
+	memset(v, 0, sizeof(*v));
+	v->family = kind & 0x7fu;
+	v->proto = e->flow[12];
+	v->ports = !(kind & MLV_CT__NO_PORTS);
+	if (v->family == 4) {
+		memcpy(v->src, e->flow, 4);
+		memcpy(v->dst, e->flow + 4, 4);
+		memcpy(&v->sport, e->flow + 8, 2);
+		memcpy(&v->dport, e->flow + 10, 2);
+	} else {
+		memcpy(v->src, e->flow + 8, 4);
+	}
+}
+
+uint32_t mlv_ct_scan(const struct mlv_ct *ct, uint32_t first,
+		     uint32_t max_buckets, uint32_t now_ms,
+		     struct mlv_ct_entry *out, uint32_t cap, uint32_t *n)
+{
+	uint32_t b = first;
+
+	*n = 0;
+	for (; b < ct->n_buckets && b - first < max_buckets; b++) {
+		const struct mlv_ct_entry *bucket =
+			&ct->entries[(size_t)b * MLV_CT_WAYS];
+
+		if (*n + MLV_CT_WAYS > cap)
+			break;
+		for (uint32_t w = 0; w < MLV_CT_WAYS; w++)
+			if (bucket[w].state != MLV_CT_FREE &&
+			    mlv_ct__live(bucket[w].expires_ms, now_ms))
+				out[(*n)++] = bucket[w];
+	}
+	return b >= ct->n_buckets ? 0 : b;
+}
+
+uint32_t mlv_ct_state_timeout_ms(const struct mlv_ct *ct, uint8_t state)
+{
+	return state < MLV_CT__NSTATES ? ct->timeout_ms[state] : 0;
+}
+
 uint32_t mlv_ct_occupancy(const struct mlv_ct *ct)
 {
 	return ct->occupancy;

@@ -306,6 +306,38 @@ void mlv_ct_remove(struct mlv_ct *ct, struct mlv_ct_entry *e);
  * sweeps it every few seconds. Owner worker, between bursts. */
 uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets);
 
+/* What an entry keeps of its flow's key, for listings (maglevctl conns):
+ * an IPv4 flow whole; an IPv6 flow as a keyed fingerprint, of which only
+ * the protocol and the client address's last four bytes can be read
+ * back (the 32-byte entry's price, docs/conntrack.md). */
+struct mlv_ct_view {
+	uint8_t family;      /* 4 or 6 */
+	uint8_t proto;
+	bool ports;          /* false: a 3-tuple key (fragments, ICMP) */
+	uint8_t src[4];      /* IPv4: the client; IPv6: its last 4 bytes */
+	uint8_t dst[4];      /* IPv4: the VIP's address */
+	uint16_t sport;      /* IPv4 with ports, network byte order */
+	uint16_t dport;
+};
+
+/* Read e's flow back (e must hold one: state not FREE). Pure; any
+ * thread holding a copy of the entry. */
+void mlv_ct_entry_view(const struct mlv_ct_entry *e, struct mlv_ct_view *v);
+
+/* Copy the entries holding a live flow (state not FREE, not expired at
+ * now_ms) of buckets first .. first + max_buckets - 1 into out, whole
+ * buckets only, stopping before a bucket whose flows might not fit in
+ * cap; *n receives how many were copied. Returns the next bucket to
+ * scan, or 0 once the last bucket was scanned (a listing pages through
+ * the table with it). Owner worker: a bounded pause (max_buckets
+ * buckets read). */
+uint32_t mlv_ct_scan(const struct mlv_ct *ct, uint32_t first,
+		     uint32_t max_buckets, uint32_t now_ms,
+		     struct mlv_ct_entry *out, uint32_t cap, uint32_t *n);
+
+/* The idle timeout of a flow in state (0 for FREE). Any thread. */
+uint32_t mlv_ct_state_timeout_ms(const struct mlv_ct *ct, uint8_t state);
+
 /* Entries in use (live or not yet swept), capacity, and counters. Owner
  * worker; other threads may read them racily as statistics. */
 uint32_t mlv_ct_occupancy(const struct mlv_ct *ct);

@@ -122,6 +122,42 @@ bool mlv_worker_query_post(struct mlv_worker *w, const struct mlv_flow_key *key,
 	return true;
 }
 
+bool mlv_worker_list_post(struct mlv_worker *w, uint32_t first, uint32_t cap)
+{
+	struct mlv_worker_listing *l = &w->listing;
+	uint32_t done = __atomic_load_n(&l->resp_seq, __ATOMIC_ACQUIRE);
+
+	if (done != l->req_seq)
+		return false;          /* the worker may be filling the page */
+	l->first = first;
+	l->cap = cap < MLV_CT_WAYS ? MLV_CT_WAYS :
+		 cap > MLV_LIST_MAX ? MLV_LIST_MAX : cap;
+	__atomic_store_n(&l->req_seq, done + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+const struct mlv_worker_listing *mlv_worker_list_answer(const struct mlv_worker *w)
+{
+	const struct mlv_worker_listing *l = &w->listing;
+
+	if (__atomic_load_n(&l->resp_seq, __ATOMIC_ACQUIRE) != l->req_seq)
+		return NULL;
+	return l;
+}
+
+void mlv_worker_list_serve(struct mlv_worker *w, uint32_t now_ms)
+{
+	struct mlv_worker_listing *l = &w->listing;
+	uint32_t seq = __atomic_load_n(&l->req_seq, __ATOMIC_ACQUIRE);
+
+	if (likely(seq == l->resp_seq))
+		return;
+	l->next = mlv_ct_scan(w->ct, l->first, MLV_LIST_BUCKETS, now_ms, l->e,
+			      l->cap, &l->n);
+	l->now_ms = now_ms;
+	__atomic_store_n(&l->resp_seq, seq, __ATOMIC_RELEASE);
+}
+
 bool mlv_worker_query_answer(const struct mlv_worker *w,
 			     struct mlv_worker_answer *out)
 {
@@ -207,6 +243,7 @@ int mlv_worker_run(void *arg)
 
 			mlv_forward_sweep(w, now);
 			mlv_worker_query_serve(w, now);
+			mlv_worker_list_serve(w, now);
 		}
 		/* No generation pointer is held past this point. */
 		mlv_publish_quiescent(w->pub, w->id);

@@ -77,6 +77,25 @@ struct mlv_worker_query {
 	uint32_t expires_in_ms;    /* when found */
 };
 
+/* The control thread's listing request (maglevctl conns): one page of
+ * the worker's live flows, from bucket `first` on, copied by the worker
+ * in its housekeeping step. Bounded: MLV_LIST_BUCKETS buckets scanned
+ * (a pause of tens of microseconds) and MLV_LIST_MAX flows per page. */
+#define MLV_LIST_MAX 128u   /* >= MLV_LIST_PAGE_MAX (control/ctl/commands.h) */
+#define MLV_LIST_BUCKETS 1024u
+
+struct mlv_worker_listing {
+	uint32_t req_seq;          /* written by the control thread */
+	uint32_t first;            /* bucket the page starts at */
+	uint32_t cap;              /* at most this many flows (4 .. MLV_LIST_MAX) */
+
+	uint32_t resp_seq __rte_cache_aligned;   /* written by the worker */
+	uint32_t n;                /* flows in e */
+	uint32_t next;             /* next page's first bucket; 0: done */
+	uint32_t now_ms;           /* the worker's clock when it copied */
+	struct mlv_ct_entry e[MLV_LIST_MAX];
+};
+
 /* A worker's answer as the control thread copies it out. */
 struct mlv_worker_answer {
 	bool found;
@@ -148,6 +167,8 @@ struct mlv_worker {
 
 	/* The control thread's conntrack question (mlv_worker_query_post). */
 	struct mlv_worker_query query __rte_cache_aligned;
+	/* ... and its listing request (mlv_worker_list_post). */
+	struct mlv_worker_listing listing __rte_cache_aligned;
 
 	/* Written by the control thread (request_stop), read every
 	 * MLV_HOUSEKEEPING_POLLS loops with a relaxed atomic load. */
@@ -207,10 +228,25 @@ bool mlv_worker_query_post(struct mlv_worker *w, const struct mlv_flow_key *key,
 bool mlv_worker_query_answer(const struct mlv_worker *w,
 			     struct mlv_worker_answer *out);
 
+/* Ask the worker for the page of at most cap (clamped to 4 ..
+ * MLV_LIST_MAX) of its live flows that starts at bucket first (0: the
+ * table's start). Returns false, posting nothing, while the previous
+ * request is unanswered. Release ordering. Control thread. */
+bool mlv_worker_list_post(struct mlv_worker *w, uint32_t first, uint32_t cap);
+
+/* The answer to the last listing request: the page (valid until the next
+ * post), or NULL while the worker has not answered (acquire ordering: a
+ * page returned is complete). Control thread. */
+const struct mlv_worker_listing *mlv_worker_list_answer(const struct mlv_worker *w);
+
 /* Answer a pending question, if any: one mlv_ct_lookup. Called from the
  * housekeeping step of the poll loop. The worker's lcore (tests call it
  * directly on a worker that never runs). */
 void mlv_worker_query_serve(struct mlv_worker *w, uint32_t now_ms);
+
+/* Answer a pending listing request, if any: one mlv_ct_scan. Called from
+ * the housekeeping step. The worker's lcore (tests call it directly). */
+void mlv_worker_list_serve(struct mlv_worker *w, uint32_t now_ms);
 
 /* Process one received burst with generation gen (which may be NULL
  * before the first publish: everything is dropped as not for a VIP).

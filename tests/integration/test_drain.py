@@ -82,6 +82,17 @@ def check_idle_flow_counted(lab):
     after, _ = tracked(lab, vip, "be1")
     check(after == 1, "after a drain and a reload be1 shows %d established "
           "connections while an idle one is open" % after)
+    # conns lists it, with its client port, on be1, established
+    sport = idle.state()["conns"][0]["sport"]
+    listed = lab.ctl(1, "conns", vip, "--backend", "be1", "--limit", 1000)
+    mine = [c for c in listed["conns"]
+            if c["client"].endswith(":%d" % sport)]
+    check(len(mine) == 1 and mine[0]["state"] == "established" and
+          mine[0]["backend"] == "be1" and mine[0]["vip"] == vip and
+          mine[0]["protocol"] == "tcp",
+          "conns %s --backend be1: the idle connection from port %d: %s"
+          % (vip, sport, listed))
+    log("conns lists it: %s" % mine[0])
     rc, out = drain_wait(lab, vip, "be1", 2)
     check(rc == 4 and not out["drained"] and out["active"] == 1,
           "drain --wait with an idle connection open: exit %d, %s" % (rc, out))

@@ -260,6 +260,45 @@ static enum mlv_err track_poll(void *ctx, uint64_t ticket, bool *done,
 	return MLV_OK;
 }
 
+static enum mlv_err list_post(void *ctx, uint32_t worker, uint32_t first,
+			      uint32_t cap)
+{
+	struct ctl_fx *fx = ctx;
+
+	if (worker >= FX_WORKERS)
+		return MLV_E_RANGE;
+	assert_false(fx->list_posted[worker]);
+	assert_true(cap >= MLV_CT_WAYS && cap <= 128);
+	fx->list_posted[worker] = true;
+	fx->list_first[worker] = first;
+	fx->list_cap[worker] = cap;
+	fx->list_posts++;
+	return MLV_OK;
+}
+
+/* A small page (8 buckets), so that paging is exercised. */
+static enum mlv_err list_poll(void *ctx, uint32_t worker, bool *done,
+			      struct mlv_ctl_conn_page *page)
+{
+	struct ctl_fx *fx = ctx;
+
+	if (worker >= FX_WORKERS)
+		return MLV_E_RANGE;
+	assert_true(fx->list_posted[worker]);
+	fx->list_posted[worker] = false;
+	fx->list_next = mlv_ct_scan(fx->ct[worker], fx->list_first[worker], 8,
+				    fx->list_now, fx->list_page,
+				    fx->list_cap[worker], &fx->list_n);
+	*done = true;
+	page->n = fx->list_n;
+	page->e = fx->list_page;
+	page->next = fx->list_next;
+	page->now_ms = fx->list_now;
+	for (uint8_t s = 0; s < MLV_CT__NSTATES; s++)
+		page->timeout_ms[s] = mlv_ct_state_timeout_ms(fx->ct[worker], s);
+	return MLV_OK;
+}
+
 static void track_cancel(void *ctx, uint64_t ticket)
 {
 	struct ctl_fx *fx = ctx;
@@ -327,6 +366,8 @@ void ctl_fx_init(struct ctl_fx *fx)
 	fx->st.reload = do_reload;
 	fx->st.set_overrides = set_overrides;
 	fx->st.track_post = track_post;
+	fx->st.list_post = list_post;
+	fx->st.list_poll = list_poll;
 	fx->st.track_poll = track_poll;
 	fx->st.track_cancel = track_cancel;
 }

@@ -42,6 +42,13 @@ struct ctl_fx {
 	struct mlv_ct *ct[FX_WORKERS];
 	const struct mlv_ct *ct_ptr[FX_WORKERS];
 	struct mlv_flow_tally *tally[FX_WORKERS];  /* the workers' tallies */
+	/* conns: the fake workers page through ct[w] (real tables) with
+	 * mlv_ct_scan, answering a post on the next poll, at clock list_now */
+	struct mlv_ct_entry list_page[128];
+	uint32_t list_n, list_next, list_now;
+	bool list_posted[FX_WORKERS];
+	uint32_t list_first[FX_WORKERS], list_cap[FX_WORKERS];
+	uint32_t list_posts;
 	struct mlv_flow_tally_set tallies;
 	struct mlv_ctl_state st;
 	struct mlv_ctl_server *srv;

@@ -725,6 +725,139 @@ static uint32_t moved_by_name(const struct mlv_gen_vip *v,
 
 /* The reply waits for the workers: it comes once they answer, however
  * many polls that takes, and keeps the request's id. */
+/* ---- conns ---- */
+
+/* Worker w tracks a flow from 10.0.0.last:sport to vip for the backend
+ * with uid (established TCP, or UDP), started at clock 0. */
+static void add_flow(struct ctl_fx *fx, int w, const struct mlv_gen_vip *vip,
+		     uint8_t last, uint16_t sport, uint32_t uid)
+{
+	struct mlv_flow_key k = { .family = 4, .proto = vip->protocol,
+				  .dport = vip->port_be };
+	struct mlv_ct_probe pr = { .hit = NULL };
+	uint32_t h;
+
+	k.src[0] = 10;
+	k.src[3] = last;
+	memcpy(k.dst, vip->address, 4);
+	k.sport = htons(sport);
+	h = mlv_flow_hash(&k);
+	mlv_ct_probe(fx->ct[w], &k, h, 0, &pr);
+	assert_null(pr.hit);
+	assert_true(mlv_ct_insert(fx->ct[w], &k, h, 0, &pr, uid, 0, 0,
+				  MLV_TCP_ACK));
+}
+
+/* The conns reply's flows, keyed "worker/client", into keys[]; returns
+ * how many (each checked against the VIP and the fixture's clock). */
+static size_t conn_keys(const json_t *r, char keys[][64], size_t cap)
+{
+	size_t i, n = 0;
+	json_t *c;
+
+	json_array_foreach(json_object_get(r, "conns"), i, c) {
+		assert_true(n < cap);
+		snprintf(keys[n++], 64, "%lld/%s", (long long)int_of(c, "worker"),
+			 text_of(c, "client"));
+	}
+	assert_int_equal(int_of(r, "count"), n);
+	return n;
+}
+
+static void test_conns(void **state)
+{
+	struct ctl_fx *fx = *state;
+	const struct mlv_gen_vip *web = gen_vip(fx, "web");
+	const struct mlv_gen_backend *w1 = mlv_gen_find_backend_named(web, "web-1");
+	const struct mlv_gen_backend *w2 = mlv_gen_find_backend_named(web, "web-2");
+	char all[64][64], page[64][64], vaddr[64], addr[INET_ADDRSTRLEN];
+	char req[256];
+	size_t n_all, got = 0;
+	const char *cursor = NULL;
+	json_t *r, *c;
+	size_t i;
+
+	assert_int_equal(web->family, 4);
+	for (uint8_t i2 = 1; i2 <= 6; i2++)
+		add_flow(fx, 0, web, i2, (uint16_t)(40000 + i2), i2 <= 3 ? w1->uid : w2->uid);
+	for (uint8_t i2 = 7; i2 <= 11; i2++)
+		add_flow(fx, 1, web, i2, (uint16_t)(40000 + i2), w2->uid);
+	add_flow(fx, 1, web, 12, 40012, 999999);   /* a backend long gone */
+	fx->list_now = 300;
+	inet_ntop(AF_INET, web->address, addr, sizeof(addr));
+	snprintf(vaddr, sizeof(vaddr), "%s:%u", addr, ntohs(web->port_be));
+
+	r = call_ok(fx, "{\"command\": \"conns\", \"args\": {\"limit\": 1000}}");
+	n_all = conn_keys(r, all, 64);
+	assert_int_equal(n_all, 12);
+	assert_true(json_is_null(json_object_get(r, "next")));
+	assert_int_equal(int_of(r, "scanned"), 12);
+	json_array_foreach(json_object_get(r, "conns"), i, c) {
+		const char *client = text_of(c, "client");
+
+		assert_string_equal(text_of(c, "vip"), "web");
+		assert_string_equal(text_of(c, "vip_address"), vaddr);
+		assert_int_equal(int_of(c, "idle_ms"), 300);
+		assert_int_equal(int_of(c, "expires_in_ms"), 1000 - 300);
+		if (strcmp(client, "10.0.0.2:40002") == 0) {
+			assert_int_equal(int_of(c, "worker"), 0);
+			assert_string_equal(text_of(c, "backend"), "web-1");
+			assert_string_equal(text_of(c, "state"),
+					    web->protocol == IPPROTO_TCP ?
+					    "established" : "udp");
+		}
+		if (strcmp(client, "10.0.0.12:40012") == 0)
+			assert_true(json_is_null(json_object_get(c, "backend")));
+	}
+	json_decref(r);
+
+	/* filters */
+	r = call_ok(fx, "{\"command\": \"conns\", \"args\": {\"vip\": \"web\", "
+		    "\"backend\": \"web-1\"}}");
+	assert_int_equal(int_of(r, "count"), 3);
+	json_decref(r);
+	r = call_ok(fx, "{\"command\": \"conns\", \"args\": {\"backend\": \"web-2\"}}");
+	assert_int_equal(int_of(r, "count"), 8);
+	json_decref(r);
+
+	/* pages of at most 5: together every flow once, then no cursor */
+	for (int round = 0; round < 20; round++) {
+		size_t n;
+
+		if (cursor)
+			snprintf(req, sizeof(req), "{\"command\": \"conns\", \"args\": "
+				 "{\"limit\": 5, \"cursor\": \"%s\"}}", cursor);
+		else
+			snprintf(req, sizeof(req), "{\"command\": \"conns\", "
+				 "\"args\": {\"limit\": 5}}");
+		r = call_ok(fx, req);
+		n = conn_keys(r, page + got, 64 - got);
+		assert_true(n <= 5);
+		got += n;
+		free((char *)cursor);
+		cursor = json_is_string(json_object_get(r, "next")) ?
+			 strdup(text_of(r, "next")) : NULL;
+		json_decref(r);
+		if (!cursor)
+			break;
+	}
+	assert_null(cursor);
+	assert_int_equal(got, n_all);
+	for (size_t a = 0; a < n_all; a++) {
+		int seen = 0;
+
+		for (size_t b = 0; b < got; b++)
+			seen += strcmp(all[a], page[b]) == 0;
+		assert_int_equal(seen, 1);
+	}
+	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"cursor\": \"x\"}}",
+		    "bad cursor");
+	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"cursor\": \"9:0\"}}",
+		    "bad cursor");
+	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"vip\": \"nope\"}}",
+		    "no VIP named");
+}
+
 static void test_lookup_deferred_answer(void **state)
 {
 	struct ctl_fx *fx = *state;
@@ -1176,6 +1309,28 @@ static void test_command_line_mapping(void **state)
 	assert_true(json_is_true(json_object_get(a, "dump")));
 	json_decref(a);
 
+	/* any argument by name: --name VALUE or --name=VALUE, anywhere;
+	 * the positional words fill the arguments not given by name */
+	const char *w8[] = { "--backend", "web-2", "web", "--limit=7",
+			     "--cursor", "1:5" };
+	const char *w9[] = { "web", "--limit" };
+	const char *w10[] = { "--per-worker=1" };
+	const char *w11[] = { "--limit", "x" };
+
+	want = json_pack("{s:s, s:s, s:i, s:s}", "vip", "web", "backend",
+			 "web-2", "limit", 7, "cursor", "1:5");
+	a = argv_args("conns", 6, w8, err, sizeof(err));
+	assert_non_null(a);
+	assert_true(json_equal(a, want));
+	json_decref(a);
+	json_decref(want);
+	assert_null(argv_args("conns", 2, w9, err, sizeof(err)));
+	assert_non_null(strstr(err, "--limit needs a value"));
+	assert_null(argv_args("stats", 1, w10, err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown option"));
+	assert_null(argv_args("conns", 2, w11, err, sizeof(err)));
+	assert_non_null(strstr(err, "must be a number"));
+
 	/* every command's table entry: required positionals come first, so
 	 * positional words fill them in order */
 	for (int i = 0; i < MLV_CTL_CMD__COUNT; i++) {
@@ -1210,6 +1365,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_vips, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_vip_drops, setup_running,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_conns, setup_running,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_backends, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_health_down_shown, setup_running, teardown),

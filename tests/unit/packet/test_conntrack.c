@@ -1053,6 +1053,101 @@ static void test_insert_matches_take_and_update(void **state)
 	mlv_flow_tally_destroy(tb);
 }
 
+/* Listing (mlv_ct_scan, mlv_ct_entry_view): pages of whole buckets that
+ * together hold every live flow once, none expired or free; an entry
+ * reads back its IPv4 key whole, a port-less one without ports, an IPv6
+ * one as the client's last four bytes. */
+static void test_scan_and_view(void **state)
+{
+	enum { FLOWS = 300 };
+	struct mlv_ct_params p = default_params;
+	struct test_mem mem;
+	struct mlv_ct *ct;
+	struct mlv_ct_entry page[16];
+	uint8_t seen[FLOWS] = { 0 };
+	uint32_t first = 0, n, pages = 0, total = 0, now = 100;
+	bool is_new;
+
+	(void)state;
+	p.entries = 4096;   /* no bucket overflows: nothing live is evicted */
+	ct = make_ct(&p, &mem);
+	for (uint32_t i = 0; i < FLOWS; i++) {
+		struct mlv_flow_key k = flow(i, i % 3 == 0 ? 17 : 6);
+		uint32_t h = (uint32_t)(i * 2654435761u);
+		struct mlv_ct_entry *e = mlv_ct_lookup_or_insert(ct, &k, h, now,
+								 &is_new);
+
+		e->backend_uid = 1000 + i;
+		/* every tenth never updated (stays FREE), every seventh
+		 * expired by the time of the scan */
+		if (i % 10 == 9)
+			continue;
+		mlv_ct_update(ct, e, MLV_TCP_ACK,
+			      i % 7 == 6 ? now - T_TCP - 1 : now);
+	}
+	do {
+		first = mlv_ct_scan(ct, first, 5, now, page, 16, &n);
+		assert_true(n <= 16);
+		for (uint32_t j = 0; j < n; j++) {
+			struct mlv_ct_view v;
+			uint32_t i = page[j].backend_uid - 1000;
+			struct mlv_flow_key k;
+
+			assert_true(i < FLOWS);
+			assert_true(i % 10 != 9 && i % 7 != 6);
+			seen[i]++;
+			k = flow(i, i % 3 == 0 ? 17 : 6);
+			mlv_ct_entry_view(&page[j], &v);
+			assert_int_equal(v.family, 4);
+			assert_int_equal(v.proto, k.proto);
+			assert_true(v.ports);
+			assert_memory_equal(v.src, k.src, 4);
+			assert_memory_equal(v.dst, k.dst, 4);
+			assert_int_equal(v.sport, k.sport);
+			assert_int_equal(v.dport, k.dport);
+		}
+		total += n;
+		pages++;
+	} while (first != 0);
+	for (uint32_t i = 0; i < FLOWS; i++)
+		assert_int_equal(seen[i], i % 10 != 9 && i % 7 != 6);
+	assert_true(pages >= mlv_ct_capacity(ct) / MLV_CT_WAYS / 5);
+	assert_true(total > 0);
+	/* a cap that leaves no room for a whole bucket copies nothing */
+	assert_int_equal(mlv_ct_scan(ct, 1, 5, now, page, 3, &n), 1);
+	assert_int_equal(n, 0);
+	mlv_ct_destroy(ct);
+
+	/* port-less and IPv6 keys */
+	struct mlv_flow_key k = flow(1, 6);
+	struct mlv_ct_view v;
+
+	ct = make_ct(&p, &mem);
+	k.sport = k.dport = 0;
+	mlv_ct_update(ct, mlv_ct_lookup_or_insert(ct, &k, 7, now, &is_new), 0, now);
+	assert_int_equal(mlv_ct_scan(ct, 0, UINT32_MAX, now, page, 16, &n), 0);
+	assert_int_equal(n, 1);
+	mlv_ct_entry_view(&page[0], &v);
+	assert_false(v.ports);
+	assert_int_equal(v.proto, 6);
+	assert_memory_equal(v.src, k.src, 4);
+	mlv_ct_destroy(ct);
+	ct = make_ct(&p, &mem);
+	k = flow(2, 17);
+	k.family = 6;
+	for (int i = 0; i < 16; i++)
+		k.src[i] = (uint8_t)(0x20 + i);
+	mlv_ct_update(ct, mlv_ct_lookup_or_insert(ct, &k, 9, now, &is_new), 0, now);
+	assert_int_equal(mlv_ct_scan(ct, 0, UINT32_MAX, now, page, 16, &n), 0);
+	assert_int_equal(n, 1);
+	mlv_ct_entry_view(&page[0], &v);
+	assert_int_equal(v.family, 6);
+	assert_int_equal(v.proto, 17);
+	assert_true(v.ports);
+	assert_memory_equal(v.src, &k.src[12], 4);
+	mlv_ct_destroy(ct);
+}
+
 /* The claim policy, written out plainly, against the table on random
  * buckets: from the new flow's preferred way (the hash's low bits) on,
  * the first free or expired slot; else the stalest of the lowest eviction
@@ -1378,6 +1473,7 @@ int main(void)
 		cmocka_unit_test(test_bucket_scan),
 		cmocka_unit_test(test_probe_ahead_matches_sequential),
 		cmocka_unit_test(test_insert_matches_take_and_update),
+		cmocka_unit_test(test_scan_and_view),
 		cmocka_unit_test(test_sweep_restores_occupancy),
 		cmocka_unit_test(test_flow_identity),
 		cmocka_unit_test(test_8m_entries),

@@ -756,6 +756,50 @@ static void test_query_mailbox(void **state)
 	assert_false(a.found);
 }
 
+/* The listing mailbox: one request at a time, answered by the worker's
+ * housekeeping with pages that together hold each live flow once, none
+ * beyond the cap asked for. */
+static void test_list_mailbox(void **state)
+{
+	const struct mlv_worker_listing *l;
+	uint32_t first = 0, total = 0, pages = 0, mine = 0;
+	struct mlv_flow_key key;
+
+	(void)state;
+	counters_zero();
+	send_flow(49000);   /* a flow this test knows */
+	tcp_key(49000, &key);
+	assert_true(mlv_worker_list_post(E.w, 0, 4));
+	assert_null(mlv_worker_list_answer(E.w));
+	assert_false(mlv_worker_list_post(E.w, 0, 4));   /* one at a time */
+	mlv_worker_list_serve(E.w, now_ms());
+	l = mlv_worker_list_answer(E.w);
+	assert_non_null(l);
+	assert_true(l->n <= 4);
+	for (;;) {
+		for (uint32_t i = 0; i < l->n; i++) {
+			struct mlv_ct_view v;
+
+			mlv_ct_entry_view(&l->e[i], &v);
+			mine += v.family == 4 && v.sport == key.sport &&
+				!memcmp(v.src, key.src, 4);
+		}
+		total += l->n;
+		pages++;
+		first = l->next;
+		if (first == 0)
+			break;
+		assert_true(mlv_worker_list_post(E.w, first, 4));
+		mlv_worker_list_serve(E.w, now_ms());
+		l = mlv_worker_list_answer(E.w);
+		assert_non_null(l);
+		assert_true(l->n <= 4);
+	}
+	assert_int_equal(mine, 1);
+	assert_int_equal(total, mlv_ct_occupancy(E.w->ct));
+	assert_true(pages > 1);
+}
+
 static void test_tx_full_counted_not_leaked(void **state)
 {
 	enum { N = 100 };
@@ -890,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_encapsulated_frame_carries_the_packet),
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
 		cmocka_unit_test(test_tracked_counts_survive_publishes),
+		cmocka_unit_test(test_list_mailbox),
 		cmocka_unit_test(test_vip_memo_follows_the_generation),
 		cmocka_unit_test(test_interleaved_vips_in_one_burst),
 		cmocka_unit_test(test_no_backend_claims_nothing),

@@ -696,6 +696,51 @@ static bool render_help(const json_t *r, FILE *out)
 	return true;
 }
 
+/* ---- conns ---- */
+
+static bool render_conns(const json_t *r, FILE *out)
+{
+	struct table t;
+	size_t i;
+	json_t *c;
+	bool ok;
+
+	table_init(&t, 9);
+	table_cell(&t, "PROTO");
+	table_cell(&t, "CLIENT");
+	table_cell(&t, "VIP");
+	table_cell(&t, "VIP_ADDRESS");
+	table_cell(&t, "BACKEND");
+	table_cell(&t, "STATE");
+	table_cell(&t, "IDLE");
+	table_cell(&t, "EXPIRES");
+	table_cell(&t, "WORKER");
+	json_array_foreach(json_object_get(r, "conns"), i, c) {
+		bool gone = !json_is_string(json_object_get(c, "backend"));
+
+		table_cell(&t, "%s", str(c, "protocol"));
+		table_cell(&t, "%s", str(c, "client"));
+		table_cell(&t, "%s", str(c, "vip"));
+		table_cell(&t, "%s", str(c, "vip_address"));
+		table_cell(&t, "%s", gone ? "(gone)" : str(c, "backend"));
+		table_cell(&t, "%s", str(c, "state"));
+		table_cell(&t, "%.1fs", (double)num(c, "idle_ms") / 1000);
+		table_cell(&t, "%.1fs", (double)num(c, "expires_in_ms") / 1000);
+		table_cell(&t, "%lld", num(c, "worker"));
+	}
+	ok = table_print(&t, out);
+	table_free(&t);
+	fprintf(out, "%lld flow(s) listed, %lld tracked flow(s) read\n",
+		num(r, "count"), num(r, "scanned"));
+	if (json_is_string(json_object_get(r, "next")))
+		fprintf(out, "more: add --cursor %s%s%s%s\n", str(r, "next"),
+			json_is_string(json_object_get(r, "partial")) ? " (" : "",
+			json_is_string(json_object_get(r, "partial")) ?
+			str(r, "partial") : "",
+			json_is_string(json_object_get(r, "partial")) ? ")" : "");
+	return ok;
+}
+
 bool render_reply(const struct mlv_ctl_cmd_spec *cmd, const json_t *reply,
 		  FILE *out)
 {
@@ -714,6 +759,8 @@ bool render_reply(const struct mlv_ctl_cmd_spec *cmd, const json_t *reply,
 		return render_table(reply, out);
 	case MLV_CTL_CMD_LOOKUP:
 		return render_lookup(reply, out);
+	case MLV_CTL_CMD_CONNS:
+		return render_conns(reply, out);
 	case MLV_CTL_CMD_RELOAD:
 		return render_reload(reply, out);
 	case MLV_CTL_CMD_DRAIN:
