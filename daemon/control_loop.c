@@ -323,6 +323,12 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 	if (!err)
 		mlv_daemon_announce_refresh(d);
 	while (!err && !d->stop_now) {
+		/* the running config's include: patterns are watched (a
+		 * no-op unless a reload changed them) */
+		if (d->opts->watch_config)
+			mlv_config_watch_includes(&l.watch, d->opts->config_path,
+						  d->cfg->includes,
+						  d->cfg->n_includes);
 		struct epoll_event ev[16];
 		/* deferred second choices: look at the sockets, then the
 		 * next step, instead of sleeping; a draining stop wakes the

@@ -16,10 +16,9 @@
 
 void mlv_daemon_log_diags(const struct mlv_diags *diags)
 {
-	const char *file = diags->file ? diags->file : "<config>";
-
 	for (uint32_t i = 0; i < diags->n; i++) {
 		const struct mlv_diag *it = &diags->items[i];
+		const char *file = mlv_diags_file(diags, it->pos.file);
 		enum mlv_log_level level = it->level == MLV_DIAG_WARNING ?
 						   MLV_LOG_WARNING : MLV_LOG_ERROR;
 
@@ -210,11 +209,11 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
 static void first_error(const struct mlv_diags *diags, enum mlv_err err,
 			char *out, size_t len)
 {
-	const char *file = diags->file ? diags->file : "<config>";
 	int n = -1;
 
 	for (uint32_t i = 0; i < diags->n && n < 0; i++) {
 		const struct mlv_diag *it = &diags->items[i];
+		const char *file = mlv_diags_file(diags, it->pos.file);
 
 		if (it->level != MLV_DIAG_ERROR)
 			continue;

@@ -39,6 +39,8 @@ enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_
 struct mlv_src_pos {
 	uint32_t line;   /* 1-based; 0 = not from the file (a default) */
 	uint32_t col;    /* 1-based */
+	uint32_t file;   /* 0: the main file; k: the k-th fragment it
+			    includes (mlv_diags_file) */
 };
 
 struct mlv_health_config {
@@ -118,6 +120,13 @@ struct mlv_config {
 	/* dataplane: restart-only */
 	uint32_t n_eal_args;
 	char **eal_args;
+	/* `include:` patterns as written (relative ones are relative to the
+	 * main file's directory), and the fragment files they matched when
+	 * this model was loaded (absolute or as joined), for the watch. */
+	uint32_t n_includes;
+	char **includes;
+	uint32_t n_fragments;
+	char **fragments;
 	uint32_t workers;
 	enum mlv_idle_policy idle;
 	uint32_t idle_max_sleep_us;
@@ -174,12 +183,24 @@ struct mlv_diag {
 
 /* Diagnostics collected while loading. */
 struct mlv_diags {
-	char *file;              /* the file name the positions refer to */
+	char *file;              /* the main file's name (positions' file 0) */
+	char **fragments;        /* fragments[k - 1]: file k's name */
+	uint32_t n_fragments;
+	uint32_t cur_file;       /* the file being parsed: a position the
+				    parser reports with file 0 is this one's */
 	uint32_t n;
 	uint32_t n_errors;
 	uint32_t cap;
 	struct mlv_diag *items;
 };
+
+/* The name of a position's file: the main file for 0, else the fragment
+ * (never NULL). Any thread holding d. */
+const char *mlv_diags_file(const struct mlv_diags *d, uint32_t file);
+
+/* `include:` patterns at most, and fragment files they may match. */
+#define MLV_CONFIG_MAX_INCLUDES 16u
+#define MLV_CONFIG_MAX_FRAGMENTS 4096u
 
 /* Load, parse and validate path. On MLV_OK *out is a complete model (free
  * with mlv_config_free) and diags may hold warnings. On MLV_E_CONFIG *out

@@ -2,6 +2,7 @@
 /* Collected config diagnostics: storage, ordering and printing. */
 #include "control/config/diags.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +16,47 @@ void mlv_diags_free(struct mlv_diags *d)
 	if (d == NULL)
 		return;
 	free(d->file);
+	for (uint32_t i = 0; i < d->n_fragments; i++)
+		free(d->fragments[i]);
+	free(d->fragments);
 	free(d->items);
 	memset(d, 0, sizeof(*d));
+}
+
+const char *mlv_diags_file(const struct mlv_diags *d, uint32_t file)
+{
+	if (file > 0 && file <= d->n_fragments && d->fragments[file - 1])
+		return d->fragments[file - 1];
+	return d->file ? d->file : "<config>";
+}
+
+enum mlv_err mlv_diags_add_fragment(struct mlv_diags *d, const char *name,
+				    uint32_t *index)
+{
+	char **grown = realloc(d->fragments,
+			       (d->n_fragments + 1) * sizeof(*grown));
+	char *copy = strdup(name);
+
+	if (grown)
+		d->fragments = grown;
+	if (!grown || !copy) {
+		free(copy);
+		return MLV_E_NOMEM;
+	}
+	d->fragments[d->n_fragments++] = copy;
+	*index = d->n_fragments;
+	return MLV_OK;
+}
+
+const char *mlv_diags_where(const struct mlv_diags *d, struct mlv_src_pos there,
+			    struct mlv_src_pos here, char *buf, size_t len)
+{
+	if (there.file == here.file)
+		snprintf(buf, len, "line %u", there.line);
+	else
+		snprintf(buf, len, "%s:%u", mlv_diags_file(d, there.file),
+			 there.line);
+	return buf;
 }
 
 enum mlv_err mlv_diags_set_file(struct mlv_diags *d, const char *name)
@@ -63,6 +103,8 @@ enum mlv_err mlv_diag_vadd(struct mlv_diags *d, enum mlv_diag_level level,
 	item = &d->items[d->n++];
 	item->level = level;
 	item->pos = pos;
+	if (pos.file == 0)
+		item->pos.file = d->cur_file;
 	if (d->n == MLV_DIAGS_MAX) {
 		/* The last slot explains why the list stops here. */
 		item->level = MLV_DIAG_ERROR;
@@ -94,6 +136,8 @@ enum mlv_err mlv_diag_add(struct mlv_diags *d, enum mlv_diag_level level,
 
 static bool pos_before(const struct mlv_src_pos *a, const struct mlv_src_pos *b)
 {
+	if (a->file != b->file)
+		return a->file < b->file;
 	return a->line < b->line || (a->line == b->line && a->col < b->col);
 }
 
@@ -116,12 +160,12 @@ void mlv_diags_sort(struct mlv_diags *d, uint32_t from)
 
 void mlv_diags_print(const struct mlv_diags *d, FILE *f)
 {
-	const char *file = d->file != NULL ? d->file : "<config>";
 	uint32_t i;
 
 	for (i = 0; i < d->n; i++) {
 		const struct mlv_diag *it = &d->items[i];
 		const char *level = it->level == MLV_DIAG_WARNING ? "warning" : "error";
+		const char *file = mlv_diags_file(d, it->pos.file);
 
 		if (it->pos.line == 0)
 			fprintf(f, "%s: %s: %s\n", file, level, it->message);

@@ -28,6 +28,16 @@ enum mlv_err mlv_diag_vadd(struct mlv_diags *d, enum mlv_diag_level level,
  * file order although checks run in schema order. */
 void mlv_diags_sort(struct mlv_diags *d, uint32_t from);
 
+/* Record a fragment's name; *index receives its file number for
+ * positions (1, 2, ...). MLV_E_NOMEM on failure. */
+enum mlv_err mlv_diags_add_fragment(struct mlv_diags *d, const char *name,
+				    uint32_t *index);
+
+/* Where `there` is, said from a message about `here`: "line 12" in the
+ * same file, "vips.d/api.yaml:12" in another. Returns buf. */
+const char *mlv_diags_where(const struct mlv_diags *d, struct mlv_src_pos there,
+			    struct mlv_src_pos here, char *buf, size_t len);
+
 /* Replace d->file with a copy of name. MLV_E_NOMEM on failure. */
 enum mlv_err mlv_diags_set_file(struct mlv_diags *d, const char *name);
 

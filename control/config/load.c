@@ -4,8 +4,14 @@
 #include "control/config/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "control/config/diags.h"
 #include "control/config/schema_internal.h"
@@ -21,6 +27,12 @@ void mlv_config_free(struct mlv_config *cfg)
 		for (i = 0; i < cfg->n_eal_args; i++)
 			free(cfg->eal_args[i]);
 	free(cfg->eal_args);
+	for (i = 0; cfg->includes && i < cfg->n_includes; i++)
+		free(cfg->includes[i]);
+	free(cfg->includes);
+	for (i = 0; cfg->fragments && i < cfg->n_fragments; i++)
+		free(cfg->fragments[i]);
+	free(cfg->fragments);
 	free(cfg->ports);
 	if (cfg->vips != NULL)
 		for (i = 0; i < cfg->n_vips; i++)
@@ -118,44 +130,6 @@ static enum mlv_err build_model(const char *name, const struct mlv_ynode *root,
 	return MLV_OK;
 }
 
-enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
-				    size_t len, struct mlv_config **out,
-				    struct mlv_diags *diags)
-{
-	struct mlv_config *cfg = NULL;
-	struct mlv_ytree *tree = NULL;
-	uint32_t first = diags->n, errors = diags->n_errors;
-	enum mlv_err err;
-
-	*out = NULL;
-	if (name == NULL)
-		name = "<config>";
-	err = mlv_diags_set_file(diags, name);
-	if (err)
-		return err;
-	if (data == NULL && len != 0)
-		return MLV_E_INVAL;
-	if (len > MLV_CONFIG_MAX_FILE_BYTES) {
-		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos,
-			     "file is too large (%zu bytes; at most %u)", len,
-			     MLV_CONFIG_MAX_FILE_BYTES);
-		return MLV_E_CONFIG;
-	}
-	err = mlv_ytree_parse(data != NULL ? data : "", len, diags, &tree);
-	if (err == MLV_OK)
-		err = build_model(name, mlv_ytree_root(tree), diags, &cfg);
-	mlv_ytree_free(tree);
-	mlv_diags_sort(diags, first);
-	if (err == MLV_OK && diags->n_errors != errors)
-		err = MLV_E_CONFIG;
-	if (err) {
-		mlv_config_free(cfg);
-		return err;
-	}
-	*out = cfg;
-	return MLV_OK;
-}
-
 /* Read at most MLV_CONFIG_MAX_FILE_BYTES + 1 bytes, so an oversized file
  * (or an endless pipe) is detected without reading all of it. */
 static enum mlv_err read_file(FILE *f, char **data, size_t *len)
@@ -193,29 +167,302 @@ static enum mlv_err read_file(FILE *f, char **data, size_t *len)
 	return MLV_OK;
 }
 
+/* Open path for reading as a config: a regular file only (a FIFO or a
+ * device would block the control thread; the open itself does not wait,
+ * O_NONBLOCK), then read it whole. A link is followed (a ConfigMap's
+ * ..data swap, an `ln -sfn` deployment). *why says what went wrong. */
+static enum mlv_err read_path(const char *path, char **data, size_t *len,
+			      char *why, size_t why_len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	enum mlv_err err;
+	FILE *f;
+
+	if (fd < 0) {
+		snprintf(why, why_len, "cannot open: %s", strerror(errno));
+		return MLV_E_IO;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, why_len, "cannot open: %s", strerror(errno));
+		close(fd);
+		return MLV_E_IO;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, why_len, "cannot open: not a regular file (a "
+			 "config is read whole, at once)");
+		close(fd);
+		return MLV_E_IO;
+	}
+	f = fdopen(fd, "rb");
+	if (!f) {
+		snprintf(why, why_len, "cannot open: %s", strerror(errno));
+		close(fd);
+		return MLV_E_IO;
+	}
+	err = read_file(f, data, len);
+	if (err == MLV_E_IO)
+		snprintf(why, why_len, "cannot read: %s", strerror(errno));
+	fclose(f);
+	return err;
+}
+
+/* The fragments an `include:` list brought in: their trees (whose
+ * nodes the main tree borrows until the model is built) and paths. */
+struct fragments {
+	uint32_t n;
+	struct mlv_ytree **trees;
+	char **paths;
+};
+
+static void fragments_free(struct fragments *fr)
+{
+	for (uint32_t i = 0; i < fr->n; i++) {
+		mlv_ytree_free(fr->trees[i]);
+		free(fr->paths[i]);
+	}
+	free(fr->trees);
+	free(fr->paths);
+	memset(fr, 0, sizeof(*fr));
+}
+
+static bool fragments_has(const struct fragments *fr, const char *path)
+{
+	for (uint32_t i = 0; i < fr->n; i++)
+		if (strcmp(fr->paths[i], path) == 0)
+			return true;
+	return false;
+}
+
+/* Check a fragment's tree (only a `vips:` list, or nothing) and move its
+ * VIPs to the end of the main tree's list. */
+static enum mlv_err merge_fragment(struct mlv_ytree *main_tree,
+				   struct mlv_ytree *ft, struct mlv_diags *d)
+{
+	struct mlv_ynode *root = (struct mlv_ynode *)mlv_ytree_root(ft);
+	struct mlv_ynode *vips = NULL;
+
+	if (root == NULL || mlv_ynode_is_null(root) ||
+	    root->kind == MLV_YNODE_INVALID)
+		return MLV_OK;
+	if (root->kind != MLV_YNODE_MAP) {
+		mlv_diag_add(d, MLV_DIAG_ERROR, root->pos,
+			     "a fragment is a mapping with one key, vips, not %s",
+			     mlv_ynode_kind_name(root));
+		return MLV_OK;
+	}
+	for (struct mlv_ynode *v = root->first; v != NULL; v = v->next) {
+		if (v->key && v->key->kind == MLV_YNODE_SCALAR &&
+		    strcmp(v->key->text, "vips") == 0 && !vips) {
+			vips = v;
+			continue;
+		}
+		mlv_diag_add(d, MLV_DIAG_ERROR, v->key ? v->key->pos : v->pos,
+			     "a fragment holds only vips:; '%s' belongs in the "
+			     "main file", v->key && v->key->kind == MLV_YNODE_SCALAR ?
+			     v->key->text : "this key");
+	}
+	if (vips == NULL || mlv_ynode_is_null(vips))
+		return MLV_OK;
+	if (vips->kind != MLV_YNODE_SEQ) {
+		mlv_diag_add(d, MLV_DIAG_ERROR, vips->pos,
+			     "vips must be a list, got %s",
+			     mlv_ynode_kind_name(vips));
+		return MLV_OK;
+	}
+	switch (mlv_ytree_append_items(main_tree, "vips", vips)) {
+	case MLV_OK:
+		return MLV_OK;
+	case MLV_E_NOMEM:
+		return MLV_E_NOMEM;
+	default:
+		/* the main file's vips is not a list: apply reports it */
+		return MLV_OK;
+	}
+}
+
+/* Read, parse and merge one fragment (its name recorded in diags, as
+ * file number k of its positions). */
+static enum mlv_err load_fragment(const char *path,
+				  const struct mlv_ynode *from,
+				  struct mlv_ytree *main_tree,
+				  struct mlv_diags *d, struct fragments *fr)
+{
+	struct mlv_ytree *ft = NULL;
+	char *data = NULL, why[256];
+	size_t len = 0;
+	uint32_t file;
+	enum mlv_err err;
+	void *grown;
+
+	if (fr->n == MLV_CONFIG_MAX_FRAGMENTS) {
+		mlv_diag_add(d, MLV_DIAG_ERROR, from->pos,
+			     "include matches more than %u files",
+			     MLV_CONFIG_MAX_FRAGMENTS);
+		return MLV_E_LIMIT;
+	}
+	if ((grown = realloc(fr->trees, (fr->n + 1) * sizeof(*fr->trees))))
+		fr->trees = grown;
+	if (grown && (grown = realloc(fr->paths, (fr->n + 1) * sizeof(*fr->paths))))
+		fr->paths = grown;
+	if (!grown || (err = mlv_diags_add_fragment(d, path, &file)))
+		return MLV_E_NOMEM;
+	err = read_path(path, &data, &len, why, sizeof(why));
+	if (err == MLV_E_NOMEM)
+		return err;
+	if (err) {
+		mlv_diag_add(d, MLV_DIAG_ERROR, from->pos, "include: %s: %s",
+			     path, why);
+		return MLV_OK;
+	}
+	d->cur_file = file;
+	if (len > MLV_CONFIG_MAX_FILE_BYTES)
+		mlv_diag_add(d, MLV_DIAG_ERROR, no_pos,
+			     "file is too large (%zu bytes; at most %u)", len,
+			     MLV_CONFIG_MAX_FILE_BYTES);
+	else
+		err = mlv_ytree_parse(data, len, d, &ft);
+	d->cur_file = 0;
+	free(data);
+	if (err)
+		return err;
+	if (!ft)
+		return MLV_OK;
+	mlv_ytree_set_file(ft, file);
+	fr->trees[fr->n] = ft;
+	fr->paths[fr->n] = strdup(path);
+	if (!fr->paths[fr->n]) {
+		mlv_ytree_free(ft);
+		return MLV_E_NOMEM;
+	}
+	fr->n++;
+	return merge_fragment(main_tree, ft, d);
+}
+
+/* The files the main file's `include:` patterns match (relative ones
+ * against its directory), in glob's order, each once, merged into
+ * main_tree. A pattern that matches nothing adds nothing (an empty
+ * vips.d/). Type errors of the key itself are apply's to report. */
+static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
+				  struct mlv_diags *d, struct fragments *fr)
+{
+	const struct mlv_ynode *root = mlv_ytree_root(main_tree);
+	const struct mlv_ynode *inc;
+	const char *slash = strrchr(name, '/');
+	enum mlv_err err = MLV_OK;
+
+	if (!root || root->kind != MLV_YNODE_MAP)
+		return MLV_OK;
+	inc = mlv_ynode_get(root, "include");
+	if (!inc || inc->kind != MLV_YNODE_SEQ ||
+	    inc->n > MLV_CONFIG_MAX_INCLUDES)
+		return MLV_OK;
+	for (const struct mlv_ynode *it = inc->first; !err && it; it = it->next) {
+		char pattern[PATH_MAX];
+		glob_t g;
+		int rc, n;
+
+		if (it->kind != MLV_YNODE_SCALAR || mlv_ynode_is_null(it) ||
+		    strlen(it->text) != it->len)
+			continue;
+		if (it->text[0] == '/' || !slash)
+			n = snprintf(pattern, sizeof(pattern), "%s", it->text);
+		else
+			n = snprintf(pattern, sizeof(pattern), "%.*s/%s",
+				     (int)(slash - name), name, it->text);
+		if (n < 0 || (size_t)n >= sizeof(pattern)) {
+			mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
+				     "include '%s': the path is too long", it->text);
+			continue;
+		}
+		rc = glob(pattern, 0, NULL, &g);
+		if (rc == GLOB_NOMATCH)
+			continue;
+		if (rc != 0) {
+			mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
+				     "include '%s': cannot list %s: %s", it->text,
+				     pattern, rc == GLOB_NOSPACE ? "out of memory" :
+				     strerror(errno));
+			if (rc == GLOB_NOSPACE)
+				err = MLV_E_NOMEM;
+			continue;
+		}
+		for (size_t j = 0; !err && j < g.gl_pathc; j++)
+			if (!fragments_has(fr, g.gl_pathv[j]))
+				err = load_fragment(g.gl_pathv[j], it, main_tree,
+						    d, fr);
+		globfree(&g);
+	}
+	return err == MLV_E_LIMIT ? MLV_OK : err;
+}
+
+enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
+				    size_t len, struct mlv_config **out,
+				    struct mlv_diags *diags)
+{
+	struct mlv_config *cfg = NULL;
+	struct mlv_ytree *tree = NULL;
+	struct fragments fr = { 0 };
+	uint32_t first = diags->n, errors = diags->n_errors;
+	enum mlv_err err;
+
+	*out = NULL;
+	if (name == NULL)
+		name = "<config>";
+	err = mlv_diags_set_file(diags, name);
+	if (err)
+		return err;
+	if (data == NULL && len != 0)
+		return MLV_E_INVAL;
+	if (len > MLV_CONFIG_MAX_FILE_BYTES) {
+		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos,
+			     "file is too large (%zu bytes; at most %u)", len,
+			     MLV_CONFIG_MAX_FILE_BYTES);
+		return MLV_E_CONFIG;
+	}
+	diags->cur_file = 0;
+	err = mlv_ytree_parse(data != NULL ? data : "", len, diags, &tree);
+	if (err == MLV_OK)
+		err = load_includes(name, tree, diags, &fr);
+	if (err == MLV_OK)
+		err = build_model(name, mlv_ytree_root(tree), diags, &cfg);
+	if (err == MLV_OK && cfg && fr.n) {
+		/* the model keeps the fragments' paths (the watch) */
+		cfg->fragments = fr.paths;
+		cfg->n_fragments = fr.n;
+		fr.paths = calloc(fr.n, sizeof(*fr.paths));
+		if (!fr.paths) {
+			fr.n = 0;
+			err = MLV_E_NOMEM;
+		}
+	}
+	mlv_ytree_free(tree);
+	fragments_free(&fr);
+	mlv_diags_sort(diags, first);
+	if (err == MLV_OK && diags->n_errors != errors)
+		err = MLV_E_CONFIG;
+	if (err) {
+		mlv_config_free(cfg);
+		return err;
+	}
+	*out = cfg;
+	return MLV_OK;
+}
+
 enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
 			     struct mlv_diags *diags)
 {
 	enum mlv_err err;
-	char *data = NULL;
+	char *data = NULL, why[256];
 	size_t len = 0;
-	FILE *f;
 
 	*out = NULL;
 	err = mlv_diags_set_file(diags, path);
 	if (err)
 		return err;
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "cannot open: %s",
-			     strerror(errno));
-		return MLV_E_IO;
-	}
-	err = read_file(f, &data, &len);
+	err = read_path(path, &data, &len, why, sizeof(why));
 	if (err == MLV_E_IO)
-		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "cannot read: %s",
-			     strerror(errno));
-	fclose(f);
+		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "%s", why);
 	if (err)
 		return err;
 	err = mlv_config_load_buffer(path, data, len, out, diags);

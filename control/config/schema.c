@@ -367,6 +367,9 @@ static const struct mlv_cfg_key root_keys[] = {
 	  .sub = &announce_map },
 	{ .name = "defaults", .type = MLV_CT_MAP, .offset = 0,
 	  .sub = &defaults_map },
+	{ .name = "include", .type = MLV_CT_STRING_LIST, FIELD(CF, includes),
+	  .aux = offsetof(CF, n_includes), .max = MLV_CONFIG_MAX_INCLUDES,
+	  .doc_default = "[]" },
 	{ .name = "vips", .type = MLV_CT_LIST, FIELD(CF, vips),
 	  .aux = offsetof(CF, n_vips), .doc_default = "[]", .sub = &vip_list },
 };

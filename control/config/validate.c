@@ -2,11 +2,13 @@
 /* Cross-field config checks: the rules no single key's type can express. */
 #include "control/config/validate_internal.h"
 
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control/config/cpu_list.h"
+#include "control/config/diags.h"
 #include "control/tables/maglev.h"
 #include "control/config/mbuf_size.h"
 #include "control/tables/builder.h"
@@ -362,9 +364,16 @@ static void check_unique_names(struct mlv_cfg_ctx *ctx, const char *what,
 			continue;
 		while (first > refs && strcmp(first[-1].name, first->name) == 0)
 			first--;
-		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[refs[i].index], "name"),
-			      "duplicate %s name '%s'%s (first at line %u)", what,
-			      refs[i].name, where, items[first->index]->pos.line);
+		struct mlv_src_pos here = mlv_cfg_item_pos(items[refs[i].index],
+							   "name");
+		char at[PATH_MAX + 16];
+
+		mlv_cfg_error(ctx, here,
+			      "duplicate %s name '%s'%s (first at %s)", what,
+			      refs[i].name, where,
+			      mlv_diags_where(ctx->diags,
+					      items[first->index]->pos, here,
+					      at, sizeof(at)));
 	}
 	free(refs);
 }
@@ -582,10 +591,15 @@ static void check_unique_vips(struct mlv_cfg_ctx *ctx, const struct mlv_config *
 			continue;
 		while (first > refs && same_service(first[-1].vip, first->vip))
 			first--;
-		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[refs[i].index], "address"),
-			      "VIP '%s' duplicates VIP '%s' (line %u): both are %s%s%s port %u/%s",
+		struct mlv_src_pos here = mlv_cfg_item_pos(items[refs[i].index],
+							   "address");
+		char at[PATH_MAX + 16];
+
+		mlv_cfg_error(ctx, here,
+			      "VIP '%s' duplicates VIP '%s' (%s): both are %s%s%s port %u/%s",
 			      refs[i].vip->name, first->vip->name,
-			      first->vip->pos.line,
+			      mlv_diags_where(ctx->diags, first->vip->pos, here,
+					      at, sizeof(at)),
 			      refs[i].vip->address.family == MLV_AF_INET6 ? "[" : "",
 			      mlv_ip_format(&refs[i].vip->address, addr, sizeof(addr)),
 			      refs[i].vip->address.family == MLV_AF_INET6 ? "]" : "",

@@ -437,3 +437,70 @@ enum mlv_err mlv_ytree_parse(const char *data, size_t len,
 	*out = b.tree;
 	return MLV_OK;
 }
+
+/* Every node under n (n included) is in file `file`. */
+static void set_file(struct mlv_ynode *n, uint32_t file, unsigned depth)
+{
+	if (n == NULL || depth > MLV_YAML_MAX_DEPTH + 1)
+		return;
+	n->pos.file = file;
+	if (n->key)
+		n->key->pos.file = file;
+	for (struct mlv_ynode *c = n->first; c != NULL; c = c->next)
+		set_file(c, file, depth + 1);
+}
+
+void mlv_ytree_set_file(struct mlv_ytree *t, uint32_t file)
+{
+	if (t)
+		set_file(t->root, file, 0);
+}
+
+enum mlv_err mlv_ytree_append_items(struct mlv_ytree *t, const char *key,
+				    struct mlv_ynode *items)
+{
+	struct mlv_ynode *root = t ? t->root : NULL;
+	struct mlv_ynode *seq = NULL, *k;
+
+	if (root == NULL || root->kind != MLV_YNODE_MAP || items == NULL ||
+	    items->kind != MLV_YNODE_SEQ)
+		return MLV_E_INVAL;
+	for (struct mlv_ynode *v = root->first; v != NULL; v = v->next)
+		if (v->key && v->key->kind == MLV_YNODE_SCALAR &&
+		    strcmp(v->key->text, key) == 0) {
+			seq = v;
+			break;
+		}
+	if (seq == NULL) {
+		/* no such key: one, at the mapping's position */
+		k = arena_alloc(t, sizeof(*k));
+		seq = arena_alloc(t, sizeof(*seq));
+		if (k == NULL || seq == NULL)
+			return MLV_E_NOMEM;
+		memset(k, 0, sizeof(*k));
+		memset(seq, 0, sizeof(*seq));
+		k->kind = MLV_YNODE_SCALAR;
+		k->pos = root->pos;
+		k->text = key;
+		k->len = (uint32_t)strlen(key);
+		k->plain = true;
+		seq->kind = MLV_YNODE_SEQ;
+		seq->pos = root->pos;
+		seq->key = k;
+		append_child(root, seq);
+	} else if (seq->kind != MLV_YNODE_SEQ) {
+		return MLV_E_INVAL;
+	}
+	if (items->first == NULL)
+		return MLV_OK;
+	if (seq->last != NULL)
+		seq->last->next = items->first;
+	else
+		seq->first = items->first;
+	seq->last = items->last;
+	seq->n += items->n;
+	/* the items belong to seq now */
+	items->first = items->last = NULL;
+	items->n = 0;
+	return MLV_OK;
+}

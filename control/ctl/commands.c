@@ -452,7 +452,10 @@ static bool diag_lines(const struct mlv_diags *d, json_t *errors,
 		       json_t *warnings)
 {
 	for (uint32_t i = 0; i < d->n; i++) {
-		struct mlv_diags one = { .file = d->file, .n = 1, .cap = 1,
+		struct mlv_diags one = { .file = d->file,
+					 .fragments = d->fragments,
+					 .n_fragments = d->n_fragments,
+					 .n = 1, .cap = 1,
 					 .items = &d->items[i] };
 		char *text = NULL;
 		size_t len = 0;

@@ -3,6 +3,7 @@
 #include "daemon/runtime/config_watch.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,11 @@
 
 #include "control/base/log.h"
 
-#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO)
+/* A file written or renamed into place; for fragments also one removed
+ * or renamed away (a VIP's file deleted is a change of the config, the
+ * main file's own removal is not). */
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)
+#define GONE_MASK (IN_DELETE | IN_MOVED_FROM)
 
 static uint64_t now_ms(void)
 {
@@ -102,6 +107,7 @@ enum mlv_err mlv_config_watch_open(const char *path, struct mlv_config_watch *w,
 		if (rc)
 			goto fail;
 	}
+	w->n_file = w->n;
 	return MLV_OK;
 fail:
 	mlv_config_watch_close(w);
@@ -117,6 +123,8 @@ void mlv_config_watch_close(struct mlv_config_watch *w)
 	w->inotify_fd = -1;
 	w->timer_fd = -1;
 	w->n = 0;
+	w->n_file = 0;
+	w->n_includes = 0;
 	w->pending = false;
 }
 
@@ -129,9 +137,84 @@ static bool matches(const struct mlv_config_watch *w,
 		return false;
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->dirs[i].wd == ev->wd &&
-		    strcmp(w->dirs[i].name, ev->name) == 0)
+		    (w->dirs[i].pattern || !(ev->mask & GONE_MASK)) &&
+		    (w->dirs[i].pattern ?
+		     fnmatch(w->dirs[i].name, ev->name, FNM_PERIOD) == 0 :
+		     strcmp(w->dirs[i].name, ev->name) == 0))
 			return true;
 	return false;
+}
+
+static bool same_includes(const struct mlv_config_watch *w,
+			  char *const *includes, uint32_t n)
+{
+	if (n != w->n_includes)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(w->includes[i], includes[i]) != 0)
+			return false;
+	return true;
+}
+
+static bool wd_in_use(const struct mlv_config_watch *w, int wd)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->dirs[i].wd == wd)
+			return true;
+	return false;
+}
+
+void mlv_config_watch_includes(struct mlv_config_watch *w, const char *path,
+			       char *const *includes, uint32_t n)
+{
+	int old[MLV_CONFIG_WATCH_MAX_DIRS];
+	uint32_t n_old = 0;
+	const char *slash = strrchr(path, '/');
+
+	if (w->inotify_fd < 0 || same_includes(w, includes, n))
+		return;
+	for (uint32_t i = w->n_file; i < w->n; i++)
+		old[n_old++] = w->dirs[i].wd;
+	w->n = w->n_file;
+	w->n_includes = 0;
+	for (uint32_t i = 0; i < n && i < 16; i++) {
+		char full[PATH_MAX], dir[PATH_MAX];
+		int len, wd;
+
+		snprintf(w->includes[w->n_includes++], sizeof(w->includes[0]),
+			 "%s", includes[i]);
+		if (includes[i][0] == '/' || !slash)
+			len = snprintf(full, sizeof(full), "%s", includes[i]);
+		else
+			len = snprintf(full, sizeof(full), "%.*s/%s",
+				       (int)(slash - path), path, includes[i]);
+		if (len < 0 || (size_t)len >= sizeof(full) ||
+		    w->n == MLV_CONFIG_WATCH_MAX_DIRS ||
+		    !split(full, dir, sizeof(dir), w->dirs[w->n].name,
+			   sizeof(w->dirs[w->n].name))) {
+			mlv_warn("config watch: include '%s': cannot watch it",
+				 includes[i]);
+			continue;
+		}
+		if (strpbrk(dir, "*?[")) {
+			mlv_warn("config watch: include '%s': a glob in the "
+				 "directory part is not watched (SIGHUP or "
+				 "maglevctl reload reads it)", includes[i]);
+			continue;
+		}
+		wd = inotify_add_watch(w->inotify_fd, dir, WATCH_MASK);
+		if (wd < 0) {
+			mlv_warn("config watch: include '%s': inotify on %s: %s "
+				 "(SIGHUP or maglevctl reload reads it)",
+				 includes[i], dir, strerror(errno));
+			continue;
+		}
+		w->dirs[w->n].wd = wd;
+		w->dirs[w->n++].pattern = true;
+	}
+	for (uint32_t i = 0; i < n_old; i++)
+		if (!wd_in_use(w, old[i]))
+			inotify_rm_watch(w->inotify_fd, old[i]);
 }
 
 static void arm(struct mlv_config_watch *w)

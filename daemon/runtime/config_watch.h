@@ -26,16 +26,22 @@
 /* A file rewritten without pause (a log-like writer) still reloads this
  * long after the first change. */
 #define MLV_CONFIG_WATCH_MAX_DELAY_MS 1000u
-#define MLV_CONFIG_WATCH_MAX_DIRS 2
+/* The file and its link's target, then one per `include:` pattern. */
+#define MLV_CONFIG_WATCH_MAX_DIRS (2 + 16)
 
 struct mlv_config_watch {
 	int inotify_fd;              /* -1 when closed */
 	int timer_fd;
 	uint32_t n;                  /* watched (directory, name) pairs */
+	uint32_t n_file;             /* of which the config file's own */
 	struct {
 		int wd;
-		char name[256];
+		char name[256];      /* a file name, or a glob of names */
+		bool pattern;
 	} dirs[MLV_CONFIG_WATCH_MAX_DIRS];
+	/* the include patterns watched now, as the config wrote them */
+	uint32_t n_includes;
+	char includes[16][256];
 	bool pending;                /* a change waits for the timer */
 	uint64_t first_ms;           /* CLOCK_MONOTONIC of the first change */
 	uint64_t changes;            /* events that armed the timer, for logs */
@@ -46,6 +52,15 @@ struct mlv_config_watch {
  * or the timer cannot be set up; then nothing stays open. */
 enum mlv_err mlv_config_watch_open(const char *path, struct mlv_config_watch *w,
 				   char *err, size_t err_len);
+
+/* Watch the directories of the config's `include:` patterns (relative
+ * ones against the config file's directory) for names the pattern's last
+ * component matches, in place of the patterns watched so far; nothing to
+ * do when they are the same. A pattern whose directory part is itself a
+ * glob, or whose directory cannot be watched, is logged and skipped (a
+ * SIGHUP still reloads). Control thread. */
+void mlv_config_watch_includes(struct mlv_config_watch *w, const char *path,
+			       char *const *includes, uint32_t n);
 
 /* Stop watching. Safe on a closed or zeroed-and-closed watch. */
 void mlv_config_watch_close(struct mlv_config_watch *w);

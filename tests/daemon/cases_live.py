@@ -616,7 +616,78 @@ def case_scale(maglevd, src, work):
     check(rc == 0, f"exit status {rc}")
 
 
+def case_include(maglevd, src, work):
+    """Fragments: the main file includes vips.d/*.yaml; a new fragment, an
+    edited one and a removed one are each seen by the watch; an error in a
+    fragment names its file and line; the budget judges the union."""
+    cfg = os.path.join(work, "maglevd.yaml")
+    frag_dir = os.path.join(work, "vips.d")
+    os.mkdir(frag_dir)
+
+    def frag(name, **kw):
+        return "vips:\n" + vip(name=name, **kw)
+
+    with open(cfg, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                            vip(backends=("b1", "b2")),
+                            control="  reload_budget: {vips_removed: 40}\n")
+                .replace("vips:\n", "include: [vips.d/*.yaml]\nvips:\n", 1))
+    write_atomically(os.path.join(frag_dir, "api.yaml"),
+                     frag("api", addr="192.0.2.11"))
+    d = Daemon(maglevd, work, cfg, watch=True)
+    try:
+        wait_ctl(d)
+        names = [v["name"] for v in ctl_ok("vips")["vips"]]
+        check(names == ["web", "api"], f"VIPs at start: {names}")
+        # a new fragment: reloaded by the watch of vips.d
+        write_atomically(os.path.join(frag_dir, "dns.yaml"),
+                         frag("dns", addr="192.0.2.12"))
+        ctl_wait(lambda r: r["generation"] == 2, "reload on a new fragment", d)
+        names = [v["name"] for v in ctl_ok("vips")["vips"]]
+        check(names == ["web", "api", "dns"], f"VIPs: {names}")
+        # a file the pattern does not match changes nothing
+        write_atomically(os.path.join(frag_dir, "notes.txt"), "x: [\n")
+        # an edit in place with an error: refused, the fragment named
+        path = os.path.join(frag_dir, "api.yaml")
+        bad = frag("api", addr="192.0.2.11").replace("    port: 80",
+                                                     "    port: 70000")
+        with open(path, "w") as f:
+            f.write(bad)
+        st = ctl_wait(lambda r: r["reloads"]["failed"] == 1,
+                      "the rejected fragment", d)
+        line = bad.splitlines().index("    port: 70000") + 1
+        err = st["reloads"]["last"][0]["error"]
+        check(st["generation"] == 2 and
+              re.match(rf"{re.escape(path)}:{line}:\d+: error: .*port", err),
+              f"fragment error: {st['reloads']}")
+        # the same VIP name in two fragments: both places named
+        write_atomically(path, frag("dns", addr="192.0.2.13"))
+        st = ctl_wait(lambda r: r["reloads"]["failed"] == 2,
+                      "the duplicate across fragments", d)
+        err = st["reloads"]["last"][0]["error"]
+        check("duplicate VIP name 'dns'" in err and "api.yaml" in err and
+              "dns.yaml" in err, f"duplicate: {err}")
+        write_atomically(path, frag("api", addr="192.0.2.11"))
+        ctl_wait(lambda r: r["generation"] == 3, "the fixed fragment", d)
+        # removing a fragment: 1 of 3 VIPs, within the 40 % budget
+        os.unlink(os.path.join(frag_dir, "dns.yaml"))
+        ctl_wait(lambda r: r["generation"] == 4, "reload on a removal", d)
+        names = [v["name"] for v in ctl_ok("vips")["vips"]]
+        check(names == ["web", "api"], f"VIPs after the removal: {names}")
+        # emptying the directory removes 1 of 2: beyond it, refused whole
+        os.unlink(path)
+        st = ctl_wait(lambda r: r["reloads"]["failed"] == 3,
+                      "the removal beyond the budget", d)
+        check(st["generation"] == 4 and "vips_removed" in
+              st["reloads"]["last"][0]["error"], f"budget: {st['reloads']}")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+
+
 CASES = {
+    "include": case_include,
     "drain-packets": case_drain_packets,
     "reload-file": case_reload_file,
     "health": case_health,

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <netinet/in.h>
@@ -1365,6 +1367,127 @@ static void test_diag_cap(void **state)
 	free(y);
 }
 
+/* ---- fragments (include:) ---- */
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The diagnostic whose message has `needle`, or NULL. */
+static const struct mlv_diag *diag_with(const struct mlv_diags *d,
+					const char *needle)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		if (strstr(d->items[i].message, needle))
+			return &d->items[i];
+	return NULL;
+}
+
+#define FRAG_VIP(name, port)                                                \
+	"vips:\n"                                                            \
+	"  - name: " name "\n"                                               \
+	"    address: 192.0.2.10\n"                                          \
+	"    port: " port "\n"                                               \
+	"    protocol: tcp\n"                                                \
+	"    backends:\n"                                                    \
+	"      - {name: b1, address: 10.0.1.1}\n"
+
+static void test_include_fragments(void **state)
+{
+	char dir[] = "/tmp/mlv-include-XXXXXX", path[600], sub[512];
+	const struct mlv_diag *e;
+	struct load l;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/vips.d", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(path, sizeof(path), "%s/main.yaml", dir);
+	put(dir, "main.yaml", DP "include: [vips.d/*.yaml, none.d/*.yaml]\n"
+	    "vips:\n"
+	    "  - name: web\n    address: 192.0.2.1\n    port: 80\n"
+	    "    protocol: tcp\n    backends: [{name: w1, address: 10.0.0.9}]\n");
+	put(sub, "a.yaml", FRAG_VIP("api", "443"));
+	put(sub, "b.yaml", FRAG_VIP("dns", "53"));
+	put(sub, "skip.txt", "not: yaml: at all");
+
+	/* the union, in order: the main file's VIPs, then a.yaml's, b.yaml's */
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->n_vips, 3);
+	assert_string_equal(l.cfg->vips[0].name, "web");
+	assert_string_equal(l.cfg->vips[1].name, "api");
+	assert_string_equal(l.cfg->vips[2].name, "dns");
+	assert_int_equal(l.cfg->n_includes, 2);
+	assert_int_equal(l.cfg->n_fragments, 2);
+	assert_non_null(strstr(l.cfg->fragments[1], "vips.d/b.yaml"));
+	assert_int_equal(l.cfg->vips[2].pos.file, 2);
+	unload(&l);
+
+	/* an error in the second fragment names it, with its line */
+	put(sub, "b.yaml", FRAG_VIP("dns", "70000"));
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	assert_int_equal(l.err, MLV_E_CONFIG);
+	e = diag_with(&l.d, "port");
+	assert_non_null(e);
+	assert_int_equal(e->pos.line, 4);
+	assert_non_null(strstr(mlv_diags_file(&l.d, e->pos.file), "vips.d/b.yaml"));
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		mlv_diags_print(&l.d, f);
+		fclose(f);
+		assert_non_null(strstr(text, "/vips.d/b.yaml:4:11: error:"));
+		free(text);
+	}
+	unload(&l);
+
+	/* the same VIP in two fragments: both places named */
+	put(sub, "b.yaml", FRAG_VIP("api", "8443"));
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	assert_int_equal(l.err, MLV_E_CONFIG);
+	e = diag_with(&l.d, "duplicate VIP name 'api'");
+	assert_non_null(e);
+	assert_non_null(strstr(mlv_diags_file(&l.d, e->pos.file), "b.yaml"));
+	assert_non_null(strstr(e->message, "vips.d/a.yaml:2"));
+	unload(&l);
+
+	/* a fragment holds only vips:, and only regular files are read */
+	put(sub, "b.yaml", "control: {}\n" FRAG_VIP("dns", "53"));
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	assert_int_equal(l.err, MLV_E_CONFIG);
+	e = diag_with(&l.d, "a fragment holds only vips:; 'control'");
+	assert_non_null(e);
+	assert_int_equal(e->pos.line, 1);
+	unload(&l);
+	snprintf(path, sizeof(path), "%s/b.yaml", sub);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/main.yaml", dir);
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);   /* must not block */
+	assert_int_equal(l.err, MLV_E_CONFIG);
+	assert_non_null(diag_with(&l.d, "not a regular file"));
+	unload(&l);
+
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_load_file_errors(void **state)
 {
 	struct mlv_config *cfg = (struct mlv_config *)1;
@@ -1642,6 +1765,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_syntax_and_structure),
 		cmocka_unit_test(test_diag_cap),
 		cmocka_unit_test(test_load_file_errors),
+		cmocka_unit_test(test_include_fragments),
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_ip_addresses),
 		cmocka_unit_test(test_mac_addresses),
