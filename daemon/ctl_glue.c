@@ -241,29 +241,36 @@ static void st_track_cancel(void *ctx, uint64_t ticket)
 _Static_assert(MLV_LIST_PAGE_MAX <= MLV_LIST_MAX,
 	       "a conns page fits the worker's listing mailbox");
 
-static enum mlv_err st_list_post(void *ctx, uint32_t worker, uint32_t first,
-				 uint32_t cap)
+static enum mlv_err st_list_post(void *ctx, const void *owner,
+				 uint32_t worker, uint32_t first, uint32_t cap)
 {
 	struct mlv_daemon *d = ctx;
 
 	if (worker >= d->n_workers || !d->workers[worker])
 		return MLV_E_RANGE;
-	return mlv_worker_list_post(d->workers[worker], first, cap) ? MLV_OK :
-	       MLV_E_BUSY;
+	if (d->list_owner)
+		return MLV_E_BUSY;   /* another listing's page is pending */
+	if (!mlv_worker_list_post(d->workers[worker], first, cap))
+		return MLV_E_BUSY;   /* a given-up page not yet answered */
+	d->list_owner = owner;
+	return MLV_OK;
 }
 
-static enum mlv_err st_list_poll(void *ctx, uint32_t worker, bool *done,
-				 struct mlv_ctl_conn_page *page)
+static enum mlv_err st_list_poll(void *ctx, const void *owner, uint32_t worker,
+				 bool *done, struct mlv_ctl_conn_page *page)
 {
 	struct mlv_daemon *d = ctx;
 	const struct mlv_worker_listing *l;
 
 	if (worker >= d->n_workers || !d->workers[worker])
 		return MLV_E_RANGE;
+	if (!owner || owner != d->list_owner)
+		return MLV_E_INVAL;
 	l = mlv_worker_list_answer(d->workers[worker]);
 	*done = l != NULL;
 	if (!l)
 		return MLV_OK;
+	d->list_owner = NULL;
 	page->n = l->n;
 	page->e = l->e;
 	page->next = l->next;
@@ -272,6 +279,14 @@ static enum mlv_err st_list_poll(void *ctx, uint32_t worker, bool *done,
 		page->timeout_ms[s] = mlv_ct_state_timeout_ms(
 			d->workers[worker]->ct, s);
 	return MLV_OK;
+}
+
+static void st_list_cancel(void *ctx, const void *owner)
+{
+	struct mlv_daemon *d = ctx;
+
+	if (owner == d->list_owner)
+		d->list_owner = NULL;
 }
 
 /* A group by name, or by number; "" is 0 (none). Logs and returns
@@ -400,6 +415,7 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	st->track_cancel = st_track_cancel;
 	st->list_post = st_list_post;
 	st->list_poll = st_list_poll;
+	st->list_cancel = st_list_cancel;
 	st->announce = mlv_daemon_announce_view;
 	st->shutdown = st_shutdown;
 	st->restart_pending = st_restart_pending;

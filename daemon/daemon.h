@@ -134,6 +134,9 @@ struct mlv_daemon {
 	 * ticket given out, and the one still outstanding (0: none). */
 	uint64_t track_ticket;
 	uint64_t track_outstanding;
+	/* `conns`' page request in the workers' listing mailboxes: whose it
+	 * is (NULL: none pending). */
+	const void *list_owner;
 
 	struct mlv_metrics *metrics;     /* Prometheus endpoint, or NULL */
 

@@ -201,6 +201,7 @@ const char *mlv_diags_file(const struct mlv_diags *d, uint32_t file);
 /* `include:` patterns at most, and fragment files they may match. */
 #define MLV_CONFIG_MAX_INCLUDES 16u
 #define MLV_CONFIG_MAX_FRAGMENTS 4096u
+#define MLV_CONFIG_MAX_INCLUDE_LEN 256u   /* bytes of a pattern, NUL included */
 
 /* Load, parse and validate path. On MLV_OK *out is a complete model (free
  * with mlv_config_free) and diags may hold warnings. On MLV_E_CONFIG *out

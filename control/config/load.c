@@ -276,7 +276,11 @@ static enum mlv_err merge_fragment(struct mlv_ytree *main_tree,
 	case MLV_E_NOMEM:
 		return MLV_E_NOMEM;
 	default:
-		/* the main file's vips is not a list: apply reports it */
+		/* the main file's vips is neither a list nor empty: its own
+		 * error (apply's) says so; the fragments cannot be added */
+		mlv_diag_add(d, MLV_DIAG_ERROR, vips->pos,
+			     "these VIPs cannot be added: the main file's vips "
+			     "is not a list");
 		return MLV_OK;
 	}
 }
@@ -350,6 +354,8 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 	const struct mlv_ynode *inc;
 	const char *slash = strrchr(name, '/');
 	enum mlv_err err = MLV_OK;
+	struct stat self;
+	bool have_self = stat(name, &self) == 0;
 
 	if (!root || root->kind != MLV_YNODE_MAP)
 		return MLV_OK;
@@ -365,6 +371,13 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 		if (it->kind != MLV_YNODE_SCALAR || mlv_ynode_is_null(it) ||
 		    strlen(it->text) != it->len)
 			continue;
+		if (it->len >= MLV_CONFIG_MAX_INCLUDE_LEN) {
+			mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
+				     "include pattern is too long (%u bytes; at "
+				     "most %u)", it->len,
+				     MLV_CONFIG_MAX_INCLUDE_LEN - 1);
+			continue;
+		}
 		if (it->text[0] == '/' || !slash)
 			n = snprintf(pattern, sizeof(pattern), "%s", it->text);
 		else
@@ -375,9 +388,17 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 				     "include '%s': the path is too long", it->text);
 			continue;
 		}
-		rc = glob(pattern, 0, NULL, &g);
-		if (rc == GLOB_NOMATCH)
+		rc = glob(pattern, GLOB_ERR, NULL, &g);
+		if (rc == GLOB_NOMATCH) {
+			/* a glob may match nothing (an empty vips.d/); a
+			 * plain name that is missing is a mistake, not a
+			 * configuration without those VIPs */
+			if (!strpbrk(it->text, "*?["))
+				mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
+					     "include '%s': %s: no such file",
+					     it->text, pattern);
 			continue;
+		}
 		if (rc != 0) {
 			mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
 				     "include '%s': cannot list %s: %s", it->text,
@@ -387,10 +408,18 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 				err = MLV_E_NOMEM;
 			continue;
 		}
-		for (size_t j = 0; !err && j < g.gl_pathc; j++)
+		for (size_t j = 0; !err && j < g.gl_pathc; j++) {
+			struct stat st;
+
+			/* the main file matched by its own pattern (*.yaml
+			 * beside it) is not a fragment of itself */
+			if (have_self && stat(g.gl_pathv[j], &st) == 0 &&
+			    st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+				continue;
 			if (!fragments_has(fr, g.gl_pathv[j]))
 				err = load_fragment(g.gl_pathv[j], it, main_tree,
 						    d, fr);
+		}
 		globfree(&g);
 	}
 	return err == MLV_E_LIMIT ? MLV_OK : err;
@@ -432,6 +461,10 @@ enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
 		cfg->n_fragments = fr.n;
 		fr.paths = calloc(fr.n, sizeof(*fr.paths));
 		if (!fr.paths) {
+			/* the trees still need freeing: fragments_free with
+			 * no paths to free */
+			for (uint32_t i = 0; i < fr.n; i++)
+				mlv_ytree_free(fr.trees[i]);
 			fr.n = 0;
 			err = MLV_E_NOMEM;
 		}

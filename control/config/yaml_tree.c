@@ -488,6 +488,14 @@ enum mlv_err mlv_ytree_append_items(struct mlv_ytree *t, const char *key,
 		seq->pos = root->pos;
 		seq->key = k;
 		append_child(root, seq);
+	} else if (seq->kind == MLV_YNODE_SCALAR && mlv_ynode_is_null(seq)) {
+		/* `vips:` with nothing after it is an empty list (apply reads
+		 * it so): the fragments' items make it a list */
+		seq->kind = MLV_YNODE_SEQ;
+		seq->text = NULL;
+		seq->len = 0;
+		seq->n = 0;
+		seq->first = seq->last = NULL;
 	} else if (seq->kind != MLV_YNODE_SEQ) {
 		return MLV_E_INVAL;
 	}

@@ -74,8 +74,9 @@ void mlv_ytree_set_file(struct mlv_ytree *t, uint32_t file);
 /* Move the items of the sequence `items` (of another tree, which must
  * outlive t's use) to the end of the sequence under `key` (a string that
  * outlives t) in t's root mapping, which gets that key, at its own
- * position, if it has none. MLV_E_INVAL if the root is not a mapping or
- * the key's value is not a sequence; MLV_E_NOMEM. */
+ * position, if it has none (a null value becomes an empty sequence).
+ * MLV_E_INVAL if the root is not a mapping or the key's value is another
+ * scalar or a mapping; MLV_E_NOMEM. */
 enum mlv_err mlv_ytree_append_items(struct mlv_ytree *t, const char *key,
 				    struct mlv_ynode *items);
 void mlv_ytree_free(struct mlv_ytree *t);

@@ -6,7 +6,10 @@
  * (a deferred reply). Bounded three ways: at most `limit` flows, at most
  * MLV_CTL_CONNS_TIMEOUT_MS of paging, and a page never holds more flows
  * than the reply still has room for; the reply's "next" cursor goes on
- * where it stopped. */
+ * where it stopped. A page holds whole conntrack buckets: with room for
+ * fewer flows than a bucket may hold, it asks for one bucket's and
+ * takes what fits, the cursor then naming how many of that page's flows
+ * were listed. */
 #include "control/ctl/commands_internal.h"
 
 #include <arpa/inet.h>
@@ -25,28 +28,43 @@ struct conns_wait {
 	char vip[MLV_NAME_MAX];       /* filters; "" = any */
 	char backend[MLV_NAME_MAX];
 	uint64_t limit;
-	uint32_t worker;              /* the page being read: worker, bucket */
+	uint32_t worker;              /* the page being read: worker, bucket, */
 	uint32_t bucket;
+	uint32_t skip;                /* and its flows listed already */
 	bool posted;
 	uint64_t scanned;             /* flows seen, before the filters */
 	json_t *conns;
 };
 
-/* "W:B" (worker, bucket): where a listing goes on. */
-static bool parse_cursor(const char *s, uint32_t *worker, uint32_t *bucket)
+/* "W:B" or "W:B:K" (worker, bucket, flows of that page listed): where
+ * a listing goes on. */
+static bool parse_cursor(const char *s, uint32_t *worker, uint32_t *bucket,
+			 uint32_t *skip)
 {
-	unsigned long w, b;
+	unsigned long v[3] = { 0, 0, 0 };
+	int i = 0;
 	char *end;
 
 	if (!s)
 		return false;
-	w = strtoul(s, &end, 10);
-	if (end == s || *end != ':' || w > UINT32_MAX)
+	for (;;) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v[i] = strtoul(s, &end, 10);
+		if (v[i] > UINT32_MAX)
+			return false;
+		if (*end == '\0')
+			break;
+		if (*end != ':' || ++i == 3)
+			return false;
+		s = end + 1;
+	}
+	if (i == 0 || v[2] >= MLV_LIST_PAGE_MAX)
 		return false;
-	s = end + 1;
-	b = strtoul(s, &end, 10);
-	return end != s && *end == '\0' && b <= UINT32_MAX &&
-	       (*worker = (uint32_t)w, *bucket = (uint32_t)b, true);
+	*worker = (uint32_t)v[0];
+	*bucket = (uint32_t)v[1];
+	*skip = (uint32_t)v[2];
+	return true;
 }
 
 /* "addr:port" (or "[addr]:port"), or the address alone for a port-less
@@ -132,8 +150,12 @@ static json_t *conns_finish(struct conns_wait *cw, bool done, const char *why)
 	char next[32];
 	json_t *reply;
 
-	snprintf(next, sizeof(next), "%" PRIu32 ":%" PRIu32, cw->worker,
-		 cw->bucket);
+	if (cw->skip)
+		snprintf(next, sizeof(next), "%" PRIu32 ":%" PRIu32 ":%" PRIu32,
+			 cw->worker, cw->bucket, cw->skip);
+	else
+		snprintf(next, sizeof(next), "%" PRIu32 ":%" PRIu32, cw->worker,
+			 cw->bucket);
 	reply = json_pack("{s:b, s:O, s:I, s:I, s:s?, s:s?}", "ok", 1,
 			  "conns", cw->conns,
 			  "count", (json_int_t)json_array_size(cw->conns),
@@ -153,18 +175,22 @@ static bool conns_poll(void *arg, bool expired, json_t **reply)
 
 	for (;;) {
 		uint64_t room = cw->limit - json_array_size(cw->conns);
+		/* one bucket's page when resuming inside one, or when fewer
+		 * flows than a bucket's fit */
+		bool one_bucket = cw->skip > 0 || room < MLV_CT_WAYS;
+		uint32_t take;
 
 		if (cw->worker >= st->n_workers) {
 			*reply = conns_finish(cw, true, NULL);
 			return true;
 		}
-		/* a page holds whole buckets: room for one at least */
-		if (room < MLV_CT_WAYS) {
+		if (room == 0) {
 			*reply = conns_finish(cw, false, NULL);
 			return true;
 		}
 		if (!cw->posted) {
-			rc = st->list_post(st->ctx, cw->worker, cw->bucket,
+			rc = st->list_post(st->ctx, cw, cw->worker, cw->bucket,
+					   one_bucket ? MLV_CT_WAYS :
 					   room < MLV_LIST_PAGE_MAX ? (uint32_t)room :
 					   MLV_LIST_PAGE_MAX);
 			if (rc == MLV_E_BUSY)
@@ -173,18 +199,27 @@ static bool conns_poll(void *arg, bool expired, json_t **reply)
 				goto failed;
 			cw->posted = true;
 		}
-		rc = st->list_poll(st->ctx, cw->worker, &done, &pg);
+		rc = st->list_poll(st->ctx, cw, cw->worker, &done, &pg);
 		if (rc != MLV_OK)
 			goto failed;
 		if (!done)
 			break;
 		cw->posted = false;
-		cw->scanned += pg.n;
-		for (uint32_t i = 0; i < pg.n; i++)
+		/* the page's flows not listed yet, as many as fit */
+		take = pg.n > cw->skip ? pg.n - cw->skip : 0;
+		if (take > room)
+			take = (uint32_t)room;
+		cw->scanned += take;
+		for (uint32_t i = cw->skip; i < cw->skip + take; i++)
 			if (!add_conn(cw, &pg, &pg.e[i])) {
 				*reply = NULL;
 				return true;
 			}
+		if (cw->skip + take < pg.n) {
+			cw->skip += take;   /* the rest of this page later */
+			continue;
+		}
+		cw->skip = 0;
 		if (pg.next == 0) {
 			cw->worker++;
 			cw->bucket = 0;
@@ -205,6 +240,8 @@ static void conns_release(void *arg)
 {
 	struct conns_wait *cw = arg;
 
+	if (cw->posted && cw->st->list_cancel)
+		cw->st->list_cancel(cw->st->ctx, cw);
 	json_decref(cw->conns);
 	free(cw);
 }
@@ -232,11 +269,13 @@ json_t *mlv_ctl_cmd_conns(struct mlv_ctl_state *st, const json_t *args)
 	cw->limit = limit;
 	snprintf(cw->vip, sizeof(cw->vip), "%s", vip ? vip : "");
 	snprintf(cw->backend, sizeof(cw->backend), "%s", backend ? backend : "");
-	if (cursor && (!parse_cursor(cursor, &cw->worker, &cw->bucket) ||
+	if (cursor && (!parse_cursor(cursor, &cw->worker, &cw->bucket,
+				     &cw->skip) ||
 		       cw->worker >= st->n_workers)) {
 		free(cw);
 		return mlv_ctl_fail("bad cursor \"%s\": a \"next\" of an "
-				    "earlier conns reply is WORKER:BUCKET", cursor);
+				    "earlier conns reply is WORKER:BUCKET or "
+				    "WORKER:BUCKET:LISTED", cursor);
 	}
 	cw->conns = json_array();
 	if (!cw->conns) {

@@ -223,16 +223,20 @@ struct mlv_ctl_state {
 	void (*track_cancel)(void *ctx, uint64_t ticket);
 
 	/* Pages of a worker's tracked flows (`conns`), read by the worker
-	 * itself in its housekeeping step: list_post asks worker `worker`
-	 * for the page of at most `cap` (>= 4) flows from bucket `first`,
-	 * MLV_OK, or MLV_E_BUSY while its mailbox is busy, MLV_E_RANGE for
-	 * no such worker; list_poll gives MLV_OK with *done false until it
-	 * answered, then *done true and *page. All NULL: conns says that
-	 * the workers cannot be asked. */
-	enum mlv_err (*list_post)(void *ctx, uint32_t worker, uint32_t first,
-				  uint32_t cap);
-	enum mlv_err (*list_poll)(void *ctx, uint32_t worker, bool *done,
-				  struct mlv_ctl_conn_page *page);
+	 * itself in its housekeeping step, one request at a time whoever
+	 * asks (owner names the asker): list_post asks worker `worker` for
+	 * the page of at most `cap` (>= 4) flows from bucket `first`, MLV_OK,
+	 * or MLV_E_BUSY while another owner's page or the worker's mailbox
+	 * is pending, MLV_E_RANGE for no such worker; list_poll gives MLV_OK
+	 * with *done false until it answered, then *done true and *page (the
+	 * request is then over), MLV_E_INVAL for a request not owner's;
+	 * list_cancel gives owner's pending request up. All NULL: conns
+	 * says that the workers cannot be asked. */
+	enum mlv_err (*list_post)(void *ctx, const void *owner, uint32_t worker,
+				  uint32_t first, uint32_t cap);
+	enum mlv_err (*list_poll)(void *ctx, const void *owner, uint32_t worker,
+				  bool *done, struct mlv_ctl_conn_page *page);
+	void (*list_cancel)(void *ctx, const void *owner);
 
 	/* The restart-only settings the running file changed (the last
 	 * accepted reload warned about them): *n messages such as

@@ -250,10 +250,13 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 }
 
 /* The next uid the tally may count in (uid_free): in order, skipping one
- * whose slot a live uid or a tracked flow still holds. */
+ * whose slot a live uid or a tracked flow still holds. A bounded number of
+ * tries, so that a build cannot spin (and the uids of one build stay
+ * within one turn of the slots). */
+#define NEXT_UID_TRIES 65536u
 static enum mlv_err next_uid(struct gen_priv *p, uint32_t *uid)
 {
-	for (uint32_t tries = 0; tries < MLV_TALLY_SLOTS; tries++) {
+	for (uint32_t tries = 0; tries < NEXT_UID_TRIES; tries++) {
 		uint32_t u;
 
 		if (p->next_uid == UINT32_MAX)
@@ -874,8 +877,7 @@ void mlv_gen_tally_bind(const struct mlv_generation *gen)
 
 		for (uint32_t i = 0; t && i < gen->n_all_backends; i++) {
 			const struct mlv_gen_backend *b = &gen->all_backends[i];
-			uint32_t vip = b->vip_bounded ?
-				       gen->vips[b->vip_index].uid : 0;
+			uint32_t vip = gen->vips[b->vip_index].uid;
 			uint32_t *p = &t[mlv_tally_slot(b->uid)].vip_uid;
 
 			if (__atomic_load_n(p, __ATOMIC_RELAXED) != vip)

@@ -272,12 +272,12 @@ enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
 				     uint32_t max_tables, uint32_t *left);
 
 /* Record in gen's tallies (gen->tallies; nothing without them) each
- * backend's VIP for the VIP counts of bounded loads
- * (dataplane/packet/flow_tally.h): the VIP's uid if it has max_load, else
- * 0. Call just before publishing gen: the publish's release store orders
- * these writes before any worker sees gen (workers still on the previous
- * generation may see them earlier; a VIP count is a soft bound). Relaxed
- * atomic stores, since workers read the field. Control thread. */
+ * backend uid's VIP uid, for the VIP counts (dataplane/packet/
+ * flow_tally.h). A uid's VIP never changes, so only uids new in gen are
+ * written. Call just before publishing gen: the publish's release store
+ * orders these writes before any worker sees gen, so before any flow
+ * counts on a new uid. Relaxed atomic stores, since workers read the
+ * field. Control thread. */
 void mlv_gen_tally_bind(const struct mlv_generation *gen);
 
 /* Free a generation no worker can still see, dropping its references to

@@ -27,7 +27,8 @@ uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 				 const struct mlv_gen_backend *b);
 
 /* The VIP's tracked connections (its backends', including flows still
- * tracked to backends it no longer has). Any thread holding gen. */
+ * tracked to backends it no longer has). Zero without tallies. Any
+ * thread holding gen. */
 uint64_t mlv_gen_vip_tracked(const struct mlv_generation *gen,
 			     const struct mlv_gen_vip *vip);
 

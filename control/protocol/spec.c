@@ -372,6 +372,12 @@ json_t *mlv_ctl_args_from_argv(const struct mlv_ctl_cmd_spec *cmd, int argc,
 			if (!v)
 				goto fail;
 		}
+		if (json_object_get(args, a->name)) {
+			json_decref(v);
+			snprintf(err, len, "%s: %s given twice", cmd->name,
+				 a->name);
+			goto fail;
+		}
 		if (json_object_set_new(args, a->name, v)) {
 			snprintf(err, len, "out of memory");
 			goto fail;

@@ -249,7 +249,9 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const void *)p;
 
-			if (ev->mask & IN_IGNORED)
+			/* IN_IGNORED also follows our own inotify_rm_watch
+			 * of a directory no include names any more */
+			if ((ev->mask & IN_IGNORED) && wd_in_use(w, ev->wd))
 				mlv_warn("config watch: a watched directory went "
 					 "away; file changes are no longer "
 					 "seen (SIGHUP still reloads)");

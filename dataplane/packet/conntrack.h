@@ -73,10 +73,9 @@ struct mlv_ct_entry {
 				      belongs to */
 	uint32_t backend_all_idx;  /* the backend's index in that generation's
 				      all_backends: where the worker finds the
-				      backend while the generation lasts, what
-				      the table's tally counts the flow
-				      against, and how a release hook finds
-				      it (set by the caller) */
+				      backend while the generation lasts (set
+				      by the caller); the tally counts the flow
+				      by backend_uid */
 };
 
 _Static_assert(sizeof(struct mlv_ct_entry) == 32, "two entries per cache line");

@@ -10,16 +10,25 @@
 
 enum mlv_err mlv_flow_tally_create(struct mlv_flow_tally **out)
 {
-	/* Reserved, not committed: the pages of unused slots never exist
-	 * (MAP_NORESERVE), and the first touch, by the worker, puts each
-	 * page on the worker's NUMA node. */
+	/* The worker touches it first (mlv_flow_tally_prefault), which puts
+	 * each page on the worker's NUMA node. */
 	void *p = mmap(NULL, TALLY_BYTES, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return MLV_E_NOMEM;
 	*out = p;
 	return MLV_OK;
+}
+
+void mlv_flow_tally_prefault(struct mlv_flow_tally *t)
+{
+	volatile uint8_t *p = (volatile uint8_t *)t;
+
+	/* a write per page: reading a never-written page maps the shared
+	 * zero page, which the first write would still have to replace */
+	for (size_t off = 0; off < TALLY_BYTES; off += 4096)
+		p[off] = p[off];
 }
 
 void mlv_flow_tally_destroy(struct mlv_flow_tally *t)

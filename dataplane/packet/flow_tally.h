@@ -8,27 +8,25 @@
  * A tally is an array of MLV_TALLY_SLOTS slots per worker, indexed by
  * uid (control/generation/generation.h: a uid names one VIP, or one
  * backend of one VIP) modulo the slot count. A backend's slot counts its
- * tracked flows by class; the slot of a VIP with max_load counts the
- * tracked flows of all its backends (bounded loads weigh a backend's
- * flows against them), found through vip_uid in each backend's slot,
- * which the control thread sets when it publishes a generation
- * (mlv_gen_tally_bind) and which is 0 for other VIPs: a new flow of an
- * unbounded VIP then pays no VIP count. The conntrack table alone writes
- * the counts (dataplane/packet/conntrack.h): +1 when a flow becomes
- * tracked, a move when its class or backend changes, -1 when the table
- * lets it go. The generation builder never hands out a uid whose slot
- * another live uid, or a flow, still uses (mlv_gen_build_opts.uid_free),
- * so a backend's slot is exact. A VIP's count starts with the flows
- * tracked after it got max_load (the flows before it are not in it, nor
- * taken off it: the count never goes below zero).
+ * tracked flows by class; a VIP's slot counts the tracked flows of all its
+ * backends (bounded loads weigh a backend's flows against them), found
+ * through vip_uid in each backend's slot. A backend uid belongs to one
+ * (VIP, backend) pair for its whole life, so its VIP never changes: the
+ * control thread records it before the generation that brings the uid is
+ * published (mlv_gen_tally_bind), before any flow can count there. The
+ * conntrack table alone writes the counts (dataplane/packet/conntrack.h):
+ * +1 when a flow becomes tracked, a move when its class or backend
+ * changes, -1 when the table lets it go. The generation builder never
+ * hands out a uid whose slot another live uid, or a flow, still uses
+ * (mlv_gen_build_opts.uid_free), so every slot is exact.
  *
- * The array is reserved, not committed: an anonymous mapping whose pages
- * the kernel zero-fills on first touch, so only the pages of slots in use
- * take memory (uids are small numbers, handed out in order).
+ * The array is an anonymous mapping that the worker touches whole before
+ * it forwards (mlv_flow_tally_prefault): on its own NUMA node, and no page
+ * fault on the packet path.
  *
  * Threads: each worker writes its own tally with plain stores; other
- * threads read it with relaxed atomic loads (mlv_flow_tally_read), whole
- * 32-bit values, a moment's snapshot.
+ * threads read it with relaxed atomic loads (mlv_flow_tally_backend,
+ * mlv_flow_tally_vip), whole 32-bit values, a moment's snapshot.
  */
 #ifndef MLV_FLOW_TALLY_H
 #define MLV_FLOW_TALLY_H
@@ -40,7 +38,7 @@
 
 /* Slots per tally: the most uids alive at once (VIPs plus backends of
  * the serving and retiring generations, plus removed backends whose
- * flows have not yet left a conntrack table). 16 MiB of address space
+ * flows have not yet left a conntrack table). 16 MiB
  * per worker at 16 bytes a slot. */
 #define MLV_TALLY_SLOTS (1u << 20)
 
@@ -53,11 +51,10 @@ enum mlv_tally_class {
 
 struct mlv_flow_tally {
 	uint32_t n[2];      /* a backend's slot: tracked flows by class */
-	uint32_t vip_uid;   /* a backend's slot: its VIP's uid if the VIP has
-			       max_load, else 0 (written by the control
-			       thread, read by the worker) */
-	uint32_t vip_flows; /* a bounded VIP's slot: its backends' tracked
-			       flows */
+	uint32_t vip_uid;   /* a backend's slot: its VIP's uid (written by the
+			       control thread, read by the worker; 0: none
+			       yet) */
+	uint32_t vip_flows; /* a VIP's slot: its backends' tracked flows */
 };
 
 /* Every worker's tally, for readers on the control thread. */
@@ -76,6 +73,11 @@ static inline uint32_t mlv_tally_slot(uint32_t uid)
  * thread (the control thread, before the worker runs). */
 enum mlv_err mlv_flow_tally_create(struct mlv_flow_tally **out);
 
+/* Touch every page of t, so that the packet path never faults one in and
+ * the pages are on the caller's NUMA node. The worker's lcore, before it
+ * forwards. */
+void mlv_flow_tally_prefault(struct mlv_flow_tally *t);
+
 /* Release it; NULL is a no-op. Only once no thread reads or writes it. */
 void mlv_flow_tally_destroy(struct mlv_flow_tally *t);
 
@@ -85,8 +87,8 @@ void mlv_flow_tally_destroy(struct mlv_flow_tally *t);
 void mlv_flow_tally_backend(const struct mlv_flow_tally_set *set, uint32_t uid,
 			    uint64_t out[2]);
 
-/* A bounded VIP's tracked flows summed over set's workers (0 for a NULL
- * set, or a VIP without max_load). Any thread. */
+/* A VIP's tracked flows summed over set's workers (0 for a NULL set).
+ * Any thread. */
 uint64_t mlv_flow_tally_vip(const struct mlv_flow_tally_set *set, uint32_t uid);
 
 /* True when no worker counts anything in uid's slot (no flow tracked to

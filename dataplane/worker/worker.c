@@ -207,6 +207,9 @@ int mlv_worker_run(void *arg)
 	uint32_t polls = 0;
 	enum mlv_err err;
 
+	/* the tally's pages, here, on this worker's node, not on the
+	 * packet path */
+	mlv_flow_tally_prefault(w->tally);
 	err = mlv_publish_worker_register(w->pub, w->id);
 	if (err) {
 		w->exit_err = err;

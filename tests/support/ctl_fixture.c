@@ -260,11 +260,12 @@ static enum mlv_err track_poll(void *ctx, uint64_t ticket, bool *done,
 	return MLV_OK;
 }
 
-static enum mlv_err list_post(void *ctx, uint32_t worker, uint32_t first,
-			      uint32_t cap)
+static enum mlv_err list_post(void *ctx, const void *owner, uint32_t worker,
+			      uint32_t first, uint32_t cap)
 {
 	struct ctl_fx *fx = ctx;
 
+	assert_non_null(owner);
 	if (worker >= FX_WORKERS)
 		return MLV_E_RANGE;
 	assert_false(fx->list_posted[worker]);
@@ -277,11 +278,12 @@ static enum mlv_err list_post(void *ctx, uint32_t worker, uint32_t first,
 }
 
 /* A small page (8 buckets), so that paging is exercised. */
-static enum mlv_err list_poll(void *ctx, uint32_t worker, bool *done,
-			      struct mlv_ctl_conn_page *page)
+static enum mlv_err list_poll(void *ctx, const void *owner, uint32_t worker,
+			      bool *done, struct mlv_ctl_conn_page *page)
 {
 	struct ctl_fx *fx = ctx;
 
+	assert_non_null(owner);
 	if (worker >= FX_WORKERS)
 		return MLV_E_RANGE;
 	assert_true(fx->list_posted[worker]);

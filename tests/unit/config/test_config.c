@@ -1408,6 +1408,8 @@ static void test_include_fragments(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/none.d", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);   /* empty: matches nothing */
 	snprintf(sub, sizeof(sub), "%s/vips.d", dir);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	snprintf(path, sizeof(path), "%s/main.yaml", dir);
@@ -1482,6 +1484,25 @@ static void test_include_fragments(void **state)
 	l.err = mlv_config_load(path, &l.cfg, &l.d);   /* must not block */
 	assert_int_equal(l.err, MLV_E_CONFIG);
 	assert_non_null(diag_with(&l.d, "not a regular file"));
+	unload(&l);
+
+	/* a missing directory or a missing plain file is a mistake */
+	put(dir, "main.yaml", DP "include: [gone.d/*.yaml, vips.d/x.yaml]\n"
+	    "vips: []\n");
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	assert_int_equal(l.err, MLV_E_CONFIG);
+	assert_non_null(diag_with(&l.d, "cannot list"));
+	assert_non_null(diag_with(&l.d, "x.yaml: no such file"));
+	unload(&l);
+	/* `vips:` left empty in the main file takes the fragments' VIPs; the
+	 * main file matched by its own pattern is not read as a fragment */
+	put(dir, "main.yaml", DP "include: ['*.yaml', vips.d/a.yaml]\nvips:\n");
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load(path, &l.cfg, &l.d);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->n_vips, 1);
+	assert_string_equal(l.cfg->vips[0].name, "api");
 	unload(&l);
 
 	snprintf(path, sizeof(path), "rm -rf %s", dir);

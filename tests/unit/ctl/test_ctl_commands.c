@@ -820,39 +820,48 @@ static void test_conns(void **state)
 	assert_int_equal(int_of(r, "count"), 8);
 	json_decref(r);
 
-	/* pages of at most 5: together every flow once, then no cursor */
-	for (int round = 0; round < 20; round++) {
-		size_t n;
+	/* pages of at most 5, then of 1 (less than a bucket holds): together
+	 * every flow once, then no cursor */
+	static const int limits[] = { 5, 1 };
 
-		if (cursor)
-			snprintf(req, sizeof(req), "{\"command\": \"conns\", \"args\": "
-				 "{\"limit\": 5, \"cursor\": \"%s\"}}", cursor);
-		else
-			snprintf(req, sizeof(req), "{\"command\": \"conns\", "
-				 "\"args\": {\"limit\": 5}}");
-		r = call_ok(fx, req);
-		n = conn_keys(r, page + got, 64 - got);
-		assert_true(n <= 5);
-		got += n;
-		free((char *)cursor);
-		cursor = json_is_string(json_object_get(r, "next")) ?
-			 strdup(text_of(r, "next")) : NULL;
-		json_decref(r);
-		if (!cursor)
-			break;
-	}
-	assert_null(cursor);
-	assert_int_equal(got, n_all);
-	for (size_t a = 0; a < n_all; a++) {
-		int seen = 0;
+	for (size_t li = 0; li < 2; li++) {
+		got = 0;
+		for (int round = 0; round < 40; round++) {
+			size_t n;
 
-		for (size_t b = 0; b < got; b++)
-			seen += strcmp(all[a], page[b]) == 0;
-		assert_int_equal(seen, 1);
+			if (cursor)
+				snprintf(req, sizeof(req), "{\"command\": \"conns\", "
+					 "\"args\": {\"limit\": %d, \"cursor\": \"%s\"}}",
+					 limits[li], cursor);
+			else
+				snprintf(req, sizeof(req), "{\"command\": \"conns\", "
+					 "\"args\": {\"limit\": %d}}", limits[li]);
+			r = call_ok(fx, req);
+			n = conn_keys(r, page + got, 64 - got);
+			assert_true(n <= (size_t)limits[li]);
+			got += n;
+			free((char *)cursor);
+			cursor = json_is_string(json_object_get(r, "next")) ?
+				 strdup(text_of(r, "next")) : NULL;
+			json_decref(r);
+			if (!cursor)
+				break;
+		}
+		assert_null(cursor);
+		assert_int_equal(got, n_all);
+		for (size_t a = 0; a < n_all; a++) {
+			int seen = 0;
+
+			for (size_t b = 0; b < got; b++)
+				seen += strcmp(all[a], page[b]) == 0;
+			assert_int_equal(seen, 1);
+		}
 	}
 	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"cursor\": \"x\"}}",
 		    "bad cursor");
 	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"cursor\": \"9:0\"}}",
+		    "bad cursor");
+	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"cursor\": \"0:1:2:3\"}}",
 		    "bad cursor");
 	expect_fail(fx, "{\"command\": \"conns\", \"args\": {\"vip\": \"nope\"}}",
 		    "no VIP named");
@@ -1330,6 +1339,10 @@ static void test_command_line_mapping(void **state)
 	assert_non_null(strstr(err, "unknown option"));
 	assert_null(argv_args("conns", 2, w11, err, sizeof(err)));
 	assert_non_null(strstr(err, "must be a number"));
+	const char *w12[] = { "--limit=3", "--limit", "4" };
+
+	assert_null(argv_args("conns", 3, w12, err, sizeof(err)));
+	assert_non_null(strstr(err, "limit given twice"));
 
 	/* every command's table entry: required positionals come first, so
 	 * positional words fill them in order */
