@@ -877,7 +877,8 @@ void mlv_gen_tally_bind(const struct mlv_generation *gen)
 
 		for (uint32_t i = 0; t && i < gen->n_all_backends; i++) {
 			const struct mlv_gen_backend *b = &gen->all_backends[i];
-			uint32_t vip = gen->vips[b->vip_index].uid;
+			uint32_t vip = b->vip_bounded ?
+				       gen->vips[b->vip_index].uid : 0;
 			uint32_t *p = &t[mlv_tally_slot(b->uid)].vip_uid;
 
 			if (__atomic_load_n(p, __ATOMIC_RELAXED) != vip)

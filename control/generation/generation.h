@@ -271,13 +271,13 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
 				     uint32_t max_tables, uint32_t *left);
 
-/* Record in gen's tallies (gen->tallies; nothing without them) each
- * backend uid's VIP uid, for the VIP counts (dataplane/packet/
- * flow_tally.h). A uid's VIP never changes, so only uids new in gen are
- * written. Call just before publishing gen: the publish's release store
- * orders these writes before any worker sees gen, so before any flow
- * counts on a new uid. Relaxed atomic stores, since workers read the
- * field. Control thread. */
+/* Bind, in gen's tallies (gen->tallies; nothing without them), each
+ * backend's slot to its VIP's uid if the VIP has max_load, else to 0: the
+ * VIP counts bounded loads read (dataplane/packet/flow_tally.h; the
+ * workers move a backend's flows when its binding changes). Call just
+ * before publishing gen: the publish's release store orders these writes
+ * before any worker sees gen. Relaxed atomic stores, since workers read
+ * the field. Control thread. */
 void mlv_gen_tally_bind(const struct mlv_generation *gen);
 
 /* Free a generation no worker can still see, dropping its references to

@@ -26,9 +26,8 @@ void mlv_gen_backend_flows(const struct mlv_generation *gen,
 uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 				 const struct mlv_gen_backend *b);
 
-/* The VIP's tracked connections (its backends', including flows still
- * tracked to backends it no longer has). Zero without tallies. Any
- * thread holding gen. */
+/* A bounded VIP's tracked connections (mlv_flow_tally_vip); zero for a
+ * VIP without max_load or without tallies. Any thread holding gen. */
 uint64_t mlv_gen_vip_tracked(const struct mlv_generation *gen,
 			     const struct mlv_gen_vip *vip);
 

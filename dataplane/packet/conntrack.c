@@ -291,6 +291,21 @@ uint32_t mlv_ct_sweep(struct mlv_ct *ct, uint32_t now_ms, uint32_t n_buckets)
 	return reclaimed;
 }
 
+void mlv_ct__tally_rebind(struct mlv_flow_tally *t, struct mlv_flow_tally *b,
+			  uint32_t vip)
+{
+	uint32_t flows = b->n[MLV_TALLY_ACTIVE] + b->n[MLV_TALLY_INACTIVE];
+
+	if (b->counted != 0) {
+		uint32_t *old = &t[mlv_tally_slot(b->counted)].vip_flows;
+
+		*old -= *old < flows ? *old : flows;
+	}
+	if (vip != 0)
+		t[mlv_tally_slot(vip)].vip_flows += flows;
+	b->counted = vip;
+}
+
 void mlv_ct_entry_view(const struct mlv_ct_entry *e, struct mlv_ct_view *v)
 {
 	uint8_t kind = e->flow[13];

@@ -379,15 +379,36 @@ static inline uint32_t mlv_ct__class(uint8_t state)
 	return (MLV_CT__INACTIVE_STATES >> (state & 15u)) & 1u;
 }
 
+/* The VIP b's flows count in is not the one the control thread binds it
+ * to now (its VIP got or lost max_load): move all of b's flows from the
+ * old VIP's count to the new one's, so that neither drifts. Rare: once
+ * per backend and change. */
+MLV_HIDDEN
+void mlv_ct__tally_rebind(struct mlv_flow_tally *t, struct mlv_flow_tally *b,
+			  uint32_t vip);
+
+/* b's VIP as bound now (flow_tally.h): its flows are counted there. One
+ * compare of two fields in b's line; the move is out of line. */
+static inline uint32_t mlv_ct__tally_vip(struct mlv_flow_tally *t,
+					 struct mlv_flow_tally *b)
+{
+	uint32_t vip = __atomic_load_n(&b->vip_uid, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(vip != b->counted, 0))
+		mlv_ct__tally_rebind(t, b, vip);
+	return vip;
+}
+
 /* A flow in state tracked to uid enters the tally. */
 static inline void mlv_ct__tally_on(struct mlv_flow_tally *t, uint32_t uid,
 				    uint8_t state)
 {
 	struct mlv_flow_tally *b = &t[mlv_tally_slot(uid)];
+	uint32_t vip = mlv_ct__tally_vip(t, b);
 
 	b->n[mlv_ct__class(state)]++;
-	if (b->vip_uid != 0)
-		t[mlv_tally_slot(b->vip_uid)].vip_flows++;
+	if (vip != 0)
+		t[mlv_tally_slot(vip)].vip_flows++;
 }
 
 /* ... and leaves it (never below zero). */
@@ -395,13 +416,18 @@ static inline void mlv_ct__tally_off(struct mlv_flow_tally *t, uint32_t uid,
 				     uint8_t state)
 {
 	struct mlv_flow_tally *b = &t[mlv_tally_slot(uid)];
+	uint32_t vip = mlv_ct__tally_vip(t, b);
 	uint32_t *c = &b->n[mlv_ct__class(state)];
 
 	*c -= *c > 0;
-	if (b->vip_uid != 0) {
-		uint32_t *v = &t[mlv_tally_slot(b->vip_uid)].vip_flows;
+	if (vip != 0) {
+		uint32_t *v = &t[mlv_tally_slot(vip)].vip_flows;
 
 		*v -= *v > 0;
+		/* the last flow gone: counted in no VIP, so that an empty
+		 * slot reads all zero (mlv_flow_tally_slot_empty) */
+		if ((b->n[MLV_TALLY_ACTIVE] | b->n[MLV_TALLY_INACTIVE]) == 0)
+			b->counted = 0;
 	}
 }
 

@@ -8,17 +8,19 @@
  * A tally is an array of MLV_TALLY_SLOTS slots per worker, indexed by
  * uid (control/generation/generation.h: a uid names one VIP, or one
  * backend of one VIP) modulo the slot count. A backend's slot counts its
- * tracked flows by class; a VIP's slot counts the tracked flows of all its
- * backends (bounded loads weigh a backend's flows against them), found
- * through vip_uid in each backend's slot. A backend uid belongs to one
- * (VIP, backend) pair for its whole life, so its VIP never changes: the
- * control thread records it before the generation that brings the uid is
- * published (mlv_gen_tally_bind), before any flow can count there. The
- * conntrack table alone writes the counts (dataplane/packet/conntrack.h):
- * +1 when a flow becomes tracked, a move when its class or backend
- * changes, -1 when the table lets it go. The generation builder never
- * hands out a uid whose slot another live uid, or a flow, still uses
- * (mlv_gen_build_opts.uid_free), so every slot is exact.
+ * tracked flows by class. The slot of a VIP with max_load counts the
+ * tracked flows of all its backends, which bounded loads weigh a
+ * backend's flows against: the control thread binds each backend's slot
+ * to its VIP's uid when the VIP has max_load, to 0 when not
+ * (mlv_gen_tally_bind), so that a new flow of an unbounded VIP pays no
+ * VIP count; the worker notes in `counted` which VIP a backend's flows
+ * are counted in, and when the binding changes moves them all at the
+ * backend's next flow in or out (mlv_ct__tally_rebind), so no count
+ * drifts. The conntrack table alone writes the counts (dataplane/packet/
+ * conntrack.h): +1 when a flow becomes tracked, a move when its class or
+ * backend changes, -1 when the table lets it go. The generation builder
+ * never hands out a uid whose slot another live uid, or a flow, still
+ * uses (mlv_gen_build_opts.uid_free), so every slot is exact.
  *
  * The array is an anonymous mapping that the worker touches whole before
  * it forwards (mlv_flow_tally_prefault): on its own NUMA node, and no page
@@ -51,10 +53,13 @@ enum mlv_tally_class {
 
 struct mlv_flow_tally {
 	uint32_t n[2];      /* a backend's slot: tracked flows by class */
-	uint32_t vip_uid;   /* a backend's slot: its VIP's uid (written by the
-			       control thread, read by the worker; 0: none
-			       yet) */
-	uint32_t vip_flows; /* a VIP's slot: its backends' tracked flows */
+	uint32_t vip_uid;   /* a backend's slot: its VIP's uid if the VIP has
+			       max_load, else 0 (the control thread's) */
+	union {
+		uint32_t vip_flows; /* a VIP's slot: its backends' flows */
+		uint32_t counted;   /* a backend's slot: the VIP its flows
+				       are counted in now (the worker's) */
+	};
 };
 
 /* Every worker's tally, for readers on the control thread. */
@@ -87,8 +92,10 @@ void mlv_flow_tally_destroy(struct mlv_flow_tally *t);
 void mlv_flow_tally_backend(const struct mlv_flow_tally_set *set, uint32_t uid,
 			    uint64_t out[2]);
 
-/* A VIP's tracked flows summed over set's workers (0 for a NULL set).
- * Any thread. */
+/* A bounded VIP's tracked flows summed over set's workers (0 for a NULL
+ * set, or a VIP without max_load). Until each of its backends has seen a
+ * flow come or go since the VIP got max_load, the flows already tracked
+ * to that backend are missing from it. Any thread. */
 uint64_t mlv_flow_tally_vip(const struct mlv_flow_tally_set *set, uint32_t uid);
 
 /* True when no worker counts anything in uid's slot (no flow tracked to

@@ -356,6 +356,53 @@ static void test_tally_unbound_vip(void **state)
 	mlv_flow_tally_destroy(t);
 }
 
+/* The binding changes (the VIP gets or loses max_load, or the slot is
+ * bound to another VIP): at the backend's next flow in or out, all its
+ * flows move from the old VIP's count to the new one's, so neither
+ * drifts; and the last flow gone leaves the slot all zero. */
+static void test_tally_rebinds(void **state)
+{
+	struct seen s;
+	struct mlv_ct *ct = make(&s);
+	struct mlv_flow_tally *t = make_tally(ct);
+	struct mlv_ct_entry *e[3];
+
+	(void)state;
+	for (uint32_t i = 0; i < 3; i++)   /* three flows, VIP unbound */
+		e[i] = start_tallied(ct, t, i + 1, 17, 0, 0, 60, 0);
+	assert_int_equal(active(t, 60), 3);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
+	/* bound to VIP_A (it got max_load): the next flow brings all */
+	t[mlv_tally_slot(60)].vip_uid = VIP_A;
+	mlv_ct_remove(ct, e[0]);
+	assert_int_equal(active(t, 60), 2);
+	assert_int_equal(vip_flows(t, VIP_A), 2);
+	/* bound to VIP_B instead: moved, not copied */
+	t[mlv_tally_slot(60)].vip_uid = VIP_B;
+	start_tallied(ct, t, 4, 17, 0, 0, 60, VIP_B);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
+	assert_int_equal(vip_flows(t, VIP_B), 3);
+	/* unbound (max_load removed): the VIP's count gives them back */
+	t[mlv_tally_slot(60)].vip_uid = 0;
+	mlv_ct_remove(ct, e[1]);
+	assert_int_equal(vip_flows(t, VIP_B), 0);
+	assert_int_equal(active(t, 60), 2);
+	/* bound again, then every flow leaves: the slot reads zero */
+	t[mlv_tally_slot(60)].vip_uid = VIP_A;
+	mlv_ct_remove(ct, e[2]);
+	assert_int_equal(vip_flows(t, VIP_A), 1);
+	{
+		struct mlv_flow_key k = flow(4, 17);
+
+		mlv_ct_remove(ct, mlv_ct_lookup(ct, &k, HASH, 0));
+	}
+	assert_int_equal(active(t, 60), 0);
+	assert_int_equal(vip_flows(t, VIP_A), 0);
+	assert_int_equal(t[mlv_tally_slot(60)].counted, 0);
+	mlv_ct_destroy(ct);
+	mlv_flow_tally_destroy(t);
+}
+
 /* Without a hook nothing is called (and nothing breaks). */
 static void test_no_hook(void **state)
 {
@@ -380,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_tally_follows_flows),
 		cmocka_unit_test(test_tally_leaves_alone),
 		cmocka_unit_test(test_tally_unbound_vip),
+		cmocka_unit_test(test_tally_rebinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
