@@ -103,11 +103,12 @@ static enum mlv_err judge_plan(const struct mlv_reload_budget *budget,
  * from it, then publish it (or, for a dry run, discard it). */
 static enum mlv_err build_next(struct mlv_daemon *d,
 			       const struct mlv_config *next,
-			       struct mlv_plan *plan, bool dry_run,
+			       struct mlv_plan *plan, bool dry_run, bool forced,
 			       struct mlv_diags *diags)
 {
 	struct mlv_daemon_built built;
 	enum mlv_err err;
+	char why[256];
 
 	err = mlv_daemon_build(d, next, MLV_PUBLISH_RELOAD, &built);
 	if (err) {
@@ -117,6 +118,19 @@ static enum mlv_err build_next(struct mlv_daemon *d,
 		return err;
 	}
 	err = mlv_gen_plan_moves(mlv_publish_current(d->pub), built.gen, plan);
+	/* the connections it moves are known only now, built */
+	if (!err && !mlv_plan_moves_fit(plan, &next->reload_budget, why,
+					sizeof(why))) {
+		if (forced) {
+			mlv_warn("reload: beyond the budget, forced: %s", why);
+		} else {
+			mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos,
+				     "refused: %s; check the file, then "
+				     "`maglevctl reload --force` if it is meant",
+				     why);
+			err = MLV_E_LIMIT;
+		}
+	}
 	if (err || dry_run) {
 		mlv_daemon_build_discard(&built);
 		return err;
@@ -156,7 +170,7 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
 			err = judge_plan(&next->reload_budget, plan, forced,
 					 diags);
 		if (!err)
-			err = build_next(d, next, plan, dry_run, diags);
+			err = build_next(d, next, plan, dry_run, forced, diags);
 		if (err || dry_run)
 			mlv_restart_only_keep(d->cfg, next);   /* give them back */
 	}

@@ -104,6 +104,8 @@ struct mlv_port_config {
 struct mlv_reload_budget {
 	uint32_t max_vips_removed_pct;   /* of the running VIPs */
 	uint32_t max_backends_lost_pct;  /* of any VIP's usable backends */
+	uint32_t max_connections_moved_pct;  /* of any changed VIP's tracked
+						connections, re-selected */
 };
 
 struct mlv_conntrack_config {

@@ -207,6 +207,31 @@ bool mlv_plan_fits(const struct mlv_plan *plan,
 	return true;
 }
 
+bool mlv_plan_moves_fit(const struct mlv_plan *plan,
+			const struct mlv_reload_budget *budget, char *why,
+			size_t why_len)
+{
+	for (uint32_t i = 0; i < plan->n; i++) {
+		const struct mlv_plan_vip *e = &plan->vips[i];
+
+		if (e->change != MLV_PLAN_CHANGED || e->tracked == 0)
+			continue;
+		if (e->tracked_moved * 100 >
+		    (uint64_t)budget->max_connections_moved_pct * e->tracked) {
+			snprintf(why, why_len, "it re-selects %llu of VIP %s's "
+				 "%llu tracked connections (%.0f %%), more than "
+				 "control.reload_budget.connections_moved (%u %%)",
+				 (unsigned long long)e->tracked_moved, e->name,
+				 (unsigned long long)e->tracked,
+				 100.0 * (double)e->tracked_moved /
+				 (double)e->tracked,
+				 budget->max_connections_moved_pct);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Append the names of entries with change c, capped at 5 and "and N
  * more"; a changed VIP's changed backends follow its name. */
 static size_t names_of(const struct mlv_plan *plan,

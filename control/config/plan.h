@@ -65,6 +65,15 @@ enum mlv_err mlv_plan_make(const struct mlv_config *running,
 			   const struct mlv_config *next, struct mlv_plan *plan);
 void mlv_plan_free(struct mlv_plan *plan);
 
+/* Whether plan's connection moves (filled by mlv_gen_plan_moves once the
+ * next generation is built) fit budget: no changed VIP re-selects more
+ * than max_connections_moved_pct of its tracked connections (a removed
+ * VIP is the vips_removed limit's). False with the VIP and the numbers in
+ * why. */
+bool mlv_plan_moves_fit(const struct mlv_plan *plan,
+			const struct mlv_reload_budget *budget, char *why,
+			size_t why_len);
+
 /* Whether plan fits budget (the running config's control.reload_budget).
  * False with the limit exceeded and by how much in why. */
 bool mlv_plan_fits(const struct mlv_plan *plan,

@@ -156,6 +156,9 @@ static const struct mlv_cfg_key budget_keys[] = {
 	  FIELD(RB, max_vips_removed_pct), .min = 0, .max = 100, .def = "25" },
 	{ .name = "backends_lost", .type = MLV_CT_UINT,
 	  FIELD(RB, max_backends_lost_pct), .min = 0, .max = 100, .def = "50" },
+	{ .name = "connections_moved", .type = MLV_CT_UINT,
+	  FIELD(RB, max_connections_moved_pct), .min = 0, .max = 100,
+	  .def = "50" },
 };
 #undef RB
 

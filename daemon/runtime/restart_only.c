@@ -122,11 +122,13 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	if (memcmp(&running->reload_budget, &next->reload_budget,
 		   sizeof(next->reload_budget)) != 0)
 		say(report, ctx, &n, "control.reload_budget: vips_removed %u -> "
-		    "%u, backends_lost %u -> %u",
+		    "%u, backends_lost %u -> %u, connections_moved %u -> %u",
 		    running->reload_budget.max_vips_removed_pct,
 		    next->reload_budget.max_vips_removed_pct,
 		    running->reload_budget.max_backends_lost_pct,
-		    next->reload_budget.max_backends_lost_pct);
+		    next->reload_budget.max_backends_lost_pct,
+		    running->reload_budget.max_connections_moved_pct,
+		    next->reload_budget.max_connections_moved_pct);
 	return n;
 }
 

@@ -68,7 +68,7 @@ static const struct mlv_plan_vip *entry(const struct mlv_plan *p,
 	return NULL;
 }
 
-static const struct mlv_reload_budget defaults = { 25, 50 };
+static const struct mlv_reload_budget defaults = { 25, 50, 50 };
 
 static void plan_of(const char *before, const char *after, struct mlv_plan *p)
 {
@@ -146,6 +146,43 @@ static void test_other_settings(void **state)
 	assert_int_equal(p.vips_changed, 2);
 	assert_true(entry(&p, "web")->other);
 	assert_int_equal(entry(&p, "web")->usable_lost, 0);
+	mlv_plan_free(&p);
+}
+
+/* Connections moved, per changed VIP (mlv_gen_plan_moves fills them):
+ * at the limit fits, beyond it names the VIP and the numbers; a removed
+ * VIP's connections are vips_removed's, not this limit's; a VIP with no
+ * tracked connection moves none. */
+static void test_connections_moved_budget(void **state)
+{
+	struct mlv_plan p;
+	char why[256] = "";
+	struct mlv_plan_vip *a = NULL;
+
+	(void)state;
+	plan_of("a:x,y b:x", "a:x", &p);
+	for (uint32_t i = 0; i < p.n; i++)
+		if (strcmp(p.vips[i].name, "a") == 0)
+			a = &p.vips[i];
+	assert_non_null(a);
+	a->tracked = 10;
+	a->tracked_moved = 5;
+	assert_true(mlv_plan_moves_fit(&p, &defaults, why, sizeof(why)));
+	a->tracked_moved = 6;
+	assert_false(mlv_plan_moves_fit(&p, &defaults, why, sizeof(why)));
+	assert_string_equal(why, "it re-selects 6 of VIP a's 10 tracked "
+			    "connections (60 %), more than "
+			    "control.reload_budget.connections_moved (50 %)");
+	assert_true(mlv_plan_moves_fit(&p, &(struct mlv_reload_budget){
+		25, 50, 60 }, why, sizeof(why)));
+	a->tracked = a->tracked_moved = 0;
+	assert_true(mlv_plan_moves_fit(&p, &defaults, why, sizeof(why)));
+	for (uint32_t i = 0; i < p.n; i++)
+		if (strcmp(p.vips[i].name, "b") == 0) {   /* removed */
+			p.vips[i].tracked = p.vips[i].tracked_moved = 9;
+			assert_int_equal(p.vips[i].change, MLV_PLAN_REMOVED);
+		}
+	assert_true(mlv_plan_moves_fit(&p, &defaults, why, sizeof(why)));
 	mlv_plan_free(&p);
 }
 
@@ -240,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_counts_by_name),
 		cmocka_unit_test(test_other_settings),
 		cmocka_unit_test(test_vips_removed_budget),
+		cmocka_unit_test(test_connections_moved_budget),
 		cmocka_unit_test(test_backends_lost_budget),
 		cmocka_unit_test(test_summary_caps_names),
 	};
