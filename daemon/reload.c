@@ -81,13 +81,12 @@ static enum mlv_err check_next(struct mlv_daemon *d,
 /* Whether the plan may go ahead: within budget (the running one: the
  * caller has swapped the restart-only part, budget included, into next),
  * or forced (then logged). A refusal is an error in diags. */
-static enum mlv_err judge_plan(const struct mlv_reload_budget *budget,
-			       const struct mlv_plan *plan, bool forced,
-			       struct mlv_diags *diags)
+/* A budget check's verdict: fits, beyond it but forced (logged), or
+ * refused with the limit in the diagnostics. */
+static enum mlv_err budget_verdict(bool fits, const char *why, bool forced,
+				   struct mlv_diags *diags)
 {
-	char why[256];
-
-	if (mlv_plan_fits(plan, budget, why, sizeof(why)))
+	if (fits)
 		return MLV_OK;
 	if (forced) {
 		mlv_warn("reload: beyond the budget, forced: %s", why);
@@ -97,6 +96,16 @@ static enum mlv_err judge_plan(const struct mlv_reload_budget *budget,
 		     "refused: %s; check the file, then `maglevctl reload "
 		     "--force` if it is meant", why);
 	return MLV_E_LIMIT;
+}
+
+static enum mlv_err judge_plan(const struct mlv_reload_budget *budget,
+			       const struct mlv_plan *plan, bool forced,
+			       struct mlv_diags *diags)
+{
+	char why[256];
+	bool fits = mlv_plan_fits(plan, budget, why, sizeof(why));
+
+	return budget_verdict(fits, why, forced, diags);
 }
 
 /* Build the next generation, fill the plan's slot and connection moves
@@ -119,18 +128,10 @@ static enum mlv_err build_next(struct mlv_daemon *d,
 	}
 	err = mlv_gen_plan_moves(mlv_publish_current(d->pub), built.gen, plan);
 	/* the connections it moves are known only now, built */
-	if (!err && !mlv_plan_moves_fit(plan, &next->reload_budget, why,
-					sizeof(why))) {
-		if (forced) {
-			mlv_warn("reload: beyond the budget, forced: %s", why);
-		} else {
-			mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos,
-				     "refused: %s; check the file, then "
-				     "`maglevctl reload --force` if it is meant",
-				     why);
-			err = MLV_E_LIMIT;
-		}
-	}
+	if (!err)
+		err = budget_verdict(mlv_plan_moves_fit(plan, &next->reload_budget,
+							why, sizeof(why)),
+				     why, forced, diags);
 	if (err || dry_run) {
 		mlv_daemon_build_discard(&built);
 		return err;

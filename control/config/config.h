@@ -123,12 +123,10 @@ struct mlv_config {
 	uint32_t n_eal_args;
 	char **eal_args;
 	/* `include:` patterns as written (relative ones are relative to the
-	 * main file's directory), and the fragment files they matched when
-	 * this model was loaded (absolute or as joined), for the watch. */
+	 * main file's directory), for the watch; the files they matched are
+	 * the diagnostics' fragments (struct mlv_diags). */
 	uint32_t n_includes;
 	char **includes;
-	uint32_t n_fragments;
-	char **fragments;
 	uint32_t workers;
 	enum mlv_idle_policy idle;
 	uint32_t idle_max_sleep_us;
@@ -188,8 +186,6 @@ struct mlv_diags {
 	char *file;              /* the main file's name (positions' file 0) */
 	char **fragments;        /* fragments[k - 1]: file k's name */
 	uint32_t n_fragments;
-	uint32_t cur_file;       /* the file being parsed: a position the
-				    parser reports with file 0 is this one's */
 	uint32_t n;
 	uint32_t n_errors;
 	uint32_t cap;
@@ -204,6 +200,15 @@ const char *mlv_diags_file(const struct mlv_diags *d, uint32_t file);
 #define MLV_CONFIG_MAX_INCLUDES 16u
 #define MLV_CONFIG_MAX_FRAGMENTS 4096u
 #define MLV_CONFIG_MAX_INCLUDE_LEN 256u   /* bytes of a pattern, NUL included */
+
+/* An `include:` pattern as a path: as written if absolute (or main_path
+ * has no directory), else joined onto main_path's directory. False if it
+ * does not fit len. Pure; any thread. */
+bool mlv_config_include_path(const char *main_path, const char *pattern,
+			     char *buf, size_t len);
+
+/* Whether s holds glob characters (`*`, `?`, `[`). Pure; any thread. */
+bool mlv_config_is_glob(const char *s);
 
 /* Load, parse and validate path. On MLV_OK *out is a complete model (free
  * with mlv_config_free) and diags may hold warnings. On MLV_E_CONFIG *out

@@ -103,8 +103,6 @@ enum mlv_err mlv_diag_vadd(struct mlv_diags *d, enum mlv_diag_level level,
 	item = &d->items[d->n++];
 	item->level = level;
 	item->pos = pos;
-	if (pos.file == 0)
-		item->pos.file = d->cur_file;
 	if (d->n == MLV_DIAGS_MAX) {
 		/* The last slot explains why the list stops here. */
 		item->level = MLV_DIAG_ERROR;

@@ -30,9 +30,6 @@ void mlv_config_free(struct mlv_config *cfg)
 	for (i = 0; cfg->includes && i < cfg->n_includes; i++)
 		free(cfg->includes[i]);
 	free(cfg->includes);
-	for (i = 0; cfg->fragments && i < cfg->n_fragments; i++)
-		free(cfg->fragments[i]);
-	free(cfg->fragments);
 	free(cfg->ports);
 	if (cfg->vips != NULL)
 		for (i = 0; i < cfg->n_vips; i++)
@@ -207,6 +204,25 @@ static enum mlv_err read_path(const char *path, char **data, size_t *len,
 	return err;
 }
 
+bool mlv_config_include_path(const char *main_path, const char *pattern,
+			     char *buf, size_t len)
+{
+	const char *slash = strrchr(main_path, '/');
+	int n;
+
+	if (pattern[0] == '/' || !slash)
+		n = snprintf(buf, len, "%s", pattern);
+	else
+		n = snprintf(buf, len, "%.*s/%s", (int)(slash - main_path),
+			     main_path, pattern);
+	return n >= 0 && (size_t)n < len;
+}
+
+bool mlv_config_is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
 /* The fragments an `include:` list brought in: their trees (whose
  * nodes the main tree borrows until the model is built) and paths. */
 struct fragments {
@@ -319,20 +335,18 @@ static enum mlv_err load_fragment(const char *path,
 			     path, why);
 		return MLV_OK;
 	}
-	d->cur_file = file;
 	if (len > MLV_CONFIG_MAX_FILE_BYTES)
-		mlv_diag_add(d, MLV_DIAG_ERROR, no_pos,
+		mlv_diag_add(d, MLV_DIAG_ERROR,
+			     (struct mlv_src_pos){ .file = file },
 			     "file is too large (%zu bytes; at most %u)", len,
 			     MLV_CONFIG_MAX_FILE_BYTES);
 	else
-		err = mlv_ytree_parse(data, len, d, &ft);
-	d->cur_file = 0;
+		err = mlv_ytree_parse(data, len, file, d, &ft);
 	free(data);
 	if (err)
 		return err;
 	if (!ft)
 		return MLV_OK;
-	mlv_ytree_set_file(ft, file);
 	fr->trees[fr->n] = ft;
 	fr->paths[fr->n] = strdup(path);
 	if (!fr->paths[fr->n]) {
@@ -352,7 +366,6 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 {
 	const struct mlv_ynode *root = mlv_ytree_root(main_tree);
 	const struct mlv_ynode *inc;
-	const char *slash = strrchr(name, '/');
 	enum mlv_err err = MLV_OK;
 	struct stat self;
 	bool have_self = stat(name, &self) == 0;
@@ -366,7 +379,7 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 	for (const struct mlv_ynode *it = inc->first; !err && it; it = it->next) {
 		char pattern[PATH_MAX];
 		glob_t g;
-		int rc, n;
+		int rc;
 
 		if (it->kind != MLV_YNODE_SCALAR || mlv_ynode_is_null(it) ||
 		    strlen(it->text) != it->len)
@@ -378,12 +391,8 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 				     MLV_CONFIG_MAX_INCLUDE_LEN - 1);
 			continue;
 		}
-		if (it->text[0] == '/' || !slash)
-			n = snprintf(pattern, sizeof(pattern), "%s", it->text);
-		else
-			n = snprintf(pattern, sizeof(pattern), "%.*s/%s",
-				     (int)(slash - name), name, it->text);
-		if (n < 0 || (size_t)n >= sizeof(pattern)) {
+		if (!mlv_config_include_path(name, it->text, pattern,
+					     sizeof(pattern))) {
 			mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
 				     "include '%s': the path is too long", it->text);
 			continue;
@@ -393,7 +402,7 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 			/* a glob may match nothing (an empty vips.d/); a
 			 * plain name that is missing is a mistake, not a
 			 * configuration without those VIPs */
-			if (!strpbrk(it->text, "*?["))
+			if (!mlv_config_is_glob(it->text))
 				mlv_diag_add(d, MLV_DIAG_ERROR, it->pos,
 					     "include '%s': %s: no such file",
 					     it->text, pattern);
@@ -449,26 +458,11 @@ enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
 			     MLV_CONFIG_MAX_FILE_BYTES);
 		return MLV_E_CONFIG;
 	}
-	diags->cur_file = 0;
-	err = mlv_ytree_parse(data != NULL ? data : "", len, diags, &tree);
+	err = mlv_ytree_parse(data != NULL ? data : "", len, 0, diags, &tree);
 	if (err == MLV_OK)
 		err = load_includes(name, tree, diags, &fr);
 	if (err == MLV_OK)
 		err = build_model(name, mlv_ytree_root(tree), diags, &cfg);
-	if (err == MLV_OK && cfg && fr.n) {
-		/* the model keeps the fragments' paths (the watch) */
-		cfg->fragments = fr.paths;
-		cfg->n_fragments = fr.n;
-		fr.paths = calloc(fr.n, sizeof(*fr.paths));
-		if (!fr.paths) {
-			/* the trees still need freeing: fragments_free with
-			 * no paths to free */
-			for (uint32_t i = 0; i < fr.n; i++)
-				mlv_ytree_free(fr.trees[i]);
-			fr.n = 0;
-			err = MLV_E_NOMEM;
-		}
-	}
 	mlv_ytree_free(tree);
 	fragments_free(&fr);
 	mlv_diags_sort(diags, first);

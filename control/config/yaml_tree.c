@@ -118,6 +118,7 @@ struct builder {
 	struct mlv_diags *diags;
 	const char *data;
 	size_t len;
+	uint32_t file;            /* every position's file number */
 	struct frame stack[MLV_YAML_MAX_DEPTH];
 	unsigned depth;
 	bool nomem;
@@ -139,6 +140,7 @@ static void error_at(struct builder *b, struct mlv_src_pos pos,
 	va_list ap;
 
 	va_start(ap, fmt);
+	pos.file = b->file;
 	if (mlv_diag_vadd(b->diags, MLV_DIAG_ERROR, pos, fmt, ap))
 		b->nomem = true;
 	va_end(ap);
@@ -159,6 +161,7 @@ static struct mlv_ynode *new_node(struct builder *b, enum mlv_ynode_kind kind,
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
 	n->pos = mark_pos(mark);
+	n->pos.file = b->file;
 	b->tree->n_nodes++;
 	return n;
 }
@@ -392,7 +395,7 @@ static enum mlv_err on_event(struct builder *b, const yaml_event_t *ev,
 	return MLV_OK;
 }
 
-enum mlv_err mlv_ytree_parse(const char *data, size_t len,
+enum mlv_err mlv_ytree_parse(const char *data, size_t len, uint32_t file,
 			     struct mlv_diags *diags, struct mlv_ytree **out)
 {
 	struct builder b;
@@ -406,6 +409,7 @@ enum mlv_err mlv_ytree_parse(const char *data, size_t len,
 	b.diags = diags;
 	b.data = data;
 	b.len = len;
+	b.file = file;
 	b.tree = calloc(1, sizeof(*b.tree));
 	if (b.tree == NULL)
 		return MLV_E_NOMEM;
@@ -436,24 +440,6 @@ enum mlv_err mlv_ytree_parse(const char *data, size_t len,
 	}
 	*out = b.tree;
 	return MLV_OK;
-}
-
-/* Every node under n (n included) is in file `file`. */
-static void set_file(struct mlv_ynode *n, uint32_t file, unsigned depth)
-{
-	if (n == NULL || depth > MLV_YAML_MAX_DEPTH + 1)
-		return;
-	n->pos.file = file;
-	if (n->key)
-		n->key->pos.file = file;
-	for (struct mlv_ynode *c = n->first; c != NULL; c = c->next)
-		set_file(c, file, depth + 1);
-}
-
-void mlv_ytree_set_file(struct mlv_ytree *t, uint32_t file)
-{
-	if (t)
-		set_file(t->root, file, 0);
 }
 
 enum mlv_err mlv_ytree_append_items(struct mlv_ytree *t, const char *key,

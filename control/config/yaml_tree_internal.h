@@ -53,8 +53,10 @@ struct mlv_ynode {
 
 struct mlv_ytree;
 
-/* Parse data[0..len) as at most one YAML document. Problems go to diags
- * as errors with line:col. Returns:
+/* Parse data[0..len) as at most one YAML document, the text of file
+ * number `file` (struct mlv_src_pos: 0 the main file), which every node
+ * and error position carries. Problems go to diags as errors with
+ * line:col. Returns:
  *  - MLV_OK: *out holds a tree (free with mlv_ytree_free); its root is
  *    NULL for an empty stream. Errors that leave the structure usable
  *    (anchors, aliases, tags, non-scalar keys, a second document) may
@@ -63,13 +65,10 @@ struct mlv_ytree;
  *    was hit; *out is NULL and diags says where.
  *  - MLV_E_NOMEM.
  */
-enum mlv_err mlv_ytree_parse(const char *data, size_t len,
+enum mlv_err mlv_ytree_parse(const char *data, size_t len, uint32_t file,
 			     struct mlv_diags *diags, struct mlv_ytree **out);
 
 const struct mlv_ynode *mlv_ytree_root(const struct mlv_ytree *t);
-
-/* Mark every node of t as coming from file `file` (struct mlv_src_pos). */
-void mlv_ytree_set_file(struct mlv_ytree *t, uint32_t file);
 
 /* Move the items of the sequence `items` (of another tree, which must
  * outlive t's use) to the end of the sequence under `key` (a string that

@@ -378,7 +378,6 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		vip->table_kind = vc->table;
 		vip->vnodes = vc->vnodes;
 		vip->max_load = vc->max_load;
-		gen->n_bounded_vips += vc->max_load > 0;
 		vip->n_backends = vc->n_backends;
 		/* VIP v's backends are all_backends[k, k + n_backends): one
 		 * contiguous slice per VIP, in VIP order, no backend shared.

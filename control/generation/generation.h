@@ -151,7 +151,6 @@ struct mlv_generation {
 	 * none (tests, tools): every count reads zero. Workers use their own
 	 * tally, never this. */
 	const struct mlv_flow_tally_set *tallies;
-	uint32_t n_bounded_vips;     /* VIPs with max_load */
 	void *priv;                  /* builder-owned look-up structures */
 	/* How each VIP got its table (they add up to n_vips), for logs and
 	 * tests. A table input is (builder, size, vnodes, max_load, and the

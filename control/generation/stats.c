@@ -293,19 +293,34 @@ void mlv_stats_fold(struct mlv_generation *gen, void *ctx)
 			map_delete(s, gen->all_backends[b].uid);
 }
 
+/* Folded totals for uid plus the live rows of every tracked generation
+ * holding it, and of gen if untracked: the flow counters into c and, for
+ * a VIP, its drops into d (either may be NULL; s may be NULL: gen's live
+ * rows only). */
+static void add_gen(struct mlv_flow_counters *c, struct mlv_vip_drops *d,
+		    const struct mlv_generation *g, uint32_t uid, bool is_vip)
+{
+	if (c)
+		add_live(c, g, uid, is_vip);
+	if (d && is_vip)
+		add_live_drops(d, g, uid);
+}
+
 static void cumulative(const struct mlv_stats *s,
 		       const struct mlv_generation *gen, uint32_t uid,
-		       bool is_vip, struct mlv_flow_counters *out)
+		       bool is_vip, struct mlv_flow_counters *c,
+		       struct mlv_vip_drops *d)
 {
-	const struct totals_entry *e = map_find(s, uid);
+	const struct totals_entry *e = s ? map_find(s, uid) : NULL;
 
-	memset(out, 0, sizeof(*out));
-	if (e)
-		*out = e->c;
-	for (uint32_t i = 0; i < s->n_tracked; i++)
-		add_live(out, s->tracked[i], uid, is_vip);
-	if (gen && tracked_index(s, gen) < 0)
-		add_live(out, gen, uid, is_vip);
+	if (c)
+		*c = e ? e->c : (struct mlv_flow_counters){ { 0 } };
+	if (d)
+		*d = e ? e->d : (struct mlv_vip_drops){ { 0 } };
+	for (uint32_t i = 0; s && i < s->n_tracked; i++)
+		add_gen(c, d, s->tracked[i], uid, is_vip);
+	if (gen && (!s || tracked_index(s, gen) < 0))
+		add_gen(c, d, gen, uid, is_vip);
 }
 
 void mlv_stats_vip(const struct mlv_stats *stats,
@@ -313,22 +328,14 @@ void mlv_stats_vip(const struct mlv_stats *stats,
 		   const struct mlv_gen_vip *vip,
 		   struct mlv_flow_counters *out)
 {
-	cumulative(stats, gen, vip->uid, true, out);
+	cumulative(stats, gen, vip->uid, true, out, NULL);
 }
 
 void mlv_stats_vip_drops(const struct mlv_stats *stats,
 			 const struct mlv_generation *gen,
 			 const struct mlv_gen_vip *vip, struct mlv_vip_drops *out)
 {
-	const struct totals_entry *e = stats ? map_find(stats, vip->uid) : NULL;
-
-	memset(out, 0, sizeof(*out));
-	if (e)
-		*out = e->d;
-	for (uint32_t i = 0; stats && i < stats->n_tracked; i++)
-		add_live_drops(out, stats->tracked[i], vip->uid);
-	if (gen && (!stats || tracked_index(stats, gen) < 0))
-		add_live_drops(out, gen, vip->uid);
+	cumulative(stats, gen, vip->uid, true, NULL, out);
 }
 
 void mlv_stats_backend(const struct mlv_stats *stats,
@@ -336,7 +343,7 @@ void mlv_stats_backend(const struct mlv_stats *stats,
 		       const struct mlv_gen_backend *backend,
 		       struct mlv_flow_counters *out)
 {
-	cumulative(stats, gen, backend->uid, false, out);
+	cumulative(stats, gen, backend->uid, false, out, NULL);
 }
 
 void mlv_stats_workers(const struct mlv_worker_counters *const *per_worker,

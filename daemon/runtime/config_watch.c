@@ -169,7 +169,6 @@ void mlv_config_watch_includes(struct mlv_config_watch *w, const char *path,
 {
 	int old[MLV_CONFIG_WATCH_MAX_DIRS];
 	uint32_t n_old = 0;
-	const char *slash = strrchr(path, '/');
 
 	if (w->inotify_fd < 0 || same_includes(w, includes, n))
 		return;
@@ -177,18 +176,14 @@ void mlv_config_watch_includes(struct mlv_config_watch *w, const char *path,
 		old[n_old++] = w->dirs[i].wd;
 	w->n = w->n_file;
 	w->n_includes = 0;
-	for (uint32_t i = 0; i < n && i < 16; i++) {
+	for (uint32_t i = 0; i < n && i < MLV_CONFIG_MAX_INCLUDES; i++) {
 		char full[PATH_MAX], dir[PATH_MAX];
-		int len, wd;
+		int wd;
 
 		snprintf(w->includes[w->n_includes++], sizeof(w->includes[0]),
 			 "%s", includes[i]);
-		if (includes[i][0] == '/' || !slash)
-			len = snprintf(full, sizeof(full), "%s", includes[i]);
-		else
-			len = snprintf(full, sizeof(full), "%.*s/%s",
-				       (int)(slash - path), path, includes[i]);
-		if (len < 0 || (size_t)len >= sizeof(full) ||
+		if (!mlv_config_include_path(path, includes[i], full,
+					     sizeof(full)) ||
 		    w->n == MLV_CONFIG_WATCH_MAX_DIRS ||
 		    !split(full, dir, sizeof(dir), w->dirs[w->n].name,
 			   sizeof(w->dirs[w->n].name))) {
@@ -196,7 +191,7 @@ void mlv_config_watch_includes(struct mlv_config_watch *w, const char *path,
 				 includes[i]);
 			continue;
 		}
-		if (strpbrk(dir, "*?[")) {
+		if (mlv_config_is_glob(dir)) {
 			mlv_warn("config watch: include '%s': a glob in the "
 				 "directory part is not watched (SIGHUP or "
 				 "maglevctl reload reads it)", includes[i]);

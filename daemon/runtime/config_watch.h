@@ -21,13 +21,14 @@
 #include <stdint.h>
 
 #include "control/base/error.h"
+#include "control/config/config.h"
 
 #define MLV_CONFIG_WATCH_DEBOUNCE_MS 100u
 /* A file rewritten without pause (a log-like writer) still reloads this
  * long after the first change. */
 #define MLV_CONFIG_WATCH_MAX_DELAY_MS 1000u
 /* The file and its link's target, then one per `include:` pattern. */
-#define MLV_CONFIG_WATCH_MAX_DIRS (2 + 16)
+#define MLV_CONFIG_WATCH_MAX_DIRS (2 + MLV_CONFIG_MAX_INCLUDES)
 
 struct mlv_config_watch {
 	int inotify_fd;              /* -1 when closed */
@@ -36,12 +37,13 @@ struct mlv_config_watch {
 	uint32_t n_file;             /* of which the config file's own */
 	struct {
 		int wd;
-		char name[256];      /* a file name, or a glob of names */
+		char name[MLV_CONFIG_MAX_INCLUDE_LEN];   /* a file name, or a
+							  glob of names */
 		bool pattern;
 	} dirs[MLV_CONFIG_WATCH_MAX_DIRS];
 	/* the include patterns watched now, as the config wrote them */
 	uint32_t n_includes;
-	char includes[16][256];
+	char includes[MLV_CONFIG_MAX_INCLUDES][MLV_CONFIG_MAX_INCLUDE_LEN];
 	bool pending;                /* a change waits for the timer */
 	uint64_t first_ms;           /* CLOCK_MONOTONIC of the first change */
 	uint64_t changes;            /* events that armed the timer, for logs */

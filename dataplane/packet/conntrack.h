@@ -655,8 +655,13 @@ static inline void mlv_ct__state_changed(struct mlv_ct *ct,
 		if (ct->tally)
 			mlv_ct__tally_on(ct->tally, e->backend_uid, s);
 	} else if (ct->tally && mlv_ct__class(old) != mlv_ct__class(s)) {
-		mlv_ct__tally_off(ct->tally, e->backend_uid, old);
-		mlv_ct__tally_on(ct->tally, e->backend_uid, s);
+		/* the same backend, the same VIP: only the class moves */
+		struct mlv_flow_tally *b =
+			&ct->tally[mlv_tally_slot(e->backend_uid)];
+		uint32_t *from = &b->n[mlv_ct__class(old)];
+
+		*from -= *from > 0;
+		b->n[mlv_ct__class(s)]++;
 	}
 }
 

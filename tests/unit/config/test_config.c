@@ -1430,8 +1430,8 @@ static void test_include_fragments(void **state)
 	assert_string_equal(l.cfg->vips[1].name, "api");
 	assert_string_equal(l.cfg->vips[2].name, "dns");
 	assert_int_equal(l.cfg->n_includes, 2);
-	assert_int_equal(l.cfg->n_fragments, 2);
-	assert_non_null(strstr(l.cfg->fragments[1], "vips.d/b.yaml"));
+	assert_int_equal(l.d.n_fragments, 2);
+	assert_non_null(strstr(mlv_diags_file(&l.d, 2), "vips.d/b.yaml"));
 	assert_int_equal(l.cfg->vips[2].pos.file, 2);
 	unload(&l);
 

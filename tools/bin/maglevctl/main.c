@@ -36,7 +36,8 @@
  * plus the newline. */
 #define REPLY_MAX ((64u << 20) + 1)
 
-enum { EXIT_OK = 0, EXIT_REFUSED = 1, EXIT_USAGE = 2, EXIT_NO_REPLY = 3 };
+enum { EXIT_OK = 0, EXIT_REFUSED = 1, EXIT_USAGE = 2,
+       EXIT_NO_REPLY = MAGLEVCTL_EXIT_NO_REPLY };
 
 static void usage(FILE *out)
 {

@@ -109,11 +109,11 @@ int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 
 	if (!pairs) {
 		fprintf(stderr, "maglevctl: the reply names no backend to wait for\n");
-		return 3;
+		return MAGLEVCTL_EXIT_NO_REPLY;
 	}
 	for (;;) {
 		if (!remaining(exchange, path, timeout_s, pairs, &active, &inactive)) {
-			rc = 3;
+			rc = MAGLEVCTL_EXIT_NO_REPLY;
 			break;
 		}
 		if (active + inactive == 0) {
@@ -133,7 +133,7 @@ int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 		fflush(out);
 		nanosleep(&(struct timespec){ .tv_nsec = POLL_MS * 1000000L }, NULL);
 	}
-	if (rc == 3)
+	if (rc == MAGLEVCTL_EXIT_NO_REPLY)
 		fprintf(stderr, "maglevctl: the daemon stopped answering while "
 			"waiting for the drain\n");
 	else if (json_out)

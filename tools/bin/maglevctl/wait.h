@@ -10,7 +10,9 @@
 
 #include <jansson.h>
 
-/* Exit status of a wait that timed out with connections left. */
+/* Exit statuses the wait shares with maglevctl's (main.c): no reply, and
+ * a wait that timed out with connections left. */
+#define MAGLEVCTL_EXIT_NO_REPLY 3
 #define MAGLEVCTL_EXIT_WAIT_TIMEOUT 4
 
 /* One request, one reply line (malloc'd), or NULL with a message. */
@@ -25,7 +27,8 @@ bool maglevctl_take_wait(int *argc, char **argv);
  * connection, polling `backends` every 200 ms, for at most wait_s
  * seconds. Prints progress and the outcome to out (one JSON object with
  * json). Returns 0 when they are empty, MAGLEVCTL_EXIT_WAIT_TIMEOUT when
- * connections remain at the deadline, 3 when the daemon stops answering. */
+ * connections remain at the deadline, MAGLEVCTL_EXIT_NO_REPLY when the
+ * daemon stops answering. */
 int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 			   int timeout_s, int wait_s, const json_t *drain_reply,
 			   bool json_out, FILE *out);
