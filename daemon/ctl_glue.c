@@ -30,18 +30,19 @@ static const struct mlv_generation *st_generation(void *ctx)
 
 /* The socket's `reload`: the same path as SIGHUP; the command records
  * the outcome in the reload history itself. */
-static enum mlv_err st_reload(void *ctx, enum mlv_ctl_reload_mode mode,
+static enum mlv_err st_reload(void *ctx, const struct mlv_ctl_reload_req *req,
 			      struct mlv_diags *diags, struct mlv_plan *plan)
 {
 	struct mlv_daemon *d = ctx;
 	enum mlv_err err;
 
-	if (mode == MLV_CTL_RELOAD_CHECK || mode == MLV_CTL_RELOAD_CHECK_FORCE)
-		return mlv_daemon_reload(d, mode, diags, plan);
+	if (req->mode == MLV_CTL_RELOAD_CHECK ||
+	    req->mode == MLV_CTL_RELOAD_CHECK_FORCE)
+		return mlv_daemon_reload(d, req, diags, plan);
 	mlv_notify_reloading();
 	mlv_info("reload (control socket%s)",
-		 mode == MLV_CTL_RELOAD_FORCE ? ", forced" : "");
-	err = mlv_daemon_reload(d, mode, diags, plan);
+		 req->mode == MLV_CTL_RELOAD_FORCE ? ", forced" : "");
+	err = mlv_daemon_reload(d, req, diags, plan);
 	mlv_notify_reloaded(d->generation, d->cfg->n_vips, err == MLV_OK);
 	return err;
 }

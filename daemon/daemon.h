@@ -238,15 +238,17 @@ void mlv_daemon_backend_state(const struct mlv_gen_pair *pair,
 
 /* Load, validate, plan, build, publish; an invalid config, or one whose
  * plan exceeds the running control.reload_budget (MLV_E_LIMIT, unless
- * mode forces it), changes nothing (daemon/reload.c). A CHECK mode stops
- * after the plan and publishes nothing. diags (initialised by the
+ * req->mode forces it), changes nothing (daemon/reload.c). A CHECK mode
+ * stops after the plan and publishes nothing; only a CHECK may name
+ * req->file (another file, read as far as req->uid may read it;
+ * MLV_E_INVAL otherwise). diags (initialised by the
  * caller) receives the loader's diagnostics, plus the daemon's own checks
  * and restart-only warnings; all are logged too. plan, when not NULL
  * (zeroed by the caller, who frees it), gets what the file changes once
  * it loaded. Counts the outcome of a real reload in reloads_ok/failed.
  * Returns MLV_OK or the reason it was rejected. Control thread. */
 enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
-			       enum mlv_ctl_reload_mode mode,
+			       const struct mlv_ctl_reload_req *req,
 			       struct mlv_diags *diags, struct mlv_plan *plan);
 
 /* A reload not started over the control socket (SIGHUP, file change):

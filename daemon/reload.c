@@ -140,14 +140,14 @@ static enum mlv_err build_next(struct mlv_daemon *d,
 }
 
 enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
-			       enum mlv_ctl_reload_mode mode,
+			       const struct mlv_ctl_reload_req *req,
 			       struct mlv_diags *diags, struct mlv_plan *plan)
 {
-	const char *path = d->opts->config_path;
-	bool forced = mode == MLV_CTL_RELOAD_FORCE ||
-		      mode == MLV_CTL_RELOAD_CHECK_FORCE;
-	bool dry_run = mode == MLV_CTL_RELOAD_CHECK ||
-		       mode == MLV_CTL_RELOAD_CHECK_FORCE;
+	const char *path = req->file ? req->file : d->opts->config_path;
+	bool forced = req->mode == MLV_CTL_RELOAD_FORCE ||
+		      req->mode == MLV_CTL_RELOAD_CHECK_FORCE;
+	bool dry_run = req->mode == MLV_CTL_RELOAD_CHECK ||
+		       req->mode == MLV_CTL_RELOAD_CHECK_FORCE;
 	struct mlv_config *next = NULL;
 	struct restart_report restart = { .diags = diags };
 	struct mlv_plan own = { 0 };
@@ -157,8 +157,11 @@ enum mlv_err mlv_daemon_reload(struct mlv_daemon *d,
 
 	if (!plan)
 		plan = &own;
+	if (req->file && !dry_run)
+		return MLV_E_INVAL;   /* only the configured file is applied */
 	mlv_info("reload: loading %s%s", path, dry_run ? " (dry run)" : "");
-	err = mlv_config_load(path, &next, diags);
+	err = req->file ? mlv_config_load_for(path, req->uid, &next, diags) :
+			  mlv_config_load(path, &next, diags);
 	if (!err) {
 		/* the ports and the rest of the restart-only part stay as
 		 * they run; the checks below see what would really run */
@@ -251,7 +254,9 @@ void mlv_daemon_reload_from(struct mlv_daemon *d, const char *what)
 	mlv_notify_reloading();
 	mlv_info("reload (%s)", what);
 	mlv_diags_init(&diags);
-	err = mlv_daemon_reload(d, MLV_CTL_RELOAD_APPLY, &diags, NULL);
+	err = mlv_daemon_reload(d, &(struct mlv_ctl_reload_req){
+					.mode = MLV_CTL_RELOAD_APPLY },
+				&diags, NULL);
 	if (err)
 		first_error(&diags, err, summary, sizeof(summary));
 	mlv_diags_free(&diags);

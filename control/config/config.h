@@ -220,6 +220,16 @@ bool mlv_config_is_glob(const char *s);
 enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
 			     struct mlv_diags *diags);
 
+/* mlv_config_load on behalf of user uid (a read-level client's dry run
+ * of a file of its own): the main file and every fragment it includes
+ * are read only if uid could read them too, that is uid is 0, owns the
+ * file, or the file is readable by others (o+r); otherwise MLV_E_PERM,
+ * and diags names the file and its owner. The check is on the file a
+ * link leads to; the directories on its way are not checked. */
+enum mlv_err mlv_config_load_for(const char *path, uint32_t uid,
+				 struct mlv_config **out,
+				 struct mlv_diags *diags);
+
 /* The same for YAML held in memory; name is used in diagnostics. */
 enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
 				    size_t len, struct mlv_config **out,

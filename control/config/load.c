@@ -164,12 +164,37 @@ static enum mlv_err read_file(FILE *f, char **data, size_t *len)
 	return MLV_OK;
 }
 
+/* Whose files a load reads: any (the daemon's own config), or, for a
+ * user's dry run, only what that user could read too. */
+struct reader {
+	bool for_user;
+	uid_t uid;
+};
+
+static const struct reader any_reader;
+
+/* Whether the reader may read a file with these attributes: its owner's
+ * own files and files anyone may read (o+r). Root reads anything. */
+static bool reader_may(const struct reader *rd, const struct stat *st,
+		       char *why, size_t why_len)
+{
+	if (!rd->for_user || rd->uid == 0 || st->st_uid == rd->uid ||
+	    (st->st_mode & S_IROTH))
+		return true;
+	snprintf(why, why_len, "not read for uid %u: the file belongs to uid "
+		 "%u and others may not read it", (unsigned)rd->uid,
+		 (unsigned)st->st_uid);
+	return false;
+}
+
 /* Open path for reading as a config: a regular file only (a FIFO or a
  * device would block the control thread; the open itself does not wait,
- * O_NONBLOCK), then read it whole. A link is followed (a ConfigMap's
- * ..data swap, an `ln -sfn` deployment). *why says what went wrong. */
-static enum mlv_err read_path(const char *path, char **data, size_t *len,
-			      char *why, size_t why_len)
+ * O_NONBLOCK), that rd may read, then read it whole. A link is followed
+ * (a ConfigMap's ..data swap, an `ln -sfn` deployment); the checks apply
+ * to the file it leads to. *why says what went wrong. */
+static enum mlv_err read_path(const char *path, const struct reader *rd,
+			      char **data, size_t *len, char *why,
+			      size_t why_len)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
@@ -190,6 +215,10 @@ static enum mlv_err read_path(const char *path, char **data, size_t *len,
 			 "config is read whole, at once)");
 		close(fd);
 		return MLV_E_IO;
+	}
+	if (!reader_may(rd, &st, why, why_len)) {
+		close(fd);
+		return MLV_E_PERM;
 	}
 	f = fdopen(fd, "rb");
 	if (!f) {
@@ -225,7 +254,9 @@ bool mlv_config_is_glob(const char *s)
 
 /* The fragments an `include:` list brought in: their trees (whose
  * nodes the main tree borrows until the model is built) and paths. */
+/* The fragments one load has read so far, and whose files it reads. */
 struct fragments {
+	const struct reader *rd;
 	uint32_t n;
 	struct mlv_ytree **trees;
 	char **paths;
@@ -327,7 +358,7 @@ static enum mlv_err load_fragment(const char *path,
 		fr->paths = grown;
 	if (!grown || (err = mlv_diags_add_fragment(d, path, &file)))
 		return MLV_E_NOMEM;
-	err = read_path(path, &data, &len, why, sizeof(why));
+	err = read_path(path, fr->rd, &data, &len, why, sizeof(why));
 	if (err == MLV_E_NOMEM)
 		return err;
 	if (err) {
@@ -434,13 +465,13 @@ static enum mlv_err load_includes(const char *name, struct mlv_ytree *main_tree,
 	return err == MLV_E_LIMIT ? MLV_OK : err;
 }
 
-enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
-				    size_t len, struct mlv_config **out,
-				    struct mlv_diags *diags)
+static enum mlv_err load_buffer(const char *name, const char *data,
+				size_t len, const struct reader *rd,
+				struct mlv_config **out, struct mlv_diags *diags)
 {
 	struct mlv_config *cfg = NULL;
 	struct mlv_ytree *tree = NULL;
-	struct fragments fr = { 0 };
+	struct fragments fr = { .rd = rd };
 	uint32_t first = diags->n, errors = diags->n_errors;
 	enum mlv_err err;
 
@@ -476,8 +507,15 @@ enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
 	return MLV_OK;
 }
 
-enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
-			     struct mlv_diags *diags)
+enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
+				    size_t len, struct mlv_config **out,
+				    struct mlv_diags *diags)
+{
+	return load_buffer(name, data, len, &any_reader, out, diags);
+}
+
+static enum mlv_err load_path(const char *path, const struct reader *rd,
+			      struct mlv_config **out, struct mlv_diags *diags)
 {
 	enum mlv_err err;
 	char *data = NULL, why[256];
@@ -487,12 +525,27 @@ enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
 	err = mlv_diags_set_file(diags, path);
 	if (err)
 		return err;
-	err = read_path(path, &data, &len, why, sizeof(why));
-	if (err == MLV_E_IO)
+	err = read_path(path, rd, &data, &len, why, sizeof(why));
+	if (err == MLV_E_IO || err == MLV_E_PERM)
 		mlv_diag_add(diags, MLV_DIAG_ERROR, no_pos, "%s", why);
 	if (err)
 		return err;
-	err = mlv_config_load_buffer(path, data, len, out, diags);
+	err = load_buffer(path, data, len, rd, out, diags);
 	free(data);
 	return err;
+}
+
+enum mlv_err mlv_config_load(const char *path, struct mlv_config **out,
+			     struct mlv_diags *diags)
+{
+	return load_path(path, &any_reader, out, diags);
+}
+
+enum mlv_err mlv_config_load_for(const char *path, uint32_t uid,
+				 struct mlv_config **out,
+				 struct mlv_diags *diags)
+{
+	const struct reader rd = { .for_user = true, .uid = (uid_t)uid };
+
+	return load_path(path, &rd, out, diags);
 }

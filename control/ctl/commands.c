@@ -37,7 +37,8 @@ const char *mlv_ctl_override_op_name(enum mlv_ctl_override_op op)
 	return (unsigned)op < MLV_CTL_OV__COUNT ? override_names[op] : "unknown";
 }
 
-json_t *mlv_ctl_handle(const json_t *request, void *ctx,
+json_t *mlv_ctl_handle(const json_t *request,
+		       const struct mlv_ctl_peer *peer, void *ctx,
 		       struct mlv_ctl_deferred *defer)
 {
 	struct mlv_ctl_state *st = ctx;
@@ -67,8 +68,10 @@ json_t *mlv_ctl_handle(const json_t *request, void *ctx,
 	if (!mlv_ctl_args_check(cmd, args, err, sizeof(err)))
 		return mlv_ctl_fail("%s", err);
 	st->defer = defer;
+	st->peer = peer;
 	reply = handlers[cmd->id](st, args);
 	st->defer = NULL;
+	st->peer = NULL;
 	return reply;
 }
 
@@ -541,9 +544,14 @@ json_t *mlv_ctl_cmd_reload(struct mlv_ctl_state *st, const json_t *args)
 {
 	json_t *errors = json_array(), *warnings = json_array(), *reply = NULL;
 	json_t *plan_j = NULL;
-	enum mlv_ctl_reload_mode mode = reload_mode(args);
-	bool dry_run = mode == MLV_CTL_RELOAD_CHECK ||
-		       mode == MLV_CTL_RELOAD_CHECK_FORCE;
+	const struct mlv_ctl_reload_req req = {
+		.mode = reload_mode(args),
+		.file = json_string_value(json_object_get(args, "file")),
+		/* no peer (a caller without a server): the daemon itself */
+		.uid = st->peer ? st->peer->uid : 0,
+	};
+	bool dry_run = req.mode == MLV_CTL_RELOAD_CHECK ||
+		       req.mode == MLV_CTL_RELOAD_CHECK_FORCE;
 	const struct mlv_generation *gen;
 	struct mlv_plan plan = { 0 };
 	struct mlv_diags diags;
@@ -555,8 +563,19 @@ json_t *mlv_ctl_cmd_reload(struct mlv_ctl_state *st, const json_t *args)
 		json_decref(warnings);
 		return mlv_ctl_fail("reload not available");
 	}
+	if (req.file && (!dry_run || req.file[0] != '/')) {
+		json_decref(errors);
+		json_decref(warnings);
+		return mlv_ctl_fail("reload: %s", !dry_run ?
+				    "a file other than the configured one is "
+				    "only planned (dry_run); to apply it, put "
+				    "it in place of the configured file and "
+				    "reload" :
+				    "file must be an absolute path (the "
+				    "daemon's directory is not the caller's)");
+	}
 	mlv_diags_init(&diags);
-	rc = st->reload(st->ctx, mode, &diags, &plan);
+	rc = st->reload(st->ctx, &req, &diags, &plan);
 	gen = mlv_ctl_gen(st);
 	if (!errors || !warnings || !diag_lines(&diags, errors, warnings))
 		goto out;

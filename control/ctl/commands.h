@@ -77,6 +77,16 @@ enum mlv_ctl_reload_mode {
 	MLV_CTL_RELOAD_CHECK_FORCE /* the same, judged as a forced reload */
 };
 
+/* One reload request: how (mode) and what. */
+struct mlv_ctl_reload_req {
+	enum mlv_ctl_reload_mode mode;
+	/* A CHECK mode's file to load instead of the configured one, read
+	 * only as far as uid may read it (mlv_config_load_for); NULL: the
+	 * configured file, read as the daemon. */
+	const char *file;
+	uint32_t uid;            /* the requester's (SO_PEERCRED) */
+};
+
 struct mlv_ctl_reload_log {
 	struct mlv_ctl_reload_entry entries[MLV_CTL_RELOAD_HISTORY];
 	uint32_t next;           /* slot the next entry goes to */
@@ -185,14 +195,14 @@ struct mlv_ctl_state {
 	 * for the `health` command; NULL: "health checks not available". */
 	const struct mlv_health *health;
 
-	/* Reload the config file and publish it (mode: see enum
-	 * mlv_ctl_reload_mode). On failure the running generation is
+	/* Reload the config file and publish it (req: see struct
+	 * mlv_ctl_reload_req). On failure the running generation is
 	 * untouched and diags holds the errors (diags is initialised and
 	 * freed by the caller); warnings may come with success. plan
 	 * (zeroed by the caller, freed with mlv_plan_free) gets what the new
 	 * file changes whenever it loaded; a refusal for the budget returns
 	 * MLV_E_LIMIT. */
-	enum mlv_err (*reload)(void *ctx, enum mlv_ctl_reload_mode mode,
+	enum mlv_err (*reload)(void *ctx, const struct mlv_ctl_reload_req *req,
 			       struct mlv_diags *diags, struct mlv_plan *plan);
 
 	/* Apply runtime overrides to n (VIP, backend) pairs (1 for `drain
@@ -268,6 +278,8 @@ struct mlv_ctl_state {
 	/* Set by mlv_ctl_handle only while a handler runs: where a handler
 	 * that must wait (lookup) defers its reply. */
 	struct mlv_ctl_deferred *defer;
+	/* Set by mlv_ctl_handle only while a handler runs: who asked. */
+	const struct mlv_ctl_peer *peer;
 };
 
 /* The server handler (mlv_ctl_handler_fn): ctx is a struct
@@ -276,7 +288,8 @@ struct mlv_ctl_state {
  * out or (defer->poll set) the reply is deferred: `lookup` waits up to
  * MLV_CTL_TRACK_TIMEOUT_MS for the workers' answer. defer may be NULL:
  * then nothing is deferred and lookup says "tracked": null. */
-json_t *mlv_ctl_handle(const json_t *request, void *ctx,
+json_t *mlv_ctl_handle(const json_t *request,
+		       const struct mlv_ctl_peer *peer, void *ctx,
 		       struct mlv_ctl_deferred *defer);
 
 /* Whether request changes the daemon: reload, drain, undrain, shutdown,

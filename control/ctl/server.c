@@ -42,8 +42,7 @@ struct client {
 	bool close_after_flush;
 	bool in_backlog;
 	bool deferring;             /* def holds a reply still being made */
-	bool admin;                 /* the peer may change the daemon */
-	uint32_t peer_uid;
+	struct mlv_ctl_peer peer;
 	struct mlv_ctl_deferred def;
 	json_t *def_id;             /* the deferred request's "id", or NULL */
 	uint64_t def_deadline_ms;
@@ -433,7 +432,7 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 		json_decref(req);
 		return;
 	}
-	if (srv->mutates && !c->admin && srv->mutates(req)) {
+	if (srv->mutates && !c->peer.admin && srv->mutates(req)) {
 		const json_t *cmd = json_object_get(req, "command");
 
 		srv->st.refused_level++;
@@ -441,13 +440,13 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 			 "admin level: root or a member of control.admin_group "
 			 "(this connection is uid %u, read-only)",
 			 json_is_string(cmd) ? json_string_value(cmd) :
-			 "the command", c->peer_uid);
+			 "the command", c->peer.uid);
 		reply = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
 		id = json_object_get(req, "id");
 		goto answer;
 	}
 	memset(&c->def, 0, sizeof(c->def));
-	reply = srv->handle(req, srv->ctx, &c->def);
+	reply = srv->handle(req, &c->peer, srv->ctx, &c->def);
 	id = json_object_get(req, "id");
 	if (!reply && c->def.poll) {
 		srv->st.deferred++;
@@ -605,26 +604,26 @@ static void peer_level(struct mlv_ctl_server *srv, struct client *c)
 	gid_t groups[256];
 	socklen_t glen = sizeof(groups);
 
-	c->admin = false;
-	c->peer_uid = UINT32_MAX;
+	c->peer.admin = false;
+	c->peer.uid = UINT32_MAX;
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
 		return;
-	c->peer_uid = cred.uid;
+	c->peer.uid = cred.uid;
 	if (cred.uid == 0 || !srv->mutates) {
-		c->admin = true;
+		c->peer.admin = true;
 		return;
 	}
 	if (srv->admin_gid == 0)
 		return;
 	if (cred.gid == (gid_t)srv->admin_gid) {
-		c->admin = true;
+		c->peer.admin = true;
 		return;
 	}
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) != 0)
 		return;   /* more than 256 groups, or none readable: read-only */
 	for (size_t i = 0; i < glen / sizeof(gid_t); i++)
 		if (groups[i] == (gid_t)srv->admin_gid)
-			c->admin = true;
+			c->peer.admin = true;
 }
 
 static void accept_clients(struct mlv_ctl_server *srv)

@@ -69,12 +69,21 @@ struct mlv_ctl_deferred {
 	uint32_t timeout_ms;
 };
 
-/* Handle one request (a JSON object) and return the reply object: a new
- * reference with "ok" set, or NULL for "out of memory". Or defer: fill
- * *defer (poll set) and return NULL; the server then owns defer->arg.
- * The server adds the request's "id" to the reply if it had one. Called
- * on the control thread from mlv_ctl_process. */
-typedef json_t *(*mlv_ctl_handler_fn)(const json_t *request, void *ctx,
+/* Who sent a request: its connection's peer, from SO_PEERCRED when it
+ * connected. */
+struct mlv_ctl_peer {
+	uint32_t uid;               /* UINT32_MAX when it could not be read */
+	bool admin;                 /* may run commands that change the daemon */
+};
+
+/* Handle one request (a JSON object) from peer and return the reply
+ * object: a new reference with "ok" set, or NULL for "out of memory".
+ * Or defer: fill *defer (poll set) and return NULL; the server then owns
+ * defer->arg. The server adds the request's "id" to the reply if it had
+ * one. Called on the control thread from mlv_ctl_process. */
+typedef json_t *(*mlv_ctl_handler_fn)(const json_t *request,
+				      const struct mlv_ctl_peer *peer,
+				      void *ctx,
 				      struct mlv_ctl_deferred *defer);
 
 /* Whether a request changes the daemon (reload, drain, ...): those are

@@ -79,6 +79,9 @@ static const struct mlv_ctl_arg_spec reload_args[] = {
 	  .help = "load, check and show the plan; publish nothing" },
 	{ .name = "force", .type = MLV_CTL_ARG_FLAG,
 	  .help = "publish even beyond control.reload_budget" },
+	{ .name = "file", .type = MLV_CTL_ARG_STRING,
+	  .help = "with dry_run: plan this file (an absolute path the caller "
+		  "may read) instead of the configured one" },
 };
 static const struct mlv_ctl_arg_spec shutdown_args[] = {
 	{ .name = "now", .type = MLV_CTL_ARG_FLAG,

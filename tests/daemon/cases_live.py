@@ -246,6 +246,42 @@ def case_drain_packets(maglevd, src, work):
 
 # ---- reloads by editing the file ----
 
+def check_dry_run_other_file(work, text, gen):
+    """`reload --dry-run FILE` plans a file beside the configured one, for
+    a read-level user only as far as that user may read it."""
+    os.chmod(work, 0o755)          # others reach the socket and the file
+    cand = os.path.join(work, "candidate.yaml")
+    with open(cand, "w") as f:
+        # web as it runs, web2 gone: beyond vips_removed, so --force
+        f.write(text(tuple(f"b{k}" for k in range(1, 12))))
+    fd = os.open(cand, os.O_RDONLY | os.O_NOFOLLOW)
+    os.fchmod(fd, 0o600)
+    # uid 65534 in the socket's group (root's): the read level
+    as_reader = {"user": 65534, "group": 0, "extra_groups": []}
+    ctlcmd = [maglevctl(), "-s", CONTROL["socket"], "reload", "--dry-run",
+              "--force"]
+    out = run(ctlcmd + [cand], **as_reader)
+    check(out.returncode != 0 and
+          "not read for uid 65534: the file belongs to uid 0" in out.stderr,
+          f"another user's private file was read: {out.returncode} "
+          f"{out.stdout} {out.stderr}")
+    os.fchown(fd, 65534, 65534)
+    os.close(fd)
+    # the caller's own file, named relative to its directory
+    out = run(ctlcmd + ["candidate.yaml"], cwd=work, **as_reader)
+    check(out.returncode == 0 and "dry run:" in out.stdout and
+          "- web2" in out.stdout, f"dry run of the caller's file: "
+          f"{out.returncode} {out.stdout} {out.stderr}")
+    r = ctl_ok("reload", dry_run=True, force=True, file=cand)
+    check(r["applied"] is False and r["plan"]["vips_removed"] == 1 and
+          [(v["name"], v["change"]) for v in r["plan"]["vips"]] ==
+          [("web2", "removed")], f"dry run of {cand}: {r}")
+    r = ctl("reload", file=cand)
+    check(r["ok"] is False and "only planned" in r["error"],
+          f"another file applied: {r}")
+    check(ctl_ok("status")["generation"] == gen, "a dry run published")
+
+
 def case_reload_file(maglevd, src, work):
     cfg = os.path.join(work, "maglevd.yaml")
 
@@ -336,6 +372,7 @@ def case_reload_file(maglevd, src, work):
               f"maglevctl reload --dry-run --force: {out.returncode} "
               f"{out.stdout} {out.stderr}")
         check(ctl_ok("status")["generation"] == gen, "a dry run published")
+        check_dry_run_other_file(work, text, gen)
         r = ctl_ok("reload", force=True)
         check(r["applied"] is True and r["generation"] == gen + 1 and
               r["plan"]["vips_removed"] == 1, f"forced reload: {r}")

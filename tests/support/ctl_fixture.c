@@ -144,9 +144,10 @@ static const struct mlv_generation *get_generation(void *ctx)
 	return ((struct ctl_fx *)ctx)->gen;
 }
 
-static enum mlv_err do_reload(void *ctx, enum mlv_ctl_reload_mode mode,
+static enum mlv_err do_reload(void *ctx, const struct mlv_ctl_reload_req *req,
 			      struct mlv_diags *diags, struct mlv_plan *plan)
 {
+	enum mlv_ctl_reload_mode mode = req->mode;
 	struct ctl_fx *fx = ctx;
 	struct mlv_config *cfg = NULL;
 	enum mlv_err rc;
@@ -158,6 +159,9 @@ static enum mlv_err do_reload(void *ctx, enum mlv_ctl_reload_mode mode,
 		mlv_config_load_buffer("good.yaml", good_yaml,
 				       sizeof(good_yaml) - 1, &cfg, diags);
 	fx->reload_mode = mode;
+	snprintf(fx->reload_file, sizeof(fx->reload_file), "%s",
+		 req->file ? req->file : "");
+	fx->reload_uid = req->uid;
 	if (rc != MLV_OK)
 		return rc;
 	rc = mlv_plan_make(fx->cfg, cfg, plan);

@@ -63,6 +63,8 @@ struct ctl_fx {
 	bool reload_fails;             /* next reload loads broken YAML */
 	int reload_calls;
 	enum mlv_ctl_reload_mode reload_mode;  /* the last reload's */
+	char reload_file[256];                 /* its file, "" for none */
+	uint32_t reload_uid;                   /* its requester */
 	char down_vip[MLV_NAME_MAX];   /* this backend is unhealthy */
 	char down_backend[MLV_NAME_MAX];
 	/* the fake workers behind track_post/poll/cancel */

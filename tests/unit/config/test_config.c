@@ -5,6 +5,7 @@
  *
  * Expected positions are computed from the fixture text (where the
  * offending token is), never copied from the loader's output. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1509,6 +1510,84 @@ static void test_include_fragments(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+static void set_owner(const char *dir, const char *name, uid_t uid,
+		      mode_t mode)
+{
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, uid, (gid_t)-1), 0);
+	assert_int_equal(fchmod(fd, mode), 0);
+	assert_int_equal(close(fd), 0);
+}
+
+/* A load for a user reads the main file and its fragments only where the
+ * user could: files it owns, files anyone may read; root reads all. */
+static void test_load_for_user(void **state)
+{
+	char dir[] = "/tmp/mlv-loadfor-XXXXXX", path[600], sub[512];
+	const struct mlv_diag *e;
+	struct load l;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();              /* giving files away needs root */
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/vips.d", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(path, sizeof(path), "%s/main.yaml", dir);
+	put(dir, "main.yaml", DP "include: [vips.d/*.yaml]\nvips:\n");
+	put(sub, "a.yaml", FRAG_VIP("api", "443"));
+
+	/* the user's own files, private to it: read */
+	set_owner(dir, "main.yaml", 4242, 0600);
+	set_owner(sub, "a.yaml", 4242, 0600);
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load_for(path, 4242, &l.cfg, &l.d);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->n_vips, 1);
+	unload(&l);
+
+	/* someone else's private main file: refused, naming both uids */
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load_for(path, 4343, &l.cfg, &l.d);
+	assert_int_equal(l.err, MLV_E_PERM);
+	assert_null(l.cfg);
+	e = diag_with(&l.d, "not read for uid 4343: the file belongs to uid 4242");
+	assert_non_null(e);
+	mlv_diags_free(&l.d);
+
+	/* ... but root, and the daemon's own load, read it */
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load_for(path, 0, &l.cfg, &l.d);
+	expect_ok(&l);
+	unload(&l);
+
+	/* a main file anyone may read, with a private fragment of another
+	 * user: the fragment is refused where it is included */
+	set_owner(dir, "main.yaml", 0, 0644);
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load_for(path, 4343, &l.cfg, &l.d);
+	assert_int_equal(l.err, MLV_E_CONFIG);
+	e = diag_with(&l.d, "a.yaml: not read for uid 4343");
+	assert_non_null(e);
+	assert_int_equal(e->pos.line, 4);     /* the include: line */
+	unload(&l);
+
+	/* the fragment made readable by others: read */
+	set_owner(sub, "a.yaml", 4242, 0604);
+	mlv_diags_init(&l.d);
+	l.err = mlv_config_load_for(path, 4343, &l.cfg, &l.d);
+	expect_ok(&l);
+	unload(&l);
+
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_load_file_errors(void **state)
 {
 	struct mlv_config *cfg = (struct mlv_config *)1;
@@ -1787,6 +1866,7 @@ int main(void)
 		cmocka_unit_test(test_diag_cap),
 		cmocka_unit_test(test_load_file_errors),
 		cmocka_unit_test(test_include_fragments),
+		cmocka_unit_test(test_load_for_user),
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_ip_addresses),
 		cmocka_unit_test(test_mac_addresses),

@@ -1133,6 +1133,39 @@ static void test_reload_modes(void **state)
 		    "forse");
 }
 
+/* A file other than the configured one reaches the hook only for a dry
+ * run and as an absolute path; the hook learns who asked. */
+static void test_reload_file(void **state)
+{
+	struct ctl_fx *fx = *state;
+	uint32_t before = fx->gen->number;
+	json_t *r;
+
+	r = call_ok(fx, "{\"command\": \"reload\", \"args\": "
+		    "{\"dry_run\": true, \"file\": \"/tmp/next.yaml\"}}");
+	assert_int_equal(fx->reload_calls, 1);
+	assert_int_equal(fx->reload_mode, MLV_CTL_RELOAD_CHECK);
+	assert_string_equal(fx->reload_file, "/tmp/next.yaml");
+	assert_int_equal(fx->reload_uid, getuid());
+	assert_true(json_is_false(json_object_get(r, "applied")));
+	json_decref(r);
+
+	expect_fail(fx, "{\"command\": \"reload\", \"args\": "
+		    "{\"file\": \"/tmp/next.yaml\"}}", "only planned (dry_run)");
+	expect_fail(fx, "{\"command\": \"reload\", \"args\": "
+		    "{\"dry_run\": true, \"file\": \"next.yaml\"}}",
+		    "absolute path");
+	expect_fail(fx, "{\"command\": \"reload\", \"args\": "
+		    "{\"dry_run\": true, \"file\": \"\"}}", "non-empty");
+	assert_int_equal(fx->reload_calls, 1);
+	assert_int_equal(fx->gen->number, before);
+
+	/* the configured file: no file reaches the hook */
+	r = call_ok(fx, "{\"command\": \"reload\", \"args\": {\"dry_run\": true}}");
+	assert_string_equal(fx->reload_file, "");
+	json_decref(r);
+}
+
 static json_t *backend_entry(struct ctl_fx *fx, const char *name)
 {
 	json_t *r = call_ok(fx, "{\"command\": \"backends\", \"args\": {\"vip\": \"web\"}}");
@@ -1395,6 +1428,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_whatif, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_reload, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_modes, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_file, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_drain_undrain, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_weight, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_state, setup, teardown),

@@ -60,7 +60,8 @@ static void reload(struct ctl_fx *fx)
 	struct mlv_diags diags;
 
 	mlv_diags_init(&diags);
-	assert_int_equal(fx->st.reload(fx, MLV_CTL_RELOAD_APPLY, &diags, &plan),
+	assert_int_equal(fx->st.reload(fx, &(struct mlv_ctl_reload_req){
+					 .mode = MLV_CTL_RELOAD_APPLY }, &diags, &plan),
 			 MLV_OK);
 	mlv_plan_free(&plan);
 	mlv_diags_free(&diags);

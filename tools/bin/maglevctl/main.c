@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,30 @@ static bool wants_help(int argc, char *const *argv)
 	return false;
 }
 
+/* reload's file as an absolute path: the daemon's working directory is
+ * not the caller's. realpath also resolves links the way the caller sees
+ * them. False (said on stderr) if it does not resolve. */
+static bool absolute_file(json_t *args)
+{
+	const char *file = json_string_value(json_object_get(args, "file"));
+	char *abs;
+	int rc;
+
+	if (!file || file[0] == '/')
+		return true;
+	abs = realpath(file, NULL);
+	if (!abs) {
+		fprintf(stderr, "maglevctl: reload: %s: %s\n", file,
+			strerror(errno));
+		return false;
+	}
+	rc = json_object_set_new(args, "file", json_string(abs));
+	free(abs);
+	if (rc != 0)
+		fprintf(stderr, "maglevctl: out of memory\n");
+	return rc == 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -346,6 +371,10 @@ int main(int argc, char **argv)
 	args = mlv_ctl_args_from_argv(cmd, argc, argv, err, sizeof(err));
 	if (!args) {
 		fprintf(stderr, "maglevctl: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (cmd->id == MLV_CTL_CMD_RELOAD && !absolute_file(args)) {
+		json_decref(args);
 		return EXIT_USAGE;
 	}
 	req = json_pack("{s:s, s:o}", "command", cmd->name, "args", args);
