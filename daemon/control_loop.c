@@ -101,6 +101,7 @@ static void drain_timer(int fd)
 static void write_stats(struct loop *l)
 {
 	const char *path = l->d->opts->stats_file;
+	char why[512];
 	json_t *doc;
 
 	if (!path)
@@ -110,11 +111,10 @@ static void write_stats(struct loop *l)
 		mlv_warn("stats file: out of memory building it");
 		return;
 	}
-	if (mlv_stats_file_write(path, doc) != MLV_OK) {
+	if (mlv_stats_file_write(path, doc, why, sizeof(why)) != MLV_OK) {
 		if (!l->stats_failing)
 			mlv_warn("stats file %s: cannot write: %s (further "
-				 "failures are not logged)", path,
-				 strerror(errno));
+				 "failures are not logged)", path, why);
 		l->stats_failing = true;
 	} else if (l->stats_failing) {
 		mlv_info("stats file %s: written again", path);

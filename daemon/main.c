@@ -109,9 +109,11 @@ static void write_final_stats(const char *path, json_t *doc)
 {
 	if (!path || !doc)
 		return;
-	if (mlv_stats_file_write(path, doc) != MLV_OK)
+	char why[512];
+
+	if (mlv_stats_file_write(path, doc, why, sizeof(why)) != MLV_OK)
 		mlv_warn("stats file %s: cannot write the final one: %s", path,
-			 strerror(errno));
+			 why);
 }
 
 static int run(const struct mlv_options *opts)

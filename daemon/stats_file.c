@@ -4,10 +4,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "control/base/file.h"
 #include "control/tables/maglev.h"
 #include "daemon/daemon.h"
 
@@ -324,29 +326,19 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 			 "l2dsr_macs", l2dsr_macs_json(&d->next_hops));
 }
 
-enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc)
+enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc,
+				  char *why, size_t why_len)
 {
-	char tmp[4096];
-	int n;
+	char *text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+	enum mlv_err err;
 
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return MLV_E_IO;
+	if (!text) {
+		snprintf(why, why_len, "out of memory");
+		return MLV_E_NOMEM;
 	}
-	if (json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) != 0) {
-		int saved = errno;
-
-		unlink(tmp);
-		errno = saved;
-		return MLV_E_IO;
-	}
-	if (rename(tmp, path) != 0) {
-		int saved = errno;
-
-		unlink(tmp);
-		errno = saved;
-		return MLV_E_IO;
-	}
-	return MLV_OK;
+	/* readable by all, like `maglevctl stats` is to the socket's group:
+	 * monitoring agents read it without privileges */
+	err = mlv_file_replace(path, text, strlen(text), 0644, why, why_len);
+	free(text);
+	return err;
 }

@@ -13,6 +13,7 @@
 #define MLV_STATS_FILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <jansson.h>
 
@@ -24,7 +25,10 @@ struct mlv_daemon;
  * reference, or NULL if memory ran out. */
 json_t *mlv_stats_json(const struct mlv_daemon *d, bool final);
 
-/* Write doc to path atomically. Returns MLV_OK or MLV_E_IO (errno kept). */
-enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc);
+/* Write doc to path atomically and safely (mlv_file_replace: a checked
+ * directory, an unguessable temporary name, never through a link).
+ * Returns MLV_OK, or an error with a sentence in why. */
+enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc,
+				  char *why, size_t why_len);
 
 #endif

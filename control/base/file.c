@@ -7,7 +7,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,13 +55,87 @@ static bool write_all(int fd, const void *data, size_t len)
 	return true;
 }
 
-/* A directory or file maglevd may trust: owned by root or by maglevd's
- * own user, and writable by neither group nor others (so not /tmp, where
- * anyone may have made the file). */
+/* A file maglevd may trust: owned by root or by maglevd's own user, and
+ * writable by neither group nor others. */
 static bool trusted(const struct stat *st)
 {
 	return (st->st_uid == 0 || st->st_uid == geteuid()) &&
 	       !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* A directory maglevd may create files in: trusted, or owned as above
+ * and sticky (/tmp: others may add names there, but never remove,
+ * rename or replace one of ours; files are made O_EXCL under names no
+ * one can guess, and read only if trusted themselves). */
+static bool trusted_dir(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) &&
+	       (st->st_uid == 0 || st->st_uid == geteuid()) &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+}
+
+static void say_untrusted_dir(const char *dir, const struct stat *st,
+			      char *why, size_t why_len)
+{
+	snprintf(why, why_len, "%s: %s (owner uid %u, mode %04o); refused",
+		 dir, !S_ISDIR(st->st_mode) ? "not a directory" :
+		 "not owned by root (or maglevd's user), or writable by "
+		 "others without the sticky bit", (unsigned)st->st_uid,
+		 (unsigned)(st->st_mode & 07777));
+}
+
+enum mlv_err mlv_dir_open(const char *dir, mode_t create_mode, int *dfd,
+			  char *why, size_t why_len)
+{
+	struct stat st;
+	int fd;
+
+	*dfd = -1;
+	if (create_mode && mkdir(dir, create_mode) != 0 && errno != EEXIST) {
+		snprintf(why, why_len, "cannot create directory %s: %s", dir,
+			 strerror(errno));
+		return MLV_E_IO;
+	}
+	/* O_NOFOLLOW: the directory itself is never a link someone put in
+	 * its place (those above it are the administrator's) */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		/* O_NOFOLLOW | O_DIRECTORY on a link fails ENOTDIR */
+		bool link = (err == ELOOP || err == ENOTDIR) &&
+			    lstat(dir, &st) == 0 && S_ISLNK(st.st_mode);
+
+		snprintf(why, why_len, "%s: %s", dir, link ?
+			 "a symbolic link, not a directory; refused" :
+			 strerror(err));
+		return err == ENOENT ? MLV_E_NOT_FOUND :
+		       link ? MLV_E_PERM : MLV_E_IO;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
+		close(fd);
+		return MLV_E_IO;
+	}
+	if (!trusted_dir(&st)) {
+		say_untrusted_dir(dir, &st, why, why_len);
+		close(fd);
+		return MLV_E_PERM;
+	}
+	*dfd = fd;
+	return MLV_OK;
+}
+
+/* A name for a temporary file beside name that no one can guess. */
+static void temp_name(char *tmp, size_t len, const char *name)
+{
+	struct timespec ts;
+	uint64_t r;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
+		    ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec;
+	snprintf(tmp, len, ".%s.%016llx.tmp", name, (unsigned long long)r);
 }
 
 enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
@@ -67,7 +143,6 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 {
 	char dir[PATH_MAX], tmp[NAME_MAX + 1];
 	const char *name;
-	struct stat st;
 	int dfd = -1, fd = -1, err = 0;
 	enum mlv_err rc = MLV_E_IO;
 
@@ -76,28 +151,28 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 		snprintf(why, why_len, "%s: not a file path", path ? path : "(null)");
 		return MLV_E_INVAL;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) != 0) {
-		err = errno;
-		snprintf(why, why_len, "%s: %s", dir, strerror(err));
-		goto out;
-	}
 	/* the same rule mlv_file_read applies, so what is saved is read back */
-	if (!trusted(&st)) {
-		snprintf(why, why_len, "%s: not owned by root (or maglevd's "
-			 "user), or writable by others (mode %04o); refused", dir,
-			 (unsigned)(st.st_mode & 07777));
-		rc = MLV_E_PERM;
+	rc = mlv_dir_open(dir, 0, &dfd, why, why_len);
+	if (rc != MLV_OK) {
+		if (rc == MLV_E_NOT_FOUND)
+			rc = MLV_E_IO;
 		goto out;
 	}
-	/* O_EXCL: a name someone else made (a link, a file) is never
-	 * reused; a left-over of our own is removed and the name retried */
-	for (int attempt = 0; fd < 0 && attempt < 2; attempt++) {
-		snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	rc = MLV_E_IO;
+	/* O_EXCL under an unguessable name: a name someone else made (a
+	 * link, a file) is never opened, let alone followed */
+	for (int attempt = 0; fd < 0 && attempt < 8; attempt++) {
+		temp_name(tmp, sizeof(tmp), name);
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			    O_CLOEXEC, mode);
-		if (fd < 0 && errno == EEXIST && attempt == 0)
-			(void)unlinkat(dfd, tmp, 0);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	/* the mode as asked, whatever the umask */
+	if (fd >= 0 && fchmod(fd, mode) != 0) {
+		err = errno;
+		snprintf(why, why_len, "%s/%s: %s", dir, tmp, strerror(err));
+		goto out_unlink;
 	}
 	if (fd < 0) {
 		err = errno;
@@ -145,6 +220,7 @@ enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0;
+	enum mlv_err err;
 	int dfd, fd;
 
 	*data = NULL;
@@ -153,36 +229,21 @@ enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 		snprintf(why, why_len, "%s: not a file path", path ? path : "(null)");
 		return MLV_E_INVAL;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		if (errno == ENOENT)
-			return MLV_E_NOT_FOUND;
-		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
-		return MLV_E_IO;
-	}
-	if (fstat(dfd, &st) != 0) {
-		snprintf(why, why_len, "%s: %s", dir, strerror(errno));
-		close(dfd);
-		return MLV_E_IO;
-	}
-	if (!trusted(&st)) {
-		snprintf(why, why_len, "%s: not owned by root (or maglevd's user), "
-			 "or writable by others; refused", dir);
-		close(dfd);
-		return MLV_E_PERM;
-	}
+	err = mlv_dir_open(dir, 0, &dfd, why, why_len);
+	if (err != MLV_OK)
+		return err;
 	/* O_NOFOLLOW: never through a link; O_NONBLOCK: a FIFO put in the
 	 * file's place must not block the open (refused below); O_NOCTTY: a
 	 * terminal never becomes ours */
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
 		    O_NOCTTY);
 	if (fd < 0) {
-		int err = errno;
+		int e = errno;
 
 		close(dfd);
-		if (err == ENOENT)
+		if (e == ENOENT)
 			return MLV_E_NOT_FOUND;
-		snprintf(why, why_len, "%s: %s", path, strerror(err));
+		snprintf(why, why_len, "%s: %s", path, strerror(e));
 		return MLV_E_IO;
 	}
 	close(dfd);

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Files maglevd (running as root) writes and reads for itself: written
- * whole or not at all, in a directory no one else can write, never
- * through a link.
+ * whole or not at all, in a directory no one else can write (or a sticky
+ * one, where no one else can touch our names), never through a link.
  *
  * mlv_file_replace creates a temporary file next to the target with
  * openat(O_CREAT | O_EXCL | O_NOFOLLOW), writes and syncs it, and renames
  * it over the target, so a reader sees the old file or the new one, and a
  * crash leaves at most a stray temporary file. The directory is opened
- * once and checked (a directory, not group- or world-writable) and every
- * step is relative to that descriptor, so a path component swapped for a
- * link between the check and the write cannot redirect it.
+ * once and checked (a directory, not group- or world-writable unless
+ * sticky) and every step is relative to that descriptor, so a path
+ * component swapped for a link between the check and the write cannot
+ * redirect it.
  *
  * Threads: any; no shared state.
  */
@@ -21,11 +22,21 @@
 
 #include "control/base/error.h"
 
-/* Replace path with len bytes of data (file mode `mode`, e.g. 0600).
- * The directory must be owned by root or maglevd's user and writable by
- * neither group nor others. Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL /
- * MLV_E_PERM with a sentence in why (the old file, if any, is
- * untouched). */
+/* Open directory dir (not through a link at its last component) and
+ * check it: owned by root or maglevd's user, and writable by neither
+ * group nor others unless it has the sticky bit (/tmp). create_mode, if
+ * not 0, creates it with that mode first when it is missing (its parent
+ * must exist). On MLV_OK *dfd is the directory's descriptor (O_CLOEXEC;
+ * close it); otherwise MLV_E_NOT_FOUND, MLV_E_PERM (untrusted, or a
+ * link) or MLV_E_IO with a sentence in why naming dir and the reason. */
+enum mlv_err mlv_dir_open(const char *dir, mode_t create_mode, int *dfd,
+			  char *why, size_t why_len);
+
+/* Replace path with len bytes of data (file mode `mode`, e.g. 0600,
+ * whatever the umask), through a temporary file beside it under a name
+ * no one can guess. The directory must pass mlv_dir_open's check.
+ * Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL / MLV_E_PERM with a sentence
+ * in why (the old file, if any, is untouched). */
 enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 			      mode_t mode, char *why, size_t why_len);
 

@@ -18,16 +18,26 @@
 /* Longest socket path: sun_path holds it with its NUL. */
 #define MLV_CTL_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
+/* How long a start waits for the lock of an instance that is exiting
+ * (killed, still releasing its memory) before it gives up. */
+#define MLV_CTL_LOCK_WAIT_MS 10000u
+
 struct mlv_ctl_listener {
 	int fd;               /* listening, non-blocking, close-on-exec */
 	int lock_fd;          /* holds flock on "<path>.lock" */
+	int dir_fd;           /* the socket's checked directory */
 	dev_t dev;            /* the socket file we bound, to remove */
 	ino_t ino;            /* only that one at shutdown */
 	char path[MLV_CTL_PATH_MAX + 1];
+	char name[MLV_CTL_PATH_MAX + 1];   /* the last component of path */
+	/* /proc/self/fd/<dir_fd>/<name>: path through the directory fd */
+	char at[MLV_CTL_PATH_MAX + 1];
 };
 
 /* Take path for a listening socket with permissions mode and group gid
- * (0: the process's). Returns MLV_OK and fills *l, or an error (see
+ * (0: the process's). Its directory is created 0750 (group gid) when
+ * missing, and must be writable only by its owner, root or maglevd's
+ * user. Returns MLV_OK and fills *l, or an error (see
  * mlv_ctl_server_create) with a sentence in err; nothing is left open or
  * created on error except the socket's directory and lock file. */
 enum mlv_err mlv_ctl_listen(const char *path, uint32_t mode, uint32_t gid,

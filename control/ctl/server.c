@@ -769,7 +769,7 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	}
 	srv->epfd = srv->timer_fd = srv->backlog_fd = srv->spare_fd = -1;
 	srv->defer_fd = -1;
-	srv->lis.fd = srv->lis.lock_fd = -1;
+	srv->lis.fd = srv->lis.lock_fd = srv->lis.dir_fd = -1;
 	srv->handle = p->handle;
 	srv->ctx = p->ctx;
 	srv->mutates = p->mutates;

@@ -5,15 +5,18 @@ hostile clients (docs/control-protocol.md)."""
 import json
 import os
 import re
+import signal
 import socket
 import stat
 import struct
 import subprocess
 import threading
+import time
 import urllib.request
 
-from daemon_util import (CONTROL, DEADLINE_S, NEXT_HOP, Ctl, Daemon, check,
-                         config_text, ctl_fail, ctl_ok, maglevctl, port,
+from daemon_util import (CONTROL, DEADLINE_S, NEXT_HOP, Ctl, Daemon, Failure,
+                         check,
+                         config_text, ctl, ctl_fail, ctl_ok, maglevctl, port,
                          run, slots_of, vip, wait_ctl, wait_until)
 
 EAL_NULL = ["--in-memory", "--no-pci", "--vdev=net_null0"]
@@ -364,6 +367,18 @@ def start_refused(maglevd, cfg, fragment):
     return r.stderr
 
 
+def wait_answer_from(d, what):
+    """Wait until d itself answers status: the socket's name may still
+    lead to a killed instance's listener, which drops what it accepted."""
+    def probe():
+        try:
+            r = ctl("status")
+        except (OSError, ValueError, Failure):
+            return None
+        return r if r["ok"] and r["pid"] == d.proc.pid else None
+    return wait_until(probe, what, d.proc)
+
+
 def case_socket(maglevd, src, work):
     # others must reach the socket's directory for the mode to matter
     os.chmod(work, 0o755)
@@ -375,8 +390,8 @@ def case_socket(maglevd, src, work):
         st = os.stat(sock)
         check(stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o660,
               f"socket mode {oct(st.st_mode)}")
-        check(stat.S_IMODE(os.stat(os.path.dirname(sock)).st_mode) == 0o755,
-              "socket directory not created 0755")
+        check(stat.S_IMODE(os.stat(os.path.dirname(sock)).st_mode) == 0o750,
+              "socket directory not created 0750")
         # 0660 root:root: another user is refused, a member of the group
         # is let in
         check(connect_as(sock, 65534, 65534) in ("EACCES", "EPERM"),
@@ -401,6 +416,25 @@ def case_socket(maglevd, src, work):
     d = Daemon(maglevd, work, cfg, name="second")
     try:
         wait_ctl(d, "start over a stale socket")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+
+    # killed (SIGKILL, nothing cleaned up) and started again at once, ten
+    # times: each start answers within 5 s, though the killed process may
+    # still be exiting (its lock and listening socket not yet released)
+    d = Daemon(maglevd, work, cfg, name="killed")
+    try:
+        wait_ctl(d, "the first of the killed instances")
+        for i in range(10):
+            old, t0 = d, time.monotonic()
+            os.kill(old.proc.pid, signal.SIGKILL)
+            d = Daemon(maglevd, work, cfg, name=f"restart{i}")
+            wait_answer_from(d, f"restart {i} after SIGKILL")
+            took = time.monotonic() - t0
+            old.kill()
+            check(took < 5, f"restart {i} after SIGKILL took {took:.1f} s")
         rc = d.stop()
     finally:
         d.kill()

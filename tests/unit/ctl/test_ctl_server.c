@@ -103,7 +103,7 @@ static void test_mode_and_directory(void **state)
 		snprintf(dir, sizeof(dir), "%s/run", fx->dir);
 		assert_int_equal(stat(dir, &st), 0);
 		assert_true(S_ISDIR(st.st_mode));
-		assert_int_equal(st.st_mode & 0777, 0755);
+		assert_int_equal(st.st_mode & 0777, 0750);
 		json_decref(ctl_call1(fx, "{\"command\": \"help\"}"));
 		ctl_fx_stop(fx);
 		/* the socket file goes with the server */
@@ -199,6 +199,52 @@ static void test_live_socket_refused(void **state)
 
 	assert_true(ctl_ok(r));
 	json_decref(r);
+}
+
+/* A directory others may write (even a sticky one), or someone else's,
+ * or a lock file someone else made: refused, saying why, and nothing
+ * is bound. */
+static void test_untrusted_directory_refused(void **state)
+{
+	struct ctl_fx *fx = *state;
+	struct mlv_ctl_server_params p = defaults();
+	struct mlv_ctl_server *srv = NULL;
+	char err[256] = "", dir[160], lock[200];
+	struct stat st;
+	int fd;
+
+	make_run_dir(fx);
+	snprintf(dir, sizeof(dir), "%s/run", fx->dir);
+	p.path = fx->path;
+	p.handle = mlv_ctl_handle;
+	p.ctx = &fx->st;
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(mlv_ctl_server_create(&p, &srv, err, sizeof(err)),
+			 MLV_E_PERM);
+	assert_non_null(strstr(err, "writable by others"));
+	assert_non_null(strstr(err, dir));
+	assert_int_not_equal(lstat(fx->path, &st), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	if (geteuid() != 0)
+		return;
+	/* someone else's directory */
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	assert_int_equal(mlv_ctl_server_create(&p, &srv, err, sizeof(err)),
+			 MLV_E_PERM);
+	assert_non_null(strstr(err, "owner uid 65534"));
+	assert_int_equal(chown(dir, 0, 0), 0);
+	/* a lock file someone else put there (while they could) */
+	snprintf(lock, sizeof(lock), "%s.lock", fx->path);
+	fd = open(lock, O_CREAT | O_WRONLY | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	assert_int_equal(mlv_ctl_server_create(&p, &srv, err, sizeof(err)),
+			 MLV_E_PERM);
+	assert_non_null(strstr(err, "not a file of ours"));
+	assert_int_equal(unlink(lock), 0);
+	/* made as it should be: taken */
+	ctl_fx_start(fx, defaults());
 }
 
 static void test_other_files_refused(void **state)
@@ -849,6 +895,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_bad_modes_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_socket_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_directory_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_files_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_line, setup, teardown),
