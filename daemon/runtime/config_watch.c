@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#define _GNU_SOURCE   /* realpath */
 #include "daemon/runtime/config_watch.h"
 
 #include <errno.h>
@@ -16,9 +15,10 @@
 
 #include "control/base/log.h"
 
-/* A file written or renamed into place; for fragments also one removed
- * or renamed away (a VIP's file deleted is a change of the config, the
- * main file's own removal is not). */
+/* A file written or renamed into place (`ln -sfn` and a ConfigMap's
+ * ..data swap rename a new link into place too); for fragments also one
+ * removed or renamed away (a VIP's file deleted is a change of the
+ * config, the main file's own removal is not). */
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)
 #define GONE_MASK (IN_DELETE | IN_MOVED_FROM)
 
@@ -51,6 +51,25 @@ static bool split(const char *path, char *dir, size_t dir_len, char *name,
 	return n > 0 && (size_t)n < dir_len && name[0];
 }
 
+static bool wd_in_use(const struct mlv_config_watch *w, int wd)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->dirs[i].wd == wd)
+			return true;
+	return false;
+}
+
+static bool watched(const struct mlv_config_watch *w, int wd,
+		    const char *name)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->dirs[i].wd == wd && !w->dirs[i].pattern &&
+		    strcmp(w->dirs[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Watch path's directory for path's last component (once). */
 static enum mlv_err add(struct mlv_config_watch *w, const char *path,
 			char *err, size_t err_len)
 {
@@ -71,16 +90,113 @@ static enum mlv_err add(struct mlv_config_watch *w, const char *path,
 			 strerror(errno));
 		return MLV_E_IO;
 	}
-	/* the same directory twice gives the same wd: fine, names differ */
-	w->dirs[w->n++].wd = wd;
+	/* the same directory twice gives the same wd: one entry per name */
+	if (!watched(w, wd, w->dirs[w->n].name)) {
+		w->dirs[w->n].pattern = false;
+		w->dirs[w->n++].wd = wd;
+	}
 	return MLV_OK;
+}
+
+/* The first symbolic link on the way to path (a prefix of it, or path
+ * itself): its end in path (the index of the '/' after it, or of the
+ * NUL) and its target in target. False when there is none. */
+static bool first_link(const char *path, size_t *end, char *target,
+		       size_t len)
+{
+	char prefix[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 1; ; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		if (i < sizeof(prefix)) {
+			memcpy(prefix, path, i);
+			prefix[i] = '\0';
+			if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+				ssize_t n = readlink(prefix, target, len - 1);
+
+				if (n > 0) {
+					target[n] = '\0';
+					*end = i;
+					return true;
+				}
+			}
+		}
+		if (!path[i])
+			return false;
+	}
+}
+
+/* Watch the name of every link on the way to the config file, and the
+ * file at the end: a link swapped anywhere (`ln -sfn`, a ConfigMap's
+ * ..data renamed over) or the file itself rewritten is then an event.
+ * The path is resolved by hand, one link at a time, at most
+ * MLV_CONFIG_WATCH_MAX_LINKS of them. */
+static enum mlv_err add_file_chain(struct mlv_config_watch *w,
+				   char *err, size_t err_len)
+{
+	char cur[PATH_MAX], target[PATH_MAX], next[PATH_MAX];
+	enum mlv_err rc;
+	size_t end;
+
+	snprintf(cur, sizeof(cur), "%s", w->path);
+	rc = add(w, cur, err, err_len);
+	for (uint32_t hop = 0; !rc && hop < MLV_CONFIG_WATCH_MAX_LINKS &&
+	     first_link(cur, &end, target, sizeof(target)); hop++) {
+		char link[PATH_MAX];
+		const char *slash;
+		int n;
+
+		snprintf(link, sizeof(link), "%.*s", (int)end, cur);
+		rc = add(w, link, err, err_len);
+		slash = strrchr(link, '/');
+		/* the target, relative to the link's directory unless
+		 * absolute, then the rest of the path after the link */
+		if (target[0] == '/' || !slash)
+			n = snprintf(next, sizeof(next), "%s%s", target, cur + end);
+		else
+			n = snprintf(next, sizeof(next), "%.*s/%s%s",
+				     (int)(slash - link), link, target, cur + end);
+		if (n < 0 || (size_t)n >= sizeof(next))
+			break;
+		memcpy(cur, next, (size_t)n + 1);
+	}
+	if (!rc && strcmp(cur, w->path) != 0)
+		rc = add(w, cur, err, err_len);
+	return rc;
+}
+
+/* Watch the chain to the config file again, as it resolves now, and the
+ * includes; watches no entry uses any more are removed. */
+static void rewatch(struct mlv_config_watch *w)
+{
+	char includes[MLV_CONFIG_MAX_INCLUDES][MLV_CONFIG_MAX_INCLUDE_LEN];
+	char *ptrs[MLV_CONFIG_MAX_INCLUDES];
+	int old[MLV_CONFIG_WATCH_MAX_DIRS];
+	uint32_t n_old = w->n, n_inc = w->n_includes;
+	char err[256];
+
+	for (uint32_t i = 0; i < n_old; i++)
+		old[i] = w->dirs[i].wd;
+	for (uint32_t i = 0; i < n_inc; i++) {
+		memcpy(includes[i], w->includes[i], sizeof(includes[i]));
+		ptrs[i] = includes[i];
+	}
+	w->n = 0;
+	if (add_file_chain(w, err, sizeof(err)) != MLV_OK)
+		mlv_warn("%s (SIGHUP still reloads)", err);
+	w->n_file = w->n;
+	w->n_includes = 0;
+	mlv_config_watch_includes(w, w->path, ptrs, n_inc);
+	for (uint32_t i = 0; i < n_old; i++)
+		if (!wd_in_use(w, old[i]))
+			inotify_rm_watch(w->inotify_fd, old[i]);
 }
 
 enum mlv_err mlv_config_watch_open(const char *path, struct mlv_config_watch *w,
 				   char *err, size_t err_len)
 {
-	struct stat st;
-	char *target;
 	enum mlv_err rc;
 
 	memset(w, 0, sizeof(*w));
@@ -96,17 +212,15 @@ enum mlv_err mlv_config_watch_open(const char *path, struct mlv_config_watch *w,
 		rc = MLV_E_IO;
 		goto fail;
 	}
-	if ((rc = add(w, path, err, err_len)))
+	if (snprintf(w->path, sizeof(w->path), "%s", path) >=
+	    (int)sizeof(w->path)) {
+		snprintf(err, err_len, "config watch: path too long: %s", path);
+		errno = ENAMETOOLONG;
+		rc = MLV_E_IO;
 		goto fail;
-	/* A symlink (e.g. a config management tool's "current" link): edits
-	 * of the file it points to happen in the target's directory. */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
-	    (target = realpath(path, NULL)) != NULL) {
-		rc = add(w, target, err, err_len);
-		free(target);
-		if (rc)
-			goto fail;
 	}
+	if ((rc = add_file_chain(w, err, err_len)))
+		goto fail;
 	w->n_file = w->n;
 	return MLV_OK;
 fail:
@@ -128,20 +242,30 @@ void mlv_config_watch_close(struct mlv_config_watch *w)
 	w->pending = false;
 }
 
+/* Whether ev is a change of the config: an entry's name finished
+ * (written, renamed in; for a fragment also removed). *file: it is in
+ * the config file's own chain, whose links may now lead elsewhere. */
 static bool matches(const struct mlv_config_watch *w,
-		    const struct inotify_event *ev)
+		    const struct inotify_event *ev, bool *file)
 {
-	if (ev->mask & IN_Q_OVERFLOW)
-		return true;   /* events were lost: one of them may be ours */
+	if (ev->mask & IN_Q_OVERFLOW) {
+		*file = true;  /* events were lost: one of them may be ours */
+		return true;
+	}
 	if (!ev->len)
 		return false;
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->dirs[i].wd == ev->wd &&
-		    (w->dirs[i].pattern || !(ev->mask & GONE_MASK)) &&
-		    (w->dirs[i].pattern ?
-		     fnmatch(w->dirs[i].name, ev->name, FNM_PERIOD) == 0 :
-		     strcmp(w->dirs[i].name, ev->name) == 0))
-			return true;
+	for (uint32_t i = 0; i < w->n; i++) {
+		const bool pat = w->dirs[i].pattern;
+
+		if (w->dirs[i].wd != ev->wd ||
+		    (pat ? fnmatch(w->dirs[i].name, ev->name, FNM_PERIOD) != 0 :
+			   strcmp(w->dirs[i].name, ev->name) != 0))
+			continue;
+		if (!pat && (ev->mask & GONE_MASK))
+			continue;
+		*file = *file || i < w->n_file;
+		return true;
+	}
 	return false;
 }
 
@@ -154,14 +278,6 @@ static bool same_includes(const struct mlv_config_watch *w,
 		if (strcmp(w->includes[i], includes[i]) != 0)
 			return false;
 	return true;
-}
-
-static bool wd_in_use(const struct mlv_config_watch *w, int wd)
-{
-	for (uint32_t i = 0; i < w->n; i++)
-		if (w->dirs[i].wd == wd)
-			return true;
-	return false;
 }
 
 void mlv_config_watch_includes(struct mlv_config_watch *w, const char *path,
@@ -237,7 +353,7 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 {
 	/* aligned as the kernel's struct requires */
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool seen = false;
+	bool seen = false, file = false;
 	ssize_t n;
 
 	while ((n = read(w->inotify_fd, buf, sizeof(buf))) > 0) {
@@ -250,13 +366,18 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 				mlv_warn("config watch: a watched directory went "
 					 "away; file changes are no longer "
 					 "seen (SIGHUP still reloads)");
-			if (matches(w, ev))
+			if (matches(w, ev, &file))
 				seen = true;
 			p += sizeof(*ev) + ev->len;
 		}
 	}
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
 		mlv_warn("config watch: read: %s", strerror(errno));
+	/* at once, not when the timer fires: the directory a swapped link
+	 * leaves may be removed next, and the one it leads to is watched
+	 * from now on */
+	if (file)
+		rewatch(w);
 	if (seen) {
 		w->changes++;
 		arm(w);

@@ -6,7 +6,12 @@
  * file's name that finish a change (IN_CLOSE_WRITE after writing in
  * place, IN_MOVED_TO after a rename) start a debounce timer; the reload
  * happens when it fires, so a burst of saves reloads once. When the path
- * is a symbolic link, the directory of its target is watched too.
+ * leads through symbolic links (an `ln -sfn` deployment, a Kubernetes
+ * ConfigMap: maglevd.yaml -> ..data/maglevd.yaml, ..data -> a dated
+ * directory), the name of every link on the way and the file at its end
+ * are watched, and the chain is resolved again after each event on it:
+ * a link swapped is a change, and the new target is watched from then
+ * on.
  *
  * Two fds go into the control loop's epoll: the inotify fd and the
  * debounce timerfd (both EPOLLIN, non-blocking).
@@ -16,6 +21,7 @@
 #ifndef MLV_DAEMON_CONFIG_WATCH_H
 #define MLV_DAEMON_CONFIG_WATCH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,14 +33,19 @@
 /* A file rewritten without pause (a log-like writer) still reloads this
  * long after the first change. */
 #define MLV_CONFIG_WATCH_MAX_DELAY_MS 1000u
-/* The file and its link's target, then one per `include:` pattern. */
-#define MLV_CONFIG_WATCH_MAX_DIRS (2 + MLV_CONFIG_MAX_INCLUDES)
+/* Links followed on the way to the config file, at most. */
+#define MLV_CONFIG_WATCH_MAX_LINKS 8u
+/* The file, each link on its way and the file they lead to, then one per
+ * `include:` pattern. */
+#define MLV_CONFIG_WATCH_MAX_DIRS \
+	(2 + MLV_CONFIG_WATCH_MAX_LINKS + MLV_CONFIG_MAX_INCLUDES)
 
 struct mlv_config_watch {
 	int inotify_fd;              /* -1 when closed */
 	int timer_fd;
+	char path[PATH_MAX];         /* the config file, as given */
 	uint32_t n;                  /* watched (directory, name) pairs */
-	uint32_t n_file;             /* of which the config file's own */
+	uint32_t n_file;             /* of which the config file's chain */
 	struct {
 		int wd;
 		char name[MLV_CONFIG_MAX_INCLUDE_LEN];   /* a file name, or a
@@ -49,7 +60,7 @@ struct mlv_config_watch {
 	uint64_t changes;            /* events that armed the timer, for logs */
 };
 
-/* Start watching path's directory (and its symlink target's). Returns
+/* Start watching path's directory (and the links on its way). Returns
  * MLV_OK, or MLV_E_IO with a sentence in err (errno kept) when inotify
  * or the timer cannot be set up; then nothing stays open. */
 enum mlv_err mlv_config_watch_open(const char *path, struct mlv_config_watch *w,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The config file watch (daemon/runtime/config_watch.c) on a real temporary
  * directory: an atomic rename and an in-place write of the file are
- * seen, other files in the directory are not, a burst is one reload, and
- * a symlinked config is followed to its target's directory. The debounce
+ * seen, other files in the directory are not, a burst is one reload, a
+ * symlinked config is followed to its target's directory, and a link on
+ * the way swapped (ln -sfn, a ConfigMap's ..data) is a change. The debounce
  * timer is waited for with poll on its fd (no sleeps, no timing
  * asserted). */
 #include <stdarg.h>
@@ -149,6 +150,84 @@ static void test_symlink_target(void **state)
 	mlv_config_watch_close(&w);
 }
 
+/* A Kubernetes ConfigMap volume: maglevd.yaml -> ..data/maglevd.yaml,
+ * ..data -> ..v1 (a directory). An update writes ..v2 and renames a new
+ * ..data link over the old one, then removes ..v1. The swap is a
+ * change; so is a later edit in ..v2; the old directory is forgotten. */
+static void test_configmap_swap(void **state)
+{
+	struct fx *fx = *state;
+	char vol[96], path[200], cmd[256], err[256];
+	struct mlv_config_watch w;
+	struct pollfd p;
+
+	snprintf(vol, sizeof(vol), "%s/cm", fx->dir);
+	assert_int_equal(mkdir(vol, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir ..v1 ..v2 && "
+		 "echo 'a: 1' > ..v1/maglevd.yaml && "
+		 "echo 'a: 2' > ..v2/maglevd.yaml && ln -s ..v1 ..data && "
+		 "ln -s ..data/maglevd.yaml maglevd.yaml", vol);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/maglevd.yaml", vol);
+	assert_int_equal(mlv_config_watch_open(path, &w, err, sizeof(err)),
+			 MLV_OK);
+	/* maglevd.yaml, ..data, and ..v1/maglevd.yaml */
+	assert_int_equal(w.n, 3);
+	assert_false(mlv_config_watch_on_inotify(&w));
+
+	snprintf(cmd, sizeof(cmd), "cd %s && ln -s ..v2 ..data_tmp && "
+		 "mv -T ..data_tmp ..data", vol);
+	assert_int_equal(system(cmd), 0);
+	assert_true(mlv_config_watch_on_inotify(&w));
+	p = (struct pollfd){ .fd = w.timer_fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_true(mlv_config_watch_on_timer(&w));
+
+	/* the old version goes: not a change (and not a lost watch) */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/..v1", vol);
+	assert_int_equal(system(cmd), 0);
+	assert_false(mlv_config_watch_on_inotify(&w));
+	assert_int_equal(w.n, 3);
+	/* an edit in the new version is seen */
+	snprintf(path, sizeof(path), "%s/..v2/maglevd.yaml", vol);
+	put(path, "a: 3\n");
+	assert_true(mlv_config_watch_on_inotify(&w));
+	mlv_config_watch_close(&w);
+}
+
+/* `ln -sfn NEW current.yaml` (a new link renamed over the old one): a
+ * change, and the new target's directory is watched from then on. */
+static void test_link_swapped(void **state)
+{
+	struct fx *fx = *state;
+	char a[96], b[96], link[160], file[160], cmd[512], err[256];
+	struct mlv_config_watch w;
+
+	snprintf(a, sizeof(a), "%s/release-a", fx->dir);
+	snprintf(b, sizeof(b), "%s/release-b", fx->dir);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	snprintf(file, sizeof(file), "%s/lb.yaml", a);
+	put(file, "a: 1\n");
+	snprintf(file, sizeof(file), "%s/lb.yaml", b);
+	put(file, "a: 2\n");
+	snprintf(link, sizeof(link), "%s/current.yaml", fx->dir);
+	snprintf(cmd, sizeof(cmd), "ln -s release-a/lb.yaml %s", link);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(mlv_config_watch_open(link, &w, err, sizeof(err)),
+			 MLV_OK);
+	snprintf(cmd, sizeof(cmd), "ln -sfn release-b/lb.yaml %s", link);
+	assert_int_equal(system(cmd), 0);
+	assert_true(mlv_config_watch_on_inotify(&w));
+	/* edits in release-b are now changes; release-a's are not */
+	put(file, "a: 3\n");
+	assert_true(mlv_config_watch_on_inotify(&w));
+	snprintf(file, sizeof(file), "%s/lb.yaml", a);
+	put(file, "a: 4\n");
+	assert_false(mlv_config_watch_on_inotify(&w));
+	mlv_config_watch_close(&w);
+}
+
 static void test_bad_directory(void **state)
 {
 	struct mlv_config_watch w;
@@ -170,6 +249,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_burst_is_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_target, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_configmap_swap, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_link_swapped, setup,
 						teardown),
 		cmocka_unit_test(test_bad_directory),
 	};
