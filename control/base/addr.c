@@ -62,6 +62,69 @@ bool mlv_ip_equal(const struct mlv_ip *a, const struct mlv_ip *b)
 	return memcmp(a->bytes, b->bytes, n) == 0;
 }
 
+/* Decimal digits only, at most max: strtoul would take " 24", "+24" and
+ * "0x18". */
+static bool prefix_length(const char *d, unsigned max, unsigned *out)
+{
+	unsigned len = 0;
+
+	if (*d == '\0')
+		return false;
+	for (; *d; d++) {
+		if (*d < '0' || *d > '9')
+			return false;
+		len = len * 10 + (unsigned)(*d - '0');
+		if (len > max)
+			return false;
+	}
+	*out = len;
+	return true;
+}
+
+const char *mlv_ip_prefix_parse(const char *text, struct mlv_ip_prefix *out)
+{
+	char addr[MLV_IP_STRLEN];
+	struct mlv_ip_prefix p;
+	const char *slash;
+	unsigned len, max;
+
+	if (text == NULL || out == NULL || *text == '\0')
+		return "empty";
+	slash = strchr(text, '/');
+	if (slash == NULL)
+		slash = text + strlen(text);
+	if ((size_t)(slash - text) >= sizeof(addr))
+		return "not an IPv4/IPv6 address";
+	memcpy(addr, text, (size_t)(slash - text));
+	addr[slash - text] = '\0';
+	memset(&p, 0, sizeof(p));
+	if (!mlv_ip_parse(addr, &p.ip))
+		return "not an IPv4/IPv6 address";
+	max = p.ip.family == MLV_AF_INET ? 32 : 128;
+	len = max;
+	if (*slash == '/' && !prefix_length(slash + 1, max, &len))
+		return max == 32 ? "prefix length is not 0-32" :
+			"prefix length is not 0-128";
+	for (unsigned bit = len; bit < max; bit++)
+		if (p.ip.bytes[bit / 8] & (0x80u >> (bit % 8)))
+			return "address bits set past the prefix length";
+	p.len = (uint8_t)len;
+	*out = p;
+	return NULL;
+}
+
+const char *mlv_ip_prefix_format(const struct mlv_ip_prefix *p, char *buf,
+				 size_t len)
+{
+	char addr[MLV_IP_STRLEN];
+
+	if (buf == NULL || len == 0)
+		return buf;
+	snprintf(buf, len, "%s/%u", mlv_ip_format(&p->ip, addr, sizeof(addr)),
+		 p->len);
+	return buf;
+}
+
 static int hex_value(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -33,6 +33,24 @@ bool mlv_ip_parse(const char *text, struct mlv_ip *out);
 const char *mlv_ip_format(const struct mlv_ip *ip, char *buf, size_t len);
 bool mlv_ip_equal(const struct mlv_ip *a, const struct mlv_ip *b);
 
+/* An address prefix (CIDR): the first len bits of ip; the rest are zero. */
+struct mlv_ip_prefix {
+	struct mlv_ip ip;
+	uint8_t len;         /* 0-32 (IPv4), 0-128 (IPv6) */
+};
+
+/* Longest text mlv_ip_prefix_format writes, with the NUL. */
+#define MLV_IP_PREFIX_STRLEN (MLV_IP_STRLEN + 4)
+
+/* Parse "ADDRESS/LENGTH", or a bare address as its host prefix (/32,
+ * /128). An address with bits set past LENGTH is refused: 10.1.2.3/24 is
+ * a typo for 10.1.2.0/24 or 10.1.2.3/32, and taking either silently would
+ * hide it. Returns NULL and fills *out, or a static reason phrase. */
+const char *mlv_ip_prefix_parse(const char *text, struct mlv_ip_prefix *out);
+/* "ADDRESS/LENGTH" into buf (MLV_IP_PREFIX_STRLEN bytes). Returns buf. */
+const char *mlv_ip_prefix_format(const struct mlv_ip_prefix *p, char *buf,
+				 size_t len);
+
 /* Parse "02:00:00:00:01:21" (also '-' separators). */
 bool mlv_mac_parse(const char *text, struct mlv_mac *out);
 const char *mlv_mac_format(const struct mlv_mac *mac, char *buf, size_t len);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Hash map synchronisation and per-CPU counter sums: see map_sync.h. */
+/* Map synchronisation and per-CPU counter sums: see map_sync.h. */
 #define _GNU_SOURCE   /* qsort_r */
 #include "control/xdp/map_sync.h"
 
@@ -36,10 +36,12 @@ static int wanted(const void *key, const uint8_t *sorted, size_t n,
 	return 0;
 }
 
-/* Write every record that is missing or differs. */
+/* Write every record that is missing or differs; with write_all, every
+ * record (a map whose lookup is not by exact key). */
 static enum mlv_err write_wanted(int fd, const uint8_t *sorted, size_t n,
 				 uint32_t key_size, uint32_t value_size,
-				 uint8_t *scratch, struct mlv_map_sync_stats *st)
+				 int write_all, uint8_t *scratch,
+				 struct mlv_map_sync_stats *st)
 {
 	uint32_t rec = key_size + value_size;
 
@@ -50,7 +52,8 @@ static enum mlv_err write_wanted(int fd, const uint8_t *sorted, size_t n,
 
 		if (i && !memcmp(key, key - rec, key_size))
 			continue;   /* a duplicate (equal value, per the contract) */
-		present = bpf_map_lookup_elem(fd, key, scratch) == 0;
+		present = !write_all &&
+			bpf_map_lookup_elem(fd, key, scratch) == 0;
 		if (present && !memcmp(scratch, val, value_size)) {
 			st->unchanged++;
 			continue;
@@ -116,9 +119,9 @@ out:
 	return err;
 }
 
-enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
-			  const void *keys, const void *values, size_t n,
-			  struct mlv_map_sync_stats *stats)
+static enum mlv_err sync_map(int fd, uint32_t key_size, uint32_t value_size,
+			     const void *keys, const void *values, size_t n,
+			     int write_all, struct mlv_map_sync_stats *stats)
 {
 	struct mlv_map_sync_stats st = { 0 };
 	uint32_t rec = key_size + value_size;
@@ -142,7 +145,8 @@ enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
 	}
 	qsort_r(sorted, n, rec, cmp_key, &key_size);
 
-	err = write_wanted(fd, sorted, n, key_size, value_size, scratch, &st);
+	err = write_wanted(fd, sorted, n, key_size, value_size, write_all,
+			   scratch, &st);
 	if (!err)
 		err = delete_stale(fd, sorted, n, key_size, rec, &st);
 	if (!err && stats)
@@ -151,6 +155,19 @@ out:
 	free(scratch);
 	free(sorted);
 	return err;
+}
+
+enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
+			  const void *keys, const void *values, size_t n,
+			  struct mlv_map_sync_stats *stats)
+{
+	return sync_map(fd, key_size, value_size, keys, values, n, 0, stats);
+}
+
+enum mlv_err mlv_lpm_sync(int fd, uint32_t key_size, uint32_t value_size,
+			  const void *keys, const void *values, size_t n)
+{
+	return sync_map(fd, key_size, value_size, keys, values, n, 1, NULL);
 }
 
 enum mlv_err mlv_percpu_sum(int fd, uint32_t n, uint64_t *out)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Userspace: make a BPF hash map hold exactly a given set of entries,
- * changing only what differs, so a reload never empties the map even
- * briefly. Shared by the steering control module and the decap loader.
+/* Userspace: make a BPF hash map or LPM trie hold exactly a given set of
+ * entries, changing only what differs, so a reload never empties the map
+ * even briefly. Shared by the steering control module and the decap loader.
  *
  * Threads: one thread per map at a time (the BPF program may read the
  * map concurrently: each update/delete is atomic per entry). */
@@ -32,6 +32,14 @@ struct mlv_map_sync_stats {
 enum mlv_err mlv_map_sync(int fd, uint32_t key_size, uint32_t value_size,
 			  const void *keys, const void *values, size_t n,
 			  struct mlv_map_sync_stats *stats);
+
+/* mlv_map_sync for a BPF_MAP_TYPE_LPM_TRIE. Its lookup is a longest-prefix
+ * match, not an exact one (a wanted 10.1.2.0/24 would seem present
+ * while 10.0.0.0/8 is), so every wanted entry is written; writing a
+ * prefix that is there replaces it in place, so it is never absent
+ * either. Same results as mlv_map_sync. */
+enum mlv_err mlv_lpm_sync(int fd, uint32_t key_size, uint32_t value_size,
+			  const void *keys, const void *values, size_t n);
 
 /* Sum a per-CPU array of n u64 counters into out[0..n). Returns MLV_OK,
  * MLV_E_NOMEM, or MLV_E_IO/MLV_E_PERM if a lookup fails. */

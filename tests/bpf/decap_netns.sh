@@ -6,7 +6,8 @@
 # real IPIP and GUE frames (built by maglevd's encapsulator, via
 # encap_send) carrying UDP datagrams to the VIPs. Every datagram must
 # reach a UDP listener bound to the VIP; tunnels to another address or
-# GUE port must not be decapsulated. Only addresses inside the two
+# GUE port, or from a source outside --from (the "lb" namespace's
+# addresses), must not be decapsulated. Only addresses inside the two
 # namespaces are used; both are removed on exit.
 #
 # usage: decap_netns.sh MAGLEV_DECAP ENCAP_SEND UDP_LISTEN_PY
@@ -54,10 +55,17 @@ for c in all default vbe; do
   in_be sysctl -qw "net.ipv4.conf.$c.rp_filter=0"
 done
 
-in_be "$decap" attach vbe --gue-port 6080 --mode native
+if in_be "$decap" attach vbe --gue-port 6080 --mode native 2> "$tmp/refused"; then
+  fail "attach without --from succeeded"
+fi
+grep -q "needs --from" "$tmp/refused" || fail "attach without --from: $(cat "$tmp/refused")"
+in_be "$decap" status vbe >/dev/null 2>&1 && fail "a refused attach attached"
+in_be "$decap" attach vbe --from 10.199.0.1,fd00:199::/64 --gue-port 6080 --mode native
 in_be "$decap" status vbe > "$tmp/status0"
 grep -q "native mode" "$tmp/status0" || fail "not attached natively: $(head -1 "$tmp/status0")"
 grep -q "^addresses:.*10.199.0.2" "$tmp/status0" || fail "DEV's addresses not taken"
+grep -qx "sources: 10.199.0.1/32 fd00:199::/64" "$tmp/status0" ||
+  fail "sources: $(grep '^sources' "$tmp/status0")"
 
 be_mac=$(in_be cat /sys/class/net/vbe/address)
 
@@ -90,6 +98,8 @@ done
 # Must not be decapsulated: sent first, so they would arrive first.
 in_lb "$send" vlb "$be_mac" ipip 10.199.0.1 10.199.0.3 198.51.100.1 192.0.2.10 5353 neg-notlocal
 in_lb "$send" vlb "$be_mac" gue 10.199.0.1 10.199.0.2 198.51.100.1 192.0.2.10 5353 neg-port 6090
+in_lb "$send" vlb "$be_mac" ipip 10.199.0.9 10.199.0.2 198.51.100.1 192.0.2.10 5353 neg-src4
+in_lb "$send" vlb "$be_mac" gue fd00:198::1 fd00:199::2 2001:db8:1::1 2001:db8::10 5353 neg-src6
 
 for c in "${cases[@]}"; do
   set -- $c
@@ -106,12 +116,15 @@ listener=
 cat "$tmp/received"
 grep -q "received neg-" "$tmp/received" && fail "a tunnel that is not ours was decapsulated"
 
-# Counters: exactly the 3 IPIP + 4 GUE test frames were decapsulated.
+# Counters: exactly the 3 IPIP + 4 GUE test frames were decapsulated,
+# and the 2 from unknown sources passed.
 in_be "$decap" status vbe > "$tmp/status1"
 ipip=$(awk '$1 == "decap_ipip" { print $2 }' "$tmp/status1")
 gue=$(awk '$1 == "decap_gue" { print $2 }' "$tmp/status1")
+unknown=$(awk '$1 == "pass_unknown_src" { print $2 }' "$tmp/status1")
 [ "$ipip" = 3 ] || fail "decap_ipip is $ipip, expected 3"
 [ "$gue" = 4 ] || fail "decap_gue is $gue, expected 4"
+[ "$unknown" = 2 ] || fail "pass_unknown_src is $unknown, expected 2"
 
 in_be "$decap" detach vbe | grep -q "detached" || fail "detach"
 in_be "$decap" status vbe >/dev/null 2>&1 && fail "status after detach succeeded"

@@ -4,7 +4,8 @@
  * encapsulated by maglevd's own encapsulator (dataplane/packet/encap.c) must
  * come out as the inner packet behind an Ethernet header of the inner
  * family, byte for byte; everything it must not touch comes out
- * unchanged. Expected frames are built independently
+ * unchanged, and so does a tunnel from a source that is not a load
+ * balancer's. Expected frames are built independently
  * (tests/support/frames.c). Runs in a private network namespace, on lo
  * (generic XDP).
  * Needs root (exits 77, skipped, without). */
@@ -25,6 +26,7 @@
 #include <netinet/in.h>
 
 #include "tests/bpf/bpf_test_env.h"
+#include "tools/bin/maglev-decap/attach_args.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
 #include "dataplane/packet/encap.h"
 #include "tests/support/frames.h"
@@ -35,20 +37,28 @@
 #define GUE_PORT2 6081
 #define LOCAL4 "10.99.1.11"
 #define LOCAL6 "fd00:99:1::21"
+/* The load balancers: the default outer sources, and a listed prefix per
+ * family. */
+#define LB_SRC4 "10.99.0.1"
+#define LB_SRC6 "fd00:99::1"
+#define LB_NET4 "10.98.7.0/24"
+#define LB_NET6 "fd00:98:7::/64"
 
 static const uint8_t LB_MAC[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
 static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
 
 static int lo;
 static struct mlv_decap_maps maps = { .addrs_fd = -1, .ports_fd = -1,
-				      .stats_fd = -1 };
+				      .sources_fd = -1, .stats_fd = -1 };
 static int prog_fd = -1;
 static struct mlv_ip local_addrs[2];
 static const uint16_t gue_ports[2] = { GUE_PORT, GUE_PORT2 };
+static struct mlv_ip_prefix lb_sources[4];
 
 static const struct mlv_decap_config base_cfg = {
 	.addrs = local_addrs, .n_addrs = 2,
 	.gue_ports = gue_ports, .n_gue_ports = 2,
+	.sources = lb_sources, .n_sources = 4,
 };
 
 static void attach_base(int want_updated)
@@ -69,7 +79,11 @@ static int group_setup(void **state)
 	bpf_test_private_netns();
 	lo = (int)if_nametoindex("lo");
 	if (!mlv_ip_parse(LOCAL4, &local_addrs[0]) ||
-	    !mlv_ip_parse(LOCAL6, &local_addrs[1]))
+	    !mlv_ip_parse(LOCAL6, &local_addrs[1]) ||
+	    mlv_ip_prefix_parse(LB_SRC4, &lb_sources[0]) ||
+	    mlv_ip_prefix_parse(LB_SRC6, &lb_sources[1]) ||
+	    mlv_ip_prefix_parse(LB_NET4, &lb_sources[2]) ||
+	    mlv_ip_prefix_parse(LB_NET6, &lb_sources[3]))
 		return -1;
 	attach_base(0);
 	if (mlv_decap_open(lo, &maps, why, sizeof(why))) {
@@ -101,6 +115,7 @@ struct wrap {
 	uint16_t gue_port;              /* 0: GUE_PORT */
 	uint8_t inner_tos;              /* the inner packet's TOS / class */
 	uint8_t outer_tos;              /* what the outer header gets */
+	const char *outer_src;          /* NULL: LB_SRC4 / LB_SRC6 */
 };
 
 /* The inner packet: UDP from a client to the VIP. */
@@ -130,7 +145,8 @@ static uint32_t encapsulated(uint8_t *buf, const struct wrap *w)
 	memcpy(p.src_mac, LB_MAC, 6);
 	memcpy(p.dst_mac, BE_MAC, 6);
 	p.outer_family = w->outer;
-	frame_addr(p.outer_src, w->outer == 4 ? "10.99.0.1" : "fd00:99::1");
+	frame_addr(p.outer_src, w->outer_src ? w->outer_src :
+		   w->outer == 4 ? LB_SRC4 : LB_SRC6);
 	frame_addr(p.outer_dst, w->outer_dst ? w->outer_dst :
 		   w->outer == 4 ? LOCAL4 : LOCAL6);
 	p.inner_family = w->inner;
@@ -479,10 +495,174 @@ static void ordinary_traffic_is_untouched(void **state)
 	untouched(tagged, len + 4, MLV_DECAP_CTR_PASS_NOT_IP);
 }
 
+/* The tunnels of every method and outer family, from src4 (IPv4 outer)
+ * or src6 (IPv6 outer). */
+static unsigned tunnels_from(const char *src4, const char *src6,
+			     struct wrap out[6])
+{
+	const struct wrap ws[6] = {
+		{ MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0, src4 },
+		{ MLV_ENCAP_IPIP, 6, 6, NULL, 0, 0, 0, src6 },
+		{ MLV_ENCAP_IPIP, 6, 4, NULL, 0, 0, 0, src6 },
+		{ MLV_ENCAP_GUE, 4, 4, NULL, 0, 0, 0, src4 },
+		{ MLV_ENCAP_GUE, 4, 6, NULL, 0, 0, 0, src4 },
+		{ MLV_ENCAP_GUE, 6, 6, NULL, 0, 0, 0, src6 },
+	};
+
+	memcpy(out, ws, sizeof(ws));
+	return 6;
+}
+
+static void expect_unknown_source(const char *src4, const char *src6)
+{
+	struct wrap ws[6];
+	uint8_t frame[FRAME_CAP];
+	unsigned n = tunnels_from(src4, src6, ws);
+
+	for (unsigned i = 0; i < n; i++)
+		untouched(frame, encapsulated(frame, &ws[i]),
+			  MLV_DECAP_CTR_PASS_UNKNOWN_SRC);
+}
+
+static void expect_decap_from(const char *src4, const char *src6)
+{
+	struct wrap ws[6];
+	unsigned n = tunnels_from(src4, src6, ws);
+
+	for (unsigned i = 0; i < n; i++)
+		expect_decap(&ws[i]);
+}
+
+/* Tunnels to this host from anyone but a load balancer: passed as they
+ * came, under their own counter. */
+static void unknown_sources_are_untouched(void **state)
+{
+	(void)state;
+	expect_unknown_source("10.99.0.2", "fd00:99::2");
+	/* just outside the listed prefixes */
+	expect_unknown_source("10.98.8.0", "fd00:98:8::");
+	expect_unknown_source("10.98.6.255", "fd00:98:6:ffff:ffff:ffff:ffff:ffff");
+	/* an IPv4-mapped LB address is an IPv6 source, not the LB */
+	expect_unknown_source("10.99.0.2", "::ffff:10.99.0.1");
+}
+
+/* Inside a listed prefix, from its first to its last address. */
+static void prefix_members_are_decapsulated(void **state)
+{
+	(void)state;
+	expect_decap_from(LB_SRC4, LB_SRC6);
+	expect_decap_from("10.98.7.0", "fd00:98:7::");
+	expect_decap_from("10.98.7.200", "fd00:98:7::c8");
+	expect_decap_from("10.98.7.255", "fd00:98:7:0:ffff:ffff:ffff:ffff");
+}
+
+/* `attach --from any`, through the tool's own parser: every source of
+ * both families. An IPv4 "any" alone leaves IPv6 tunnels out. */
+static void from_any_accepts_every_source(void **state)
+{
+	char *argv[] = { "attach", "lo", "--from", "any", NULL };
+	static struct mlv_decap_attach_args a;
+	const struct mlv_ip_prefix *v4_any = &a.sources[0];
+	struct mlv_decap_config cfg;
+	char why[512] = "";
+	int updated = -1;
+
+	(void)state;
+	assert_int_equal(mlv_decap_parse_attach(4, argv, &a, why, sizeof(why)),
+			 MLV_OK);
+	mlv_decap_args_config(&a, &cfg);
+	cfg.addrs = local_addrs;
+	cfg.n_addrs = 2;
+	cfg.gue_ports = gue_ports;
+	cfg.n_gue_ports = 2;
+	assert_int_equal(mlv_decap_attach(lo, MLV_DECAP_MODE_AUTO, &cfg,
+					  &updated, why, sizeof(why)), MLV_OK);
+	assert_int_equal(updated, 1);
+	expect_decap_from("203.0.113.9", "2001:db8::9");
+	expect_decap_from("0.0.0.0", "::");
+	expect_decap_from("255.255.255.255",
+			  "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+
+	assert_int_equal(v4_any->ip.family, MLV_AF_INET);
+	cfg.sources = v4_any;
+	cfg.n_sources = 1;
+	assert_int_equal(mlv_decap_configure(&maps, &cfg, why, sizeof(why)),
+			 MLV_OK);
+	{
+		struct wrap w4 = { MLV_ENCAP_GUE, 4, 6, NULL, 0, 0, 0,
+				   "203.0.113.9" };
+		struct wrap w6 = { MLV_ENCAP_IPIP, 6, 4, NULL, 0, 0, 0, NULL };
+		uint8_t frame[FRAME_CAP];
+
+		expect_decap(&w4);
+		untouched(frame, encapsulated(frame, &w6),
+			  MLV_DECAP_CTR_PASS_UNKNOWN_SRC);
+	}
+	attach_base(1);
+	expect_unknown_source("203.0.113.9", "2001:db8::9");
+}
+
+/* Status reads back exactly the configured prefixes, sorted; a
+ * reconfiguration adds a prefix inside one already there (a trie lookup
+ * of it would find the wider one) and removes what is no longer
+ * listed. */
+static void sources_are_replaced_and_read_back(void **state)
+{
+	static const char *const steps[3][3] = {
+		{ "10.0.0.0/8", NULL },
+		{ "10.98.7.0/24", "10.0.0.0/8", "fd00::/8" },
+		{ "10.98.7.0/24", NULL },
+	};
+	static const char *const want[3][3] = {
+		{ "10.0.0.0/8", NULL },
+		{ "10.0.0.0/8", "10.98.7.0/24", "fd00::/8" },
+		{ "10.98.7.0/24", NULL },
+	};
+	struct mlv_ip_prefix cfg_src[3], got[4];
+	struct mlv_decap_config cfg = base_cfg;
+	char why[256] = "", text[MLV_IP_PREFIX_STRLEN];
+	size_t n, k;
+
+	(void)state;
+	for (unsigned s = 0; s < 3; s++) {
+		for (k = 0; k < 3 && steps[s][k]; k++)
+			assert_null(mlv_ip_prefix_parse(steps[s][k],
+							&cfg_src[k]));
+		cfg.sources = cfg_src;
+		cfg.n_sources = k;
+		assert_int_equal(mlv_decap_configure(&maps, &cfg, why,
+						     sizeof(why)), MLV_OK);
+		assert_int_equal(mlv_decap_read_sources(&maps, got, 4, &n),
+				 MLV_OK);
+		assert_int_equal(n, k);
+		for (size_t i = 0; i < n; i++)
+			assert_string_equal(mlv_ip_prefix_format(&got[i], text,
+				sizeof(text)), want[s][i]);
+	}
+	/* the /8 and the IPv6 prefix are gone from the program's view too */
+	{
+		struct wrap in = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0,
+				   "10.98.7.9" };
+		struct wrap gone4 = { MLV_ENCAP_GUE, 4, 4, NULL, 0, 0, 0,
+				      "10.1.1.1" };
+		struct wrap gone6 = { MLV_ENCAP_IPIP, 6, 6, NULL, 0, 0, 0,
+				      "fd00::1" };
+		uint8_t frame[FRAME_CAP];
+
+		expect_decap(&in);
+		untouched(frame, encapsulated(frame, &gone4),
+			  MLV_DECAP_CTR_PASS_UNKNOWN_SRC);
+		untouched(frame, encapsulated(frame, &gone6),
+			  MLV_DECAP_CTR_PASS_UNKNOWN_SRC);
+	}
+	attach_base(1);
+}
+
 static void reattach_reconfigures_in_place(void **state)
 {
 	const struct mlv_decap_config v6_only = {
 		.addrs = &local_addrs[1], .n_addrs = 1,
+		.sources = lb_sources, .n_sources = 4,
 	};
 	struct wrap w44 = { MLV_ENCAP_IPIP, 4, 4, NULL, 0, 0, 0 };
 	struct wrap gue66 = { MLV_ENCAP_GUE, 6, 6, NULL, 0, 0, 0 };
@@ -533,6 +713,29 @@ static void bad_configuration_is_refused(void **state)
 	assert_int_equal(mlv_decap_configure(&maps, &cfg, why, sizeof(why)),
 			 MLV_E_LIMIT);
 	assert_non_null(strstr(why, "256"));
+
+	/* sources: a prefix longer than its family, and too many */
+	{
+		static struct mlv_ip_prefix srcs[257];
+
+		cfg.addrs = local_addrs;
+		cfg.n_addrs = 2;
+		srcs[0] = lb_sources[0];
+		srcs[0].len = 33;
+		cfg.sources = srcs;
+		cfg.n_sources = 1;
+		assert_int_equal(mlv_decap_configure(&maps, &cfg, why,
+						     sizeof(why)), MLV_E_INVAL);
+		assert_non_null(strstr(why, "prefix length 33"));
+		for (unsigned i = 0; i < 257; i++) {
+			srcs[i].ip = many[i];
+			srcs[i].len = 32;
+		}
+		cfg.n_sources = 257;
+		assert_int_equal(mlv_decap_configure(&maps, &cfg, why,
+						     sizeof(why)), MLV_E_LIMIT);
+		assert_non_null(strstr(why, "257 sources: at most 256"));
+	}
 	expect_decap(&w);            /* the old configuration stands */
 }
 
@@ -583,6 +786,10 @@ int main(void)
 		cmocka_unit_test(outer_problems_are_untouched),
 		cmocka_unit_test(truncated_frames_are_untouched),
 		cmocka_unit_test(ordinary_traffic_is_untouched),
+		cmocka_unit_test(unknown_sources_are_untouched),
+		cmocka_unit_test(prefix_members_are_decapsulated),
+		cmocka_unit_test(from_any_accepts_every_source),
+		cmocka_unit_test(sources_are_replaced_and_read_back),
 		cmocka_unit_test(reattach_reconfigures_in_place),
 		cmocka_unit_test(bad_configuration_is_refused),
 		cmocka_unit_test(detach_and_foreign_programs),

@@ -142,8 +142,9 @@ make_client() {
 # (decapsulated packets arrive from the client's address), a TCP MSS that
 # fits the largest encapsulation (gue over IPv6: mtu_room 1448, minus 60),
 # and the BPF decapsulator for ipip and gue (this kernel has no tunnel
-# modules). The decapsulator passes everything else, so l2dsr frames and
-# health checks reach the stack untouched.
+# modules), for tunnels from the LBs only (lab_lb_sources). The
+# decapsulator passes everything else, so l2dsr frames and health checks
+# reach the stack untouched.
 make_backend() {
   local i=$1 ns a4 a6
   ns=$(ns_backend "$i")
@@ -160,7 +161,18 @@ make_backend() {
   in_ns "$ns" ip route change "$LAB_NET4.0/24" dev eth0 proto kernel scope link src "$a4" advmss 1380
   in_ns "$ns" ip -6 route change "${LAB_NET6}:/64" dev eth0 proto kernel metric 256 advmss 1380
   in_ns "$ns" "$MLV_DECAP" attach eth0 --address "$a4" --address "$a6" \
-    --gue-port "$LAB_GUE_PORT" >/dev/null
+    --gue-port "$LAB_GUE_PORT" --from "$(lab_lb_sources)" >/dev/null
+}
+
+# The outer sources of the LBs' tunnels, for maglev-decap --from: each
+# LB's port addresses (its `address` and `address6`); br0 routes the
+# tunnels to the backends without rewriting them.
+lab_lb_sources() {
+  local i list=""
+  for i in $(seq "$LAB_LBS"); do
+    list+="$(lb_addr4 "$i"),$(lb_addr6 "$i"),"
+  done
+  echo "${list%,}"
 }
 
 mac_of() { in_ns "$1" cat "/sys/class/net/$2/address"; }

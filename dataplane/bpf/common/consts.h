@@ -60,5 +60,8 @@
 #define MLV_DECAP_MAX_ADDRS 256
 /* GUE UDP ports the decapsulator accepts. */
 #define MLV_DECAP_MAX_GUE_PORTS 16
+/* Outer source prefixes (the load balancers) the decapsulator accepts
+ * tunnels from. */
+#define MLV_DECAP_MAX_SOURCES 256
 
 #endif

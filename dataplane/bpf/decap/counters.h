@@ -17,6 +17,8 @@
 	  "IP but neither IPIP nor UDP to a GUE port: untouched")          \
 	X(PASS_NOT_LOCAL, "pass_not_local",                                \
 	  "IPIP, UDP or IPv6 with extension headers, not to decap_addrs: untouched") \
+	X(PASS_UNKNOWN_SRC, "pass_unknown_src",                            \
+	  "a tunnel from an outer source not in decap_sources: untouched") \
 	X(PASS_FRAGMENT, "pass_fragment",                                  \
 	  "a fragmented outer packet: untouched (left to the kernel)")     \
 	X(PASS_UNSUPPORTED, "pass_unsupported",                            \

@@ -28,6 +28,18 @@ struct {
 	__type(value, struct mlv_decap_port_val);
 } decap_gue_ports SEC(".maps");
 
+/* Outer source prefixes tunnels are accepted from: the load balancers.
+ * A tunnel from any other source passes untouched, so whoever can reach
+ * this host cannot have packets with a source address of their choosing
+ * delivered as if a load balancer had forwarded them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MLV_DECAP_MAX_SOURCES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);  /* the trie requires it */
+	__type(key, struct mlv_decap_src_key);
+	__type(value, struct mlv_decap_src_val);
+} decap_sources SEC(".maps");
+
 /* Frames per outcome (enum mlv_decap_counter), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -23,4 +23,27 @@ struct mlv_decap_port_val {
 	__u32 flags;    /* reserved, zero */
 };
 
+/* decap_sources key: a BPF_MAP_TYPE_LPM_TRIE key (the prefix length
+ * first, as the kernel wants it) over the family tag and the address.
+ * One trie for both families rather than one per family: one map to
+ * fill, find by name and read back, and one lookup in the program. The
+ * family tag is the first MLV_DECAP_SRC_FAMILY_BITS bits of every stored
+ * prefix, so an IPv4 prefix, even 0.0.0.0/0, never matches an IPv6
+ * source, nor the other way round. */
+struct mlv_decap_src_key {
+	__u32 prefixlen;  /* MLV_DECAP_SRC_FAMILY_BITS + the address prefix */
+	__u8 family;      /* MLV_BPF_FAMILY_V4 or _V6 */
+	__u8 addr[16];    /* network order; IPv4 in addr[0..3]; bits past the
+			   * prefix zero */
+	__u8 pad[3];      /* never part of a prefix; zero */
+};
+
+/* The bits of a decap_sources key's family tag. */
+#define MLV_DECAP_SRC_FAMILY_BITS 8
+
+/* decap_sources value: presence is what matters. */
+struct mlv_decap_src_val {
+	__u32 flags;    /* reserved, zero */
+};
+
 #endif

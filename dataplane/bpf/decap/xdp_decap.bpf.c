@@ -4,7 +4,8 @@
  * tools/bin/maglev-decap).
  *
  * A frame whose outer destination is one of this host's addresses
- * (decap_addrs) and that carries
+ * (decap_addrs), whose outer source is in a load balancer prefix
+ * (decap_sources), and that carries
  *   - IPIP: IPv4 protocol / IPv6 next header 4 (IPv4 inside) or 41 (IPv6
  *     inside): 4in4, 6in4, 4in6, 6in6; or
  *   - GUE variant 0 with a bare 4-byte header (draft-ietf-intarea-gue)
@@ -13,7 +14,9 @@
  * the Ethernet type set to the inner family and the MAC addresses kept.
  * Exactly the formats of docs/forwarding.md (dataplane/packet/encap.c).
  *
- * Everything else passes untouched, including tunnel packets this program
+ * Everything else passes untouched, including tunnels from any other
+ * source (undoing those would let anyone who reaches this host choose
+ * the source address the stack sees), and tunnel packets this program
  * cannot undo faithfully (outer fragments, IPv4 options, IPv6 extension
  * headers, GUE control messages or extension fields): the kernel gets
  * them as they arrived. Outer checksums: the IPv4 header checksum is
@@ -68,6 +71,24 @@ static __always_inline int local_address(__u8 family, const void *addr,
 	return bpf_map_lookup_elem(&decap_addrs, &key) != NULL;
 }
 
+/* Is addr (len bytes) inside a decap_sources prefix of its family? */
+static __always_inline int allowed_source(__u8 family, const void *addr,
+					  __u32 len)
+{
+	struct mlv_decap_src_key key = {};
+
+	key.prefixlen = MLV_DECAP_SRC_FAMILY_BITS + 8 * len;
+	key.family = family;
+	__builtin_memcpy(key.addr, addr, len);
+	return bpf_map_lookup_elem(&decap_sources, &key) != NULL;
+}
+
+static __always_inline int is_decap(__u32 verdict)
+{
+	return verdict == MLV_DECAP_CTR_DECAP_IPIP ||
+	       verdict == MLV_DECAP_CTR_DECAP_GUE;
+}
+
 static __always_inline int is_ipip(__u8 proto)
 {
 	return proto == MLV_PROTO_IPIP || proto == MLV_PROTO_IPV6;
@@ -99,12 +120,14 @@ static __always_inline __u32 plan_gue(struct mlv_cursor *c,
 	return p->counter;
 }
 
-/* ip_room: frame bytes from the outer IPv4 header on. */
+/* ip_room: frame bytes from the outer IPv4 header on. The source is
+ * checked last, once the frame is known to be a tunnel this program would
+ * undo, so the counter of unknown sources counts only those. */
 static __always_inline __u32 plan_ipv4(struct mlv_cursor *c, __u32 ip_room,
 				       struct decap_plan *p)
 {
 	struct iphdr *ip = c->pos;
-	__u32 tot_len;
+	__u32 tot_len, verdict;
 
 	if ((void *)(ip + 1) > c->end)
 		return MLV_DECAP_CTR_PASS_MALFORMED;
@@ -126,17 +149,23 @@ static __always_inline __u32 plan_ipv4(struct mlv_cursor *c, __u32 ip_room,
 	p->outer_len = sizeof(*ip);
 	p->outer_ecn = ip->tos & MLV_ECN_MASK;
 	c->pos = ip + 1;
-	if (ip->protocol == IPPROTO_UDP)
-		return plan_gue(c, p);
-	p->inner_proto = ip->protocol;
-	p->counter = MLV_DECAP_CTR_DECAP_IPIP;
-	return p->counter;
+	if (ip->protocol == IPPROTO_UDP) {
+		verdict = plan_gue(c, p);
+	} else {
+		p->inner_proto = ip->protocol;
+		p->counter = verdict = MLV_DECAP_CTR_DECAP_IPIP;
+	}
+	if (is_decap(verdict) &&
+	    !allowed_source(MLV_BPF_FAMILY_V4, &ip->saddr, 4))
+		return MLV_DECAP_CTR_PASS_UNKNOWN_SRC;
+	return verdict;
 }
 
 static __always_inline __u32 plan_ipv6(struct mlv_cursor *c, __u32 ip_room,
 				       struct decap_plan *p)
 {
 	struct ipv6hdr *ip6 = c->pos;
+	__u32 verdict;
 	__u8 nh;
 
 	if ((void *)(ip6 + 1) > c->end)
@@ -163,11 +192,16 @@ static __always_inline __u32 plan_ipv6(struct mlv_cursor *c, __u32 ip_room,
 	p->outer_len = sizeof(*ip6);
 	p->outer_ecn = (ip6->flow_lbl[0] >> 4) & MLV_ECN_MASK;
 	c->pos = ip6 + 1;
-	if (nh == IPPROTO_UDP)
-		return plan_gue(c, p);
-	p->inner_proto = nh;
-	p->counter = MLV_DECAP_CTR_DECAP_IPIP;
-	return p->counter;
+	if (nh == IPPROTO_UDP) {
+		verdict = plan_gue(c, p);
+	} else {
+		p->inner_proto = nh;
+		p->counter = verdict = MLV_DECAP_CTR_DECAP_IPIP;
+	}
+	if (is_decap(verdict) &&
+	    !allowed_source(MLV_BPF_FAMILY_V6, &ip6->saddr, 16))
+		return MLV_DECAP_CTR_PASS_UNKNOWN_SRC;
+	return verdict;
 }
 
 /* The inner header must be what the outer header announced, and be
@@ -241,8 +275,7 @@ int mlv_xdp_decap(struct xdp_md *ctx)
 		verdict = plan_ipv6(&c, frame_len - ETH_HLEN, &plan);
 	else
 		return count(MLV_DECAP_CTR_PASS_NOT_IP, XDP_PASS);
-	if (verdict != MLV_DECAP_CTR_DECAP_IPIP &&
-	    verdict != MLV_DECAP_CTR_DECAP_GUE)
+	if (!is_decap(verdict))
 		return count(verdict, XDP_PASS);
 
 	verdict = check_inner(&c, &plan);

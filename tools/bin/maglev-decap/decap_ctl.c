@@ -34,7 +34,6 @@ static const char *const counter_help[] = {
 };
 
 
-
 const char *mlv_decap_counter_name(unsigned c)
 {
 	return c < MLV_DECAP_CTR__COUNT ? counter_names[c] : "?";
@@ -45,6 +44,34 @@ const char *mlv_decap_counter_help(unsigned c)
 	return c < MLV_DECAP_CTR__COUNT ? counter_help[c] : "?";
 }
 
+/* decap_sources keys for cfg's sources, into keys (n_sources of them). */
+static enum mlv_err source_keys(const struct mlv_decap_config *cfg,
+				struct mlv_decap_src_key *keys,
+				char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->n_sources; i++) {
+		const struct mlv_ip_prefix *p = &cfg->sources[i];
+		unsigned max = p->ip.family == MLV_AF_INET ? 32 : 128;
+
+		if (p->ip.family != MLV_AF_INET && p->ip.family != MLV_AF_INET6)
+			return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+				   "source %zu has no family", i);
+		if (p->len > max)
+			return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+				   "source %zu: prefix length %u over %u", i,
+				   p->len, max);
+		keys[i].prefixlen = MLV_DECAP_SRC_FAMILY_BITS + p->len;
+		keys[i].family = p->ip.family == MLV_AF_INET ?
+			MLV_BPF_FAMILY_V4 : MLV_BPF_FAMILY_V6;
+		/* the trie compares only prefixlen bits; the rest are zeroed
+		 * so status reads back the prefix as given */
+		for (unsigned bit = 0; bit < p->len; bit++)
+			keys[i].addr[bit / 8] |= p->ip.bytes[bit / 8] &
+				(uint8_t)(0x80u >> (bit % 8));
+	}
+	return MLV_OK;
+}
+
 enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 				 const struct mlv_decap_config *cfg,
 				 char *errbuf, size_t errlen)
@@ -53,6 +80,8 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	struct mlv_decap_addr_val *addr_vals = NULL;   /* all zero */
 	struct mlv_decap_port_key *ports = NULL;
 	struct mlv_decap_port_val *port_vals = NULL;   /* all zero */
+	struct mlv_decap_src_key *srcs = NULL;
+	struct mlv_decap_src_val *src_vals = NULL;     /* all zero */
 	enum mlv_err err;
 
 	if (cfg->n_addrs > MLV_DECAP_MAX_ADDRS)
@@ -63,11 +92,18 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 		return mlv_err_msg(errbuf, errlen, MLV_E_LIMIT,
 			   "%zu GUE ports: at most %d", cfg->n_gue_ports,
 			   MLV_DECAP_MAX_GUE_PORTS);
+	if (cfg->n_sources > MLV_DECAP_MAX_SOURCES)
+		return mlv_err_msg(errbuf, errlen, MLV_E_LIMIT,
+			   "%zu sources: at most %d", cfg->n_sources,
+			   MLV_DECAP_MAX_SOURCES);
 	addrs = calloc(cfg->n_addrs + 1, sizeof(*addrs));
 	addr_vals = calloc(cfg->n_addrs + 1, sizeof(*addr_vals));
 	ports = calloc(cfg->n_gue_ports + 1, sizeof(*ports));
 	port_vals = calloc(cfg->n_gue_ports + 1, sizeof(*port_vals));
-	if (!addrs || !addr_vals || !ports || !port_vals) {
+	srcs = calloc(cfg->n_sources + 1, sizeof(*srcs));
+	src_vals = calloc(cfg->n_sources + 1, sizeof(*src_vals));
+	if (!addrs || !addr_vals || !ports || !port_vals || !srcs ||
+	    !src_vals) {
 		err = MLV_E_NOMEM;
 		goto out;
 	}
@@ -92,6 +128,9 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 		}
 		ports[i].port = htons(cfg->gue_ports[i]);
 	}
+	err = source_keys(cfg, srcs, errbuf, errlen);
+	if (err)
+		goto out;
 	err = mlv_map_sync(maps->addrs_fd, sizeof(*addrs), sizeof(*addr_vals),
 			   addrs, addr_vals, cfg->n_addrs, NULL);
 	if (err) {
@@ -101,10 +140,19 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	}
 	err = mlv_map_sync(maps->ports_fd, sizeof(*ports), sizeof(*port_vals),
 			   ports, port_vals, cfg->n_gue_ports, NULL);
-	if (err)
+	if (err) {
 		mlv_err_msg(errbuf, errlen, err, "updating decap_gue_ports: %s",
 		    mlv_strerror(err));
+		goto out;
+	}
+	err = mlv_lpm_sync(maps->sources_fd, sizeof(*srcs), sizeof(*src_vals),
+			   srcs, src_vals, cfg->n_sources);
+	if (err)
+		mlv_err_msg(errbuf, errlen, err, "updating decap_sources: %s",
+		    mlv_strerror(err));
 out:
+	free(srcs);
+	free(src_vals);
 	free(addrs);
 	free(addr_vals);
 	free(ports);
@@ -122,6 +170,9 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 		{ "decap_gue_ports", BPF_MAP_TYPE_HASH,
 		  sizeof(struct mlv_decap_port_key),
 		  sizeof(struct mlv_decap_port_val), -1 },
+		{ "decap_sources", BPF_MAP_TYPE_LPM_TRIE,
+		  sizeof(struct mlv_decap_src_key),
+		  sizeof(struct mlv_decap_src_val), -1 },
 		{ "decap_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
 		  sizeof(__u64), -1 },
 	};
@@ -129,7 +180,8 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	enum mlv_err err;
 
 	memset(maps, 0, sizeof(*maps));
-	maps->addrs_fd = maps->ports_fd = maps->stats_fd = -1;
+	maps->addrs_fd = maps->ports_fd = maps->sources_fd = -1;
+	maps->stats_fd = -1;
 	err = mlv_xdp_attached_query(ifindex, &cur, errbuf, errlen);
 	if (err)
 		return err;
@@ -149,7 +201,8 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	maps->mode_flags = cur.mode_flags;
 	maps->addrs_fd = want[0].fd;
 	maps->ports_fd = want[1].fd;
-	maps->stats_fd = want[2].fd;
+	maps->sources_fd = want[2].fd;
+	maps->stats_fd = want[3].fd;
 	return MLV_OK;
 }
 
@@ -159,9 +212,12 @@ void mlv_decap_maps_close(struct mlv_decap_maps *maps)
 		close(maps->addrs_fd);
 	if (maps->ports_fd >= 0)
 		close(maps->ports_fd);
+	if (maps->sources_fd >= 0)
+		close(maps->sources_fd);
 	if (maps->stats_fd >= 0)
 		close(maps->stats_fd);
-	maps->addrs_fd = maps->ports_fd = maps->stats_fd = -1;
+	maps->addrs_fd = maps->ports_fd = maps->sources_fd = -1;
+	maps->stats_fd = -1;
 }
 
 static uint32_t mode_flags(enum mlv_decap_mode mode)
@@ -194,6 +250,7 @@ static enum mlv_err attach_new(int ifindex, enum mlv_decap_mode mode,
 			   strerror(errno));
 	maps.addrs_fd = bpf_map__fd(skel->maps.decap_addrs);
 	maps.ports_fd = bpf_map__fd(skel->maps.decap_gue_ports);
+	maps.sources_fd = bpf_map__fd(skel->maps.decap_sources);
 	maps.stats_fd = bpf_map__fd(skel->maps.decap_stats);
 	err = mlv_decap_configure(&maps, cfg, errbuf, errlen);
 	if (err)
@@ -273,6 +330,47 @@ enum mlv_err mlv_decap_read_config(const struct mlv_decap_maps *maps,
 	}
 	if (errno != ENOENT)
 		return mlv_err_from_errno(errno);
+	return MLV_OK;
+}
+
+static int cmp_prefix(const void *a, const void *b)
+{
+	const struct mlv_ip_prefix *x = a, *y = b;
+	int c;
+
+	if (x->ip.family != y->ip.family)
+		return x->ip.family < y->ip.family ? -1 : 1;
+	c = memcmp(x->ip.bytes, y->ip.bytes, sizeof(x->ip.bytes));
+	if (c)
+		return c;
+	return (int)x->len - (int)y->len;
+}
+
+enum mlv_err mlv_decap_read_sources(const struct mlv_decap_maps *maps,
+				    struct mlv_ip_prefix *out, size_t cap,
+				    size_t *n)
+{
+	struct mlv_decap_src_key key, *prev = NULL;
+
+	*n = 0;
+	while (bpf_map_get_next_key(maps->sources_fd, prev, &key) == 0) {
+		if (*n < cap) {
+			struct mlv_ip_prefix *p = &out[*n];
+
+			memset(p, 0, sizeof(*p));
+			p->ip.family = key.family == MLV_BPF_FAMILY_V4 ?
+				MLV_AF_INET : MLV_AF_INET6;
+			memcpy(p->ip.bytes, key.addr,
+			       p->ip.family == MLV_AF_INET ? 4 : 16);
+			p->len = (uint8_t)(key.prefixlen -
+					   MLV_DECAP_SRC_FAMILY_BITS);
+		}
+		(*n)++;
+		prev = &key;
+	}
+	if (errno != ENOENT)
+		return mlv_err_from_errno(errno);
+	qsort(out, *n < cap ? *n : cap, sizeof(*out), cmp_prefix);
 	return MLV_OK;
 }
 

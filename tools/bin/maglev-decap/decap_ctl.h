@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The backend decapsulator (dataplane/bpf/decap/xdp_decap.bpf.c) seen from
- * userspace: attach it to an interface or find it there, fill its address
- * and GUE-port maps, read its counters, detach it. Used by maglev-decap
+ * userspace: attach it to an interface or find it there, fill its address,
+ * GUE-port and source maps, read its counters, detach it. Used by maglev-decap
  * and the bpf tests.
  *
  * The XDP attachment outlives the process that made it (the kernel keeps
@@ -29,13 +29,17 @@ struct mlv_decap_config {
 	size_t n_addrs;
 	const uint16_t *gue_ports;      /* host order; none = IPIP only */
 	size_t n_gue_ports;
+	/* outer sources tunnels are accepted from (the load balancers);
+	 * none = no tunnel is decapsulated */
+	const struct mlv_ip_prefix *sources;
+	size_t n_sources;
 };
 
 /* Fds of an attached decapsulator's maps (close with mlv_decap_maps_close). */
 struct mlv_decap_maps {
 	uint32_t prog_id;
 	uint32_t mode_flags;            /* XDP_FLAGS_DRV_MODE / _SKB_MODE */
-	int addrs_fd, ports_fd, stats_fd;
+	int addrs_fd, ports_fd, sources_fd, stats_fd;
 };
 
 enum mlv_decap_mode {
@@ -48,8 +52,8 @@ enum mlv_decap_mode {
  * attached, replace its configuration in place (no reattach, no packet
  * goes undecapsulated). *updated says which happened. The maps are filled
  * before a new program is attached. MLV_E_BUSY if another XDP program is
- * attached; MLV_E_LIMIT for more addresses/ports than the maps hold;
- * MLV_E_INVAL for a bad address family or port 0. */
+ * attached; MLV_E_LIMIT for more addresses/ports/sources than the maps
+ * hold; MLV_E_INVAL for a bad address family, prefix length or port 0. */
 enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 			      const struct mlv_decap_config *cfg,
 			      int *updated, char *errbuf, size_t errlen);
@@ -74,6 +78,12 @@ enum mlv_err mlv_decap_read_config(const struct mlv_decap_maps *maps,
 				   struct mlv_ip *addrs, size_t cap,
 				   size_t *n_addrs, uint16_t *ports,
 				   size_t port_cap, size_t *n_ports);
+
+/* The configured sources (up to cap, *n set to how many exist), IPv4
+ * first, each family in address then length order. */
+enum mlv_err mlv_decap_read_sources(const struct mlv_decap_maps *maps,
+				    struct mlv_ip_prefix *out, size_t cap,
+				    size_t *n);
 
 /* Name / meaning of counter c ("?" out of range). */
 const char *mlv_decap_counter_name(unsigned c);
