@@ -289,7 +289,7 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 		return json_null();
 	mlv_ctl_server_get_stats(srv, &s);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-			 " s:I}",
+			 " s:I, s:I, s:I, s:I}",
 			 "clients", (json_int_t)s.clients,
 			 "accepted", (json_int_t)s.accepted,
 			 "refused_full", (json_int_t)s.refused_full,
@@ -301,7 +301,10 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 			 "disconnects", (json_int_t)s.disconnects,
 			 "half_requests", (json_int_t)s.half_requests,
 			 "deferred", (json_int_t)s.deferred,
-			 "refused_level", (json_int_t)s.refused_level);
+			 "refused_level", (json_int_t)s.refused_level,
+			 "reply_over_budget", (json_int_t)s.reply_over_budget,
+			 "idle_closed", (json_int_t)s.idle_closed,
+			 "out_bytes", (json_int_t)s.out_bytes);
 }
 
 /* The announcer's view: null when the daemon has none. */

@@ -71,7 +71,7 @@ struct mlv_ctl_server {
 	int spare_fd;               /* given up to accept-and-close at EMFILE */
 	int defer_fd;               /* timerfd: polls deferred replies */
 	bool defer_armed;
-	bool timer_armed;
+	uint32_t timer_period;      /* ms; 0: the stall/idle timer is off */
 	bool backlog_signalled;
 	mlv_ctl_handler_fn handle;
 	void *ctx;
@@ -81,12 +81,16 @@ struct mlv_ctl_server {
 	uint32_t line_max;
 	uint32_t reply_max;
 	uint32_t stall_ms;
+	uint32_t idle_ms;
+	uint64_t out_total_max;
 	struct client_list clients;
 	struct client_list backlog;
 	struct client_list deferred;    /* oldest first */
 	struct client_list graveyard;
 	struct mlv_ctl_server_stats st;
 };
+
+static void out_release(struct mlv_ctl_server *srv, struct client *c);
 
 static uint64_t now_ms(void)
 {
@@ -103,25 +107,25 @@ static bool out_pending(const struct client *c)
 
 /* ---- timer and backlog ---- */
 
-static void arm_timer(struct mlv_ctl_server *srv, bool on)
+/* Tick every period_ms (0: stop): a quarter of the timeout the
+ * clients now face, so a stall or an idle client is seen within 25 %
+ * of it. */
+static void arm_timer(struct mlv_ctl_server *srv, uint32_t period)
 {
 	struct itimerspec its;
-	uint32_t period = srv->stall_ms / 4;
 
-	if (on == srv->timer_armed)
-		return;
-	if (period < 10)
+	if (period && period < 10)
 		period = 10;
-	if (period > 1000)
-		period = 1000;
+	if (period > 15000)
+		period = 15000;
+	if (period == srv->timer_period)
+		return;
 	memset(&its, 0, sizeof(its));
-	if (on) {
-		its.it_value.tv_sec = period / 1000;
-		its.it_value.tv_nsec = (long)(period % 1000) * 1000000L;
-		its.it_interval = its.it_value;
-	}
+	its.it_value.tv_sec = period / 1000;
+	its.it_value.tv_nsec = (long)(period % 1000) * 1000000L;
+	its.it_interval = its.it_value;
 	if (timerfd_settime(srv->timer_fd, 0, &its, NULL) == 0)
-		srv->timer_armed = on;
+		srv->timer_period = period;
 }
 
 /* Tick every millisecond exactly while a deferred reply is pending: the
@@ -204,7 +208,7 @@ static void bury(struct mlv_ctl_server *srv)
 	while ((c = TAILQ_FIRST(&srv->graveyard))) {
 		TAILQ_REMOVE(&srv->graveyard, c, link);
 		free(c->in);
-		free(c->out);
+		out_release(srv, c);
 		free(c);
 	}
 }
@@ -237,6 +241,13 @@ static bool waiting(const struct client *c)
 	       (!c->in_backlog && !c->read_closed && c->in_len > c->in_off);
 }
 
+/* Nothing in flight: no request queued or half read, no reply unsent
+ * or deferred. */
+static bool idle(const struct client *c)
+{
+	return !waiting(c) && !c->deferring && !c->in_backlog;
+}
+
 /* Decide what to wait for next, or close the client if it is done. */
 static void settle(struct mlv_ctl_server *srv, struct client *c)
 {
@@ -263,12 +274,19 @@ static void settle(struct mlv_ctl_server *srv, struct client *c)
 
 /* ---- output ---- */
 
-enum reserve { RESERVE_OK, RESERVE_TOO_LARGE, RESERVE_NOMEM };
+enum reserve { RESERVE_OK, RESERVE_TOO_LARGE, RESERVE_OVER_BUDGET,
+	       RESERVE_NOMEM };
 
-/* Room for extra more bytes, never beyond limit in total. */
-static enum reserve out_reserve(struct client *c, size_t extra, size_t limit)
+/* Room for extra more bytes, never beyond limit in total, nor beyond
+ * what the server's output budget has left: the budget counts every
+ * client's buffer, and a buffer beyond MLV_CTL_SMALL_REPLY may not take
+ * it past out_total_max (smaller ones have MLV_CTL_SMALL_REPLY_ROOM
+ * more, so status and lookups are answered while big replies wait). */
+static enum reserve out_reserve(struct mlv_ctl_server *srv, struct client *c,
+				size_t extra, size_t limit)
 {
 	size_t need = c->out_len + extra, cap;
+	uint64_t budget = srv->out_total_max, others;
 	char *p;
 
 	if (need > limit)
@@ -280,15 +298,33 @@ static enum reserve out_reserve(struct client *c, size_t extra, size_t limit)
 		cap *= 2;
 	if (cap > limit)
 		cap = limit;
+	if (cap <= MLV_CTL_SMALL_REPLY)
+		budget += MLV_CTL_SMALL_REPLY_ROOM;
+	others = srv->st.out_bytes - c->out_cap;
+	if (others + need > budget)
+		return RESERVE_OVER_BUDGET;
+	if (others + cap > budget)
+		cap = (size_t)(budget - others);   /* the doubling, clipped */
 	p = realloc(c->out, cap);
 	if (!p)
 		return RESERVE_NOMEM;
+	srv->st.out_bytes += cap - c->out_cap;
 	c->out = p;
 	c->out_cap = cap;
 	return RESERVE_OK;
 }
 
+/* Give c's output buffer back (its budget with it). */
+static void out_release(struct mlv_ctl_server *srv, struct client *c)
+{
+	srv->st.out_bytes -= c->out_cap;
+	free(c->out);
+	c->out = NULL;
+	c->out_cap = 0;
+}
+
 struct dump_ctx {
+	struct mlv_ctl_server *srv;
 	struct client *c;
 	size_t limit;
 	enum reserve status;
@@ -298,7 +334,7 @@ static int dump_cb(const char *buf, size_t size, void *data)
 {
 	struct dump_ctx *d = data;
 
-	d->status = out_reserve(d->c, size, d->limit);
+	d->status = out_reserve(d->srv, d->c, size, d->limit);
 	if (d->status != RESERVE_OK)
 		return -1;
 	memcpy(d->c->out + d->c->out_len, buf, size);
@@ -307,10 +343,11 @@ static int dump_cb(const char *buf, size_t size, void *data)
 }
 
 /* Append json + '\n' within limit bytes of output in total. */
-static enum reserve append_json(struct client *c, const json_t *json,
-				size_t limit)
+static enum reserve append_json(struct mlv_ctl_server *srv, struct client *c,
+				const json_t *json, size_t limit)
 {
-	struct dump_ctx d = { .c = c, .limit = limit, .status = RESERVE_OK };
+	struct dump_ctx d = { .srv = srv, .c = c, .limit = limit,
+			      .status = RESERVE_OK };
 	size_t start = c->out_len;
 
 	if (json_dump_callback(json, dump_cb, &d, JSON_COMPACT) != 0) {
@@ -318,7 +355,7 @@ static enum reserve append_json(struct client *c, const json_t *json,
 		/* jansson fails the dump by itself only when memory runs out */
 		return d.status == RESERVE_OK ? RESERVE_NOMEM : d.status;
 	}
-	d.status = out_reserve(c, 1, limit + 1);
+	d.status = out_reserve(srv, c, 1, limit + 1);
 	if (d.status != RESERVE_OK) {
 		c->out_len = start;
 		return d.status;
@@ -331,7 +368,7 @@ static void queue_oom(struct mlv_ctl_server *srv, struct client *c)
 {
 	size_t n = sizeof(oom_reply) - 1;
 
-	if (out_reserve(c, n, c->out_len + n) != RESERVE_OK) {
+	if (out_reserve(srv, c, n, c->out_len + n) != RESERVE_OK) {
 		srv->st.disconnects++;
 		drop(srv, c);
 		return;
@@ -341,21 +378,33 @@ static void queue_oom(struct mlv_ctl_server *srv, struct client *c)
 }
 
 /* Queue reply + '\n' (reply NULL: out of memory). A reply longer than
- * reply_max is replaced with an error reply saying so. */
+ * reply_max, or beyond what the output budget has left, is replaced with
+ * an error reply saying so; the buffer it grew is given back. */
 static void queue_reply(struct mlv_ctl_server *srv, struct client *c,
 			const json_t *reply)
 {
-	enum reserve r = reply ? append_json(c, reply, c->out_len + srv->reply_max)
+	enum reserve r = reply ? append_json(srv, c, reply,
+					     c->out_len + srv->reply_max)
 			       : RESERVE_NOMEM;
-	char msg[96];
+	char msg[200];
 	json_t *e;
 
-	if (r == RESERVE_TOO_LARGE) {
-		srv->st.reply_too_large++;
-		snprintf(msg, sizeof(msg), "reply too large: over %u bytes",
-			 srv->reply_max);
+	if (r == RESERVE_TOO_LARGE || r == RESERVE_OVER_BUDGET) {
+		if (!out_pending(c) && c->out_cap > OUT_KEEP)
+			out_release(srv, c);
+		if (r == RESERVE_TOO_LARGE) {
+			srv->st.reply_too_large++;
+			snprintf(msg, sizeof(msg), "reply too large: over %u "
+				 "bytes", srv->reply_max);
+		} else {
+			srv->st.reply_over_budget++;
+			snprintf(msg, sizeof(msg), "busy: replies other clients "
+				 "have not read yet hold the control socket's "
+				 "output budget (%llu MiB); try again shortly",
+				 (unsigned long long)(srv->out_total_max >> 20));
+		}
 		e = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
-		r = e ? append_json(c, e, c->out_len + 4096) : RESERVE_NOMEM;
+		r = e ? append_json(srv, c, e, c->out_len + 4096) : RESERVE_NOMEM;
 		json_decref(e);
 	}
 	if (r != RESERVE_OK)
@@ -394,11 +443,8 @@ static void flush(struct mlv_ctl_server *srv, struct client *c)
 	}
 	if (!c->dead) {
 		c->out_off = c->out_len = 0;
-		if (c->out_cap > OUT_KEEP) {
-			free(c->out);
-			c->out = NULL;
-			c->out_cap = 0;
-		}
+		if (c->out_cap > OUT_KEEP)
+			out_release(srv, c);
 	}
 }
 
@@ -650,13 +696,6 @@ static void accept_clients(struct mlv_ctl_server *srv)
 			}
 			return;
 		}
-		if (srv->st.clients >= srv->max_clients) {
-			srv->st.refused_full++;
-			(void)send(fd, full_reply, sizeof(full_reply) - 1,
-				    MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
-			continue;
-		}
 		struct client *c = calloc(1, sizeof(*c));
 		struct epoll_event ev = { .events = EPOLLIN };
 
@@ -665,9 +704,20 @@ static void accept_clients(struct mlv_ctl_server *srv)
 			continue;
 		}
 		c->fd = fd;
+		peer_level(srv, c);
+		/* full: only admin peers, in the slots kept for them */
+		if (srv->st.clients >= srv->max_clients &&
+		    (!c->peer.admin || srv->st.clients >=
+		     srv->max_clients + MLV_CTL_ADMIN_RESERVE)) {
+			srv->st.refused_full++;
+			(void)send(fd, full_reply, sizeof(full_reply) - 1,
+				    MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			free(c);
+			continue;
+		}
 		c->events = EPOLLIN;
 		c->last_progress_ms = now_ms();
-		peer_level(srv, c);
 		ev.data.ptr = c;
 		if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(fd);
@@ -733,6 +783,10 @@ static void check_stalls(struct mlv_ctl_server *srv)
 		if (waiting(c) && now - c->last_progress_ms >= srv->stall_ms) {
 			srv->st.stalled++;
 			drop(srv, c);
+		} else if (idle(c) &&
+			   now - c->last_progress_ms >= srv->idle_ms) {
+			srv->st.idle_closed++;
+			drop(srv, c);
 		}
 	}
 }
@@ -778,6 +832,9 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	srv->line_max = p->line_max ? p->line_max : MLV_CTL_DEFAULT_LINE_MAX;
 	srv->reply_max = p->reply_max ? p->reply_max : MLV_CTL_DEFAULT_REPLY_MAX;
 	srv->stall_ms = p->stall_timeout_ms ? p->stall_timeout_ms : MLV_CTL_DEFAULT_STALL_MS;
+	srv->idle_ms = p->idle_timeout_ms ? p->idle_timeout_ms : MLV_CTL_DEFAULT_IDLE_MS;
+	srv->out_total_max = p->out_total_max ? p->out_total_max :
+			     MLV_CTL_DEFAULT_OUT_TOTAL;
 	TAILQ_INIT(&srv->clients);
 	TAILQ_INIT(&srv->backlog);
 	TAILQ_INIT(&srv->deferred);
@@ -854,14 +911,19 @@ enum mlv_err mlv_ctl_process(struct mlv_ctl_server *srv)
 	poll_deferred(srv);
 	arm_defer_timer(srv);
 	signal_backlog(srv);
-	/* tick only while someone may stall, so idle clients (a `maglevctl
-	 * top` between refreshes) do not wake the control thread */
-	bool any = false;
+	/* tick often only while someone may stall; while clients are only
+	 * idle (a `maglevctl top` between refreshes), at a quarter of the
+	 * idle timeout; with no clients, never */
+	uint32_t period = 0;
 
-	TAILQ_FOREACH(c, &srv->clients, link)
-		if ((any = waiting(c)))
+	TAILQ_FOREACH(c, &srv->clients, link) {
+		if (waiting(c)) {
+			period = srv->stall_ms / 4;
 			break;
-	arm_timer(srv, any);
+		}
+		period = srv->idle_ms / 4;
+	}
+	arm_timer(srv, period);
 	bury(srv);
 	return MLV_OK;
 }

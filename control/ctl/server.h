@@ -48,6 +48,19 @@
 #define MLV_CTL_DEFAULT_LINE_MAX      (64u << 10)
 #define MLV_CTL_DEFAULT_REPLY_MAX     (64u << 20)
 #define MLV_CTL_DEFAULT_STALL_MS      10000u
+/* A client with nothing in flight (no request, no reply, nothing
+ * deferred) for this long is closed: idle connections cannot hold every
+ * slot. `maglevctl top` asks every second or so. */
+#define MLV_CTL_DEFAULT_IDLE_MS       60000u
+/* Replies queued for all clients together, in bytes, beyond which a
+ * reply larger than MLV_CTL_SMALL_REPLY is refused with an error; small
+ * replies (status, lookup, ...) have MLV_CTL_SMALL_REPLY_ROOM more. */
+#define MLV_CTL_DEFAULT_OUT_TOTAL     (128u << 20)
+#define MLV_CTL_SMALL_REPLY           (256u << 10)
+#define MLV_CTL_SMALL_REPLY_ROOM      (32u << 20)
+/* Connections beyond max_clients kept for admin peers (root,
+ * control.admin_group), so that the operator can always connect. */
+#define MLV_CTL_ADMIN_RESERVE         16u
 #define MLV_CTL_LINES_PER_TURN        16u
 
 /* A reply the handler cannot give at once (it waits on the workers).
@@ -111,6 +124,8 @@ struct mlv_ctl_server_params {
 	uint32_t line_max;           /* longest request line, bytes */
 	uint32_t reply_max;          /* longest reply line, bytes */
 	uint32_t stall_timeout_ms;
+	uint32_t idle_timeout_ms;
+	uint32_t out_total_max;      /* queued replies of all clients, bytes */
 };
 
 /* What the server has seen, for status and tests. */
@@ -121,12 +136,15 @@ struct mlv_ctl_server_stats {
 	uint64_t bad_requests;       /* not JSON, not an object */
 	uint64_t oversized;          /* lines over line_max: client closed */
 	uint64_t reply_too_large;    /* replies over reply_max: error sent */
+	uint64_t reply_over_budget;  /* over out_total_max: error sent */
+	uint64_t idle_closed;        /* closed by the idle timer */
 	uint64_t stalled;            /* dropped by the stall timer */
 	uint64_t disconnects;        /* resets, hang-ups, write errors */
 	uint64_t half_requests;      /* partial lines dropped at EOF */
 	uint64_t deferred;           /* replies a handler deferred */
 	uint64_t refused_level;      /* requests above the peer's level */
 	uint32_t clients;            /* connected now */
+	uint64_t out_bytes;          /* reply buffers held for clients now */
 };
 
 struct mlv_ctl_server;

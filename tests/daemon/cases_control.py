@@ -531,10 +531,88 @@ def case_hostile(maglevd, src, work):
         check(st["accepted"] >= 209, f"accepted {st['accepted']}")
         t = ctl_ok("table", vip="big", dump=True)
         check(len(t["slots"]) == 655373, "a whole dump after the abuse")
+        check_unread_dumps(d)
+        check_idle_flood(d)
         rc = d.stop()
     finally:
         d.kill()
     check(rc == 0, f"exit status {rc} after hostile clients")
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise Failure("no VmRSS")
+
+
+def answered_within(limit_s, what):
+    t0 = time.monotonic()
+    r = ctl_ok("status")
+    took = time.monotonic() - t0
+    check(took < limit_s, f"status took {took:.2f} s {what}")
+    return r
+
+
+def check_unread_dumps(d):
+    """80 clients ask for a dump of 655373 slots (a 2 MiB buffer each)
+    and never read it: the replies held stay within the output budget
+    (128 MiB, plus the room for small replies), the dumps beyond it get
+    an error, and others are answered within a second."""
+    base = rss_mib(d.proc.pid)
+    before = ctl_ok("status")["control"]["requests"]
+    sinks = []
+    for _ in range(80):
+        c = Ctl()
+        c.send_line(b'{"command": "table", "args": {"vip": "big", '
+                    b'"dump": true}}')
+        sinks.append(c)
+    st = wait_until(lambda: (lambda s: s if s["requests"] >= before + 81
+                             else None)(ctl_ok("status")["control"]),
+                    "the 80 dumps handled", d.proc)
+    for _ in range(5):
+        st = answered_within(1.0, "while 80 dumps sit unread")["control"]
+    grown = rss_mib(d.proc.pid) - base
+    check(st["out_bytes"] <= (128 + 32) << 20 and
+          st["reply_over_budget"] > 0,
+          f"{st['out_bytes']} bytes of replies held, "
+          f"{st['reply_over_budget']} refused")
+    check(grown < 128 + 32 + 64, f"RSS grew {grown:.0f} MiB with 80 "
+          "unread dumps")
+    for c in sinks:
+        c.close()
+    wait_until(lambda: ctl_ok("status")["control"]["out_bytes"] < (1 << 20),
+               "the budget back once the readers left", d.proc)
+
+
+def check_idle_flood(d):
+    """1,024 idle connections of a read-level user fill every slot; root
+    still connects (the slots kept for admin peers) and is answered."""
+    sock = CONTROL["socket"]
+    os.chmod(os.path.dirname(os.path.dirname(sock)), 0o755)
+    code = ("import os, resource, socket, sys\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))\n"
+            "os.setgroups([]); os.setgid(0); os.setuid(65534)\n"
+            "held, refused = [], 0\n"
+            "for _ in range(1100):\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            f"    s.connect({sock!r})\n"
+            "    held.append(s)\n"
+            "print(len(held), flush=True)\n"
+            "sys.stdin.read()\n")
+    child = subprocess.Popen(["python3", "-c", code], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        check(child.stdout.readline().strip() == "1100",
+              "the idle connections were not made")
+        wait_until(lambda: ctl_ok("status")["control"]["refused_full"] >= 76,
+                   "connections over the limit refused", d.proc)
+        st = answered_within(1.0, "with 1,024 idle clients")["control"]
+        check(st["clients"] >= 1024, f"{st['clients']} clients held")
+    finally:
+        child.stdin.close()
+        child.wait(DEADLINE_S)
 
 
 CASES = {

@@ -591,16 +591,19 @@ static void test_stalled_clients_dropped(void **state)
 	assert_int_equal(counter(fx, "stalled"), 2);
 }
 
+/* max_clients, plus the slots kept for admin peers (without privilege
+ * levels, every peer is one). */
 static void test_max_clients(void **state)
 {
 	struct ctl_fx *fx = *state;
 	struct mlv_ctl_server_params p = defaults();
-	int fd[3], extra;
+	enum { N = 3 + MLV_CTL_ADMIN_RESERVE };
+	int fd[N], extra;
 	char *line;
 
 	p.max_clients = 3;
 	ctl_fx_start(fx, p);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < N; i++) {
 		fd[i] = ctl_connect(fx->path);
 		json_decref(ctl_call(fd[i], "{\"command\": \"help\"}"));
 	}
@@ -618,8 +621,101 @@ static void test_max_clients(void **state)
 	assert_int_equal(json_integer_value(json_object_get(
 		json_object_get(r, "control"), "refused_full")), 1);
 	json_decref(r);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < N; i++)
 		close(fd[i]);
+}
+
+/* Idle clients are closed after idle_timeout_ms; one waiting on a reply
+ * it asked for is not idle. */
+static void test_idle_clients_closed(void **state)
+{
+	struct ctl_fx *fx = *state;
+	struct mlv_ctl_server_params p = defaults();
+	struct pollfd pfd;
+	int idle, busy;
+
+	p.idle_timeout_ms = 100;
+	ctl_fx_start(fx, p);
+	idle = ctl_connect(fx->path);
+	json_decref(ctl_call(idle, "{\"command\": \"help\"}"));
+	pfd = (struct pollfd){ .fd = idle, .events = POLLRDHUP };
+	assert_int_equal(poll(&pfd, 1, 30000), 1);
+	assert_true(pfd.revents & (POLLRDHUP | POLLHUP));
+	close(idle);
+	assert_int_equal(counter(fx, "idle_closed"), 1);
+	/* a client that keeps asking stays */
+	busy = ctl_connect(fx->path);
+	for (int i = 0; i < 5; i++) {
+		json_t *r = ctl_call(busy, "{\"command\": \"status\"}");
+
+		assert_true(ctl_ok(r));
+		json_decref(r);
+		pfd = (struct pollfd){ .fd = busy, .events = POLLRDHUP };
+		assert_int_equal(poll(&pfd, 1, 50), 0);
+	}
+	close(busy);
+}
+
+/* Replies no one reads hold at most the output budget: beyond it a big
+ * reply is an error, a small one is still answered; read or dropped,
+ * the budget comes back. */
+static void test_output_budget(void **state)
+{
+	struct ctl_fx *fx = *state;
+	struct mlv_ctl_server_params p = defaults();
+	const char *dump = "{\"command\": \"table\", \"args\": {\"vip\": "
+			   "\"big\", \"dump\": true}}\n";
+	int sink[4], probe;
+	size_t size;
+	char *text;
+	json_t *r;
+
+	/* a budget for one dump and a half */
+	ctl_fx_start(fx, p);
+	r = ctl_call1(fx, "{\"command\": \"table\", \"args\": {\"vip\": "
+		      "\"big\", \"dump\": true}}");
+	assert_true(ctl_ok(r));
+	text = json_dumps(r, JSON_COMPACT);
+	size = strlen(text);
+	free(text);
+	json_decref(r);
+	ctl_fx_stop(fx);
+	p.out_total_max = (uint32_t)(size * 3 / 2);
+	ctl_fx_start(fx, p);
+	/* dumps no one reads fill the budget (whatever the kernel's socket
+	 * buffers take is out of it) */
+	for (int i = 0; i < 4; i++) {
+		sink[i] = ctl_connect(fx->path);
+		assert_true(ctl_send(sink[i], dump, strlen(dump)));
+	}
+	probe = ctl_connect(fx->path);
+	r = ctl_call(probe, "{\"command\": \"table\", \"args\": {\"vip\": "
+		     "\"big\", \"dump\": true}}");
+	assert_false(ctl_ok(r));
+	assert_non_null(strstr(ctl_error(r), "output budget"));
+	json_decref(r);
+	assert_true(counter(fx, "reply_over_budget") >= 1);
+	assert_true(counter(fx, "out_bytes") <= p.out_total_max +
+		    MLV_CTL_SMALL_REPLY_ROOM);
+	/* small replies still come */
+	r = ctl_call(probe, "{\"command\": \"status\"}");
+	assert_true(ctl_ok(r));
+	json_decref(r);
+	/* the readers go away: the budget is free again */
+	for (int i = 0; i < 4; i++)
+		close(sink[i]);
+	for (int tries = 0; counter(fx, "out_bytes") > 65536 && tries < 3000;
+	     tries++) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	assert_true(counter(fx, "out_bytes") <= 65536);
+	r = ctl_call(probe, "{\"command\": \"table\", \"args\": {\"vip\": "
+		     "\"big\", \"dump\": true}}");
+	assert_true(ctl_ok(r));
+	json_decref(r);
+	close(probe);
 }
 
 /* ---- privilege levels ---- */
@@ -907,6 +1003,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_reply_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_clients_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_clients_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maglevctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_privilege_levels, setup,
 						teardown),
