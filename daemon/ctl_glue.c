@@ -502,6 +502,9 @@ enum mlv_err mlv_daemon_metrics_open(struct mlv_daemon *d)
 		.listen = d->cfg->metrics_listen,
 		.src = { .ctl = &d->st, .steer_counters = steer_counters,
 			 .steer_ctx = d },
+		.max_connections = d->cfg->metrics_limits.max_connections,
+		.max_per_address = d->cfg->metrics_limits.max_per_address,
+		.timeout_ms = d->cfg->metrics_limits.timeout_ms,
 		.log = metrics_log,
 		.log_ctx = d,
 	}, &d->metrics, why, sizeof(why));

@@ -116,6 +116,14 @@ struct mlv_conntrack_config {
 	uint32_t udp_timeout_ms;
 };
 
+/* What one slow or idle client can hold of the metrics endpoint
+ * (control/metrics/metrics.h). */
+struct mlv_metrics_limits {
+	uint32_t timeout_ms;           /* for a whole request to arrive */
+	uint32_t max_connections;
+	uint32_t max_per_address;
+};
+
 struct mlv_config {
 	char *path;                    /* the file it was loaded from */
 
@@ -142,6 +150,7 @@ struct mlv_config {
 	uint32_t control_socket_mode;  /* e.g. 0660 */
 	char metrics_listen[MLV_PATH_MAX]; /* "IP:PORT" or "[IP6]:PORT";
 					      "" = no metrics listener */
+	struct mlv_metrics_limits metrics_limits;
 	uint32_t build_threads;    /* table build threads, control thread
 				      included (control/tables/build_pool.h) */
 	char build_cpus[MLV_PATH_MAX]; /* CPU list for the build helpers

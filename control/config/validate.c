@@ -451,9 +451,18 @@ void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
 			    const struct mlv_cfg_seen *seen)
 {
 	const struct mlv_config *cfg = obj;
+	const struct mlv_metrics_limits *ml = &cfg->metrics_limits;
 	cpu_set_t set;
 	char why[96];
 
+	if (ml->max_per_address > ml->max_connections &&
+	    mlv_cfg_usable(seen, "metrics_max_connections") &&
+	    mlv_cfg_usable(seen, "metrics_max_connections_per_address"))
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen,
+				"metrics_max_connections_per_address"),
+			      "control.metrics_max_connections_per_address %u "
+			      "is above control.metrics_max_connections %u",
+			      ml->max_per_address, ml->max_connections);
 	if (!mlv_cfg_given(seen, "build_cpus") || cfg->build_cpus[0] == '\0')
 		return;
 	if (mlv_cpu_list_parse(cfg->build_cpus, &set, why, sizeof(why)) != MLV_OK)

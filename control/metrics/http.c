@@ -16,12 +16,16 @@ static const char error_page[] = "500 out of memory while rendering\n";
 static const char no_body_page[] = "413 a request body is not expected\n";
 
 /* Queue a response and drop our reference (MHD keeps its own until it
- * is sent). MHD_NO when memory ran out: MHD then closes the connection. */
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
+ * is sent). MHD_NO when memory ran out: MHD then closes the connection.
+ * Every request ends here, so here it has arrived whole and its
+ * deadline is lifted. */
+static enum MHD_Result reply(struct mlv_metrics *m,
+			     struct MHD_Connection *conn, unsigned status,
 			     struct MHD_Response *resp, const char *type)
 {
 	enum MHD_Result rc;
 
+	mlv_metrics_request_done(m, conn);
 	if (!resp)
 		return MHD_NO;
 	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) !=
@@ -37,11 +41,12 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 	return rc;
 }
 
-static enum MHD_Result reply_static(struct MHD_Connection *conn,
+static enum MHD_Result reply_static(struct mlv_metrics *m,
+				    struct MHD_Connection *conn,
 				    unsigned status, const char *body,
 				    size_t len, const char *type)
 {
-	return reply(conn, status,
+	return reply(m, conn, status,
 		     MHD_create_response_from_buffer(len, (void *)body,
 						     MHD_RESPMEM_PERSISTENT),
 		     type);
@@ -56,7 +61,7 @@ static enum MHD_Result reply_metrics(struct mlv_metrics *m,
 
 	if (mlv_metrics_render(m->renderer, &m->src, &text, &len) != MLV_OK) {
 		m->stats.render_failures++;
-		return reply_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		return reply_static(m, conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				    error_page, sizeof(error_page) - 1,
 				    "text/plain; charset=utf-8");
 	}
@@ -67,7 +72,7 @@ static enum MHD_Result reply_metrics(struct mlv_metrics *m,
 		return MHD_NO;
 	}
 	m->stats.scrapes++;
-	return reply(conn, MHD_HTTP_OK, resp, MLV_METRICS_CONTENT_TYPE);
+	return reply(m, conn, MHD_HTTP_OK, resp, MLV_METRICS_CONTENT_TYPE);
 }
 
 enum MHD_Result mlv_metrics_http_handle(void *cls,
@@ -87,7 +92,7 @@ enum MHD_Result mlv_metrics_http_handle(void *cls,
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		m->stats.bad_method++;
-		return reply_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+		return reply_static(m, conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				    bad_method_page, sizeof(bad_method_page) - 1,
 				    "text/plain; charset=utf-8");
 	}
@@ -101,15 +106,15 @@ enum MHD_Result mlv_metrics_http_handle(void *cls,
 	}
 	if (*upload_data_size != 0) {
 		/* A GET with a body: nothing here wants one. It is skipped
-		 * chunk by chunk as MHD reads it (never stored; the
-		 * connection limit and idle timeout bound what a client can
-		 * tie up) and refused once complete. */
+		 * chunk by chunk as MHD reads it (never stored; the request
+		 * deadline bounds how long a client can take over it) and
+		 * refused once complete. */
 		*upload_data_size = 0;
 		*req_cls = &body_seen;
 		return MHD_YES;
 	}
 	if (*req_cls == &body_seen)
-		return reply_static(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+		return reply_static(m, conn, MHD_HTTP_CONTENT_TOO_LARGE,
 				    no_body_page, sizeof(no_body_page) - 1,
 				    "text/plain; charset=utf-8");
 	/* HEAD gets the same headers, Content-Length included; MHD leaves
@@ -118,12 +123,12 @@ enum MHD_Result mlv_metrics_http_handle(void *cls,
 		return reply_metrics(m, conn);
 	if (strcmp(url, "/") == 0) {
 		m->stats.index++;
-		return reply_static(conn, MHD_HTTP_OK, index_page,
+		return reply_static(m, conn, MHD_HTTP_OK, index_page,
 				    sizeof(index_page) - 1,
 				    "text/html; charset=utf-8");
 	}
 	m->stats.not_found++;
-	return reply_static(conn, MHD_HTTP_NOT_FOUND, not_found_page,
+	return reply_static(m, conn, MHD_HTTP_NOT_FOUND, not_found_page,
 			    sizeof(not_found_page) - 1,
 			    "text/plain; charset=utf-8");
 }

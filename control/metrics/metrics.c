@@ -3,6 +3,7 @@
  * event loop (metrics.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control/base/addr.h"
@@ -78,7 +80,39 @@ static bool parse_listen(const char *s, struct sockaddr_storage *sa)
 	return true;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* ---- libmicrohttpd's messages ---- */
+
+/* At most LOG_BURST of libmicrohttpd's lines reach the log per
+ * LOG_WINDOW_MS: every client refused over a limit is a line, and a
+ * flood of clients must not become a flood of log writes on the control
+ * thread. What was left out is counted once the window is over. */
+#define LOG_BURST 10u
+#define LOG_WINDOW_MS 60000u
+
+static void log_window(struct mlv_metrics *m, uint64_t now)
+{
+	char line[128];
+
+	if (now - m->log_window_ms < LOG_WINDOW_MS)
+		return;
+	if (m->log_dropped_window && m->log) {
+		snprintf(line, sizeof(line), "%" PRIu64 " more libmicrohttpd "
+			 "messages left out (at most %u a minute are logged)",
+			 m->log_dropped_window, LOG_BURST);
+		m->log(m->log_ctx, line);
+	}
+	m->log_window_ms = now;
+	m->log_lines = 0;
+	m->log_dropped_window = 0;
+}
 
 __attribute__((format(printf, 2, 0)))
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -90,21 +124,163 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(m->last_error);
 	while (n > 0 && (m->last_error[n - 1] == '\n' || m->last_error[n - 1] == '.'))
 		m->last_error[--n] = '\0';
-	if (m->log)
+	if (!m->log)
+		return;
+	log_window(m, now_ms());
+	if (m->log_lines < LOG_BURST) {
+		m->log_lines++;
 		m->log(m->log_ctx, m->last_error);
+	} else {
+		m->log_dropped_window++;
+		m->stats.log_dropped++;
+	}
+}
+
+/* ---- request deadlines ---- */
+
+/* libmicrohttpd's own timeout counts from a connection's last activity,
+ * so a client that trickles a byte now and then never meets it. Every
+ * connection therefore also gets a deadline for its next request to
+ * arrive whole, from the moment it opens or its previous reply was sent;
+ * the request's arrival (mlv_metrics_request_done) lifts it. */
+
+static void unwait(struct mlv_metrics *m, struct mlv_metrics_conn *c)
+{
+	if (!c->waiting)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		m->wait_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		m->wait_tail = c->prev;
+	c->prev = c->next = NULL;
+	c->waiting = false;
+}
+
+static void await_request(struct mlv_metrics *m, struct mlv_metrics_conn *c)
+{
+	unwait(m, c);
+	c->deadline_ms = now_ms() + m->timeout_ms;
+	c->prev = m->wait_tail;
+	if (m->wait_tail)
+		m->wait_tail->next = c;
+	else
+		m->wait_head = c;
+	m->wait_tail = c;
+	c->waiting = true;
+}
+
+static struct mlv_metrics_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* libmicrohttpd has no call that closes a connection. Shutting its
+ * socket down (the fd stays libmicrohttpd's) wakes its epoll set, and
+ * its next read sees the end and closes the connection. */
+static void close_now(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (info)
+		(void)shutdown(info->connect_fd, SHUT_RDWR);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct mlv_metrics *m = cls;
+	struct mlv_metrics_conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			/* without a deadline it could be held forever */
+			close_now(conn);
+			return;
+		}
+		c->conn = conn;
+		*socket_context = c;
+		await_request(m, c);
+		return;
+	}
+	if (c) {
+		unwait(m, c);
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+/* A reply was sent: a kept-alive connection now awaits its next
+ * request. (Any other ending closes the connection.) */
+static void on_completed(void *cls, struct MHD_Connection *conn,
+			 void **req_cls, enum MHD_RequestTerminationCode code)
+{
+	struct mlv_metrics_conn *c = conn_of(conn);
+
+	(void)req_cls;
+	if (c && code == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		await_request(cls, c);
+}
+
+void mlv_metrics_request_done(struct mlv_metrics *m,
+			      struct MHD_Connection *conn)
+{
+	struct mlv_metrics_conn *c = conn_of(conn);
+
+	if (c)
+		unwait(m, c);
+}
+
+static void expire(struct mlv_metrics *m, uint64_t now)
+{
+	while (m->wait_head && m->wait_head->deadline_ms <= now) {
+		struct mlv_metrics_conn *c = m->wait_head;
+
+		unwait(m, c);
+		close_now(c->conn);
+		m->stats.request_timeouts++;
+	}
 }
 
 /* ---- timer ---- */
 
-/* Arm tfd for MHD's next timeout, or disarm it when there is none. A
- * zero timeout (work already pending inside MHD) fires at once: a
- * timerfd with it_value 0 would mean "disarmed". */
+/* Milliseconds to the earlier of MHD's next timeout and the first
+ * request deadline; false for neither. */
+static bool next_timeout(struct mlv_metrics *m, uint64_t *out)
+{
+	MHD_UNSIGNED_LONG_LONG ms = 0;
+	bool any = MHD_get_timeout(m->mhd, &ms) == MHD_YES;
+
+	if (m->wait_head) {
+		uint64_t now = now_ms(), due = m->wait_head->deadline_ms;
+		uint64_t left = due > now ? due - now : 0;
+
+		if (!any || left < ms)
+			ms = left;
+		any = true;
+	}
+	*out = ms;
+	return any;
+}
+
+/* Arm tfd for the next timeout, or disarm it when there is none. A
+ * zero timeout (work already pending) fires at once: a timerfd with
+ * it_value 0 would mean "disarmed". */
 static enum mlv_err rearm(struct mlv_metrics *m)
 {
 	struct itimerspec its = { 0 };
-	MHD_UNSIGNED_LONG_LONG ms;
+	uint64_t ms;
 
-	if (MHD_get_timeout(m->mhd, &ms) == MHD_YES) {
+	if (next_timeout(m, &ms)) {
 		its.it_value.tv_sec = (time_t)(ms / 1000);
 		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
 		if (ms == 0)
@@ -135,6 +311,11 @@ static enum mlv_err watch(int ep, int fd)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 ? MLV_OK : MLV_E_IO;
 }
 
+static uint32_t or_default(uint32_t v, uint32_t def)
+{
+	return v ? v : def;
+}
+
 static enum mlv_err start_mhd(struct mlv_metrics *m,
 			      const struct mlv_metrics_params *p,
 			      const struct sockaddr_storage *sa)
@@ -143,19 +324,26 @@ static enum mlv_err start_mhd(struct mlv_metrics *m,
 
 	if (sa->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	m->timeout_ms = or_default(p->timeout_ms, MLV_METRICS_DEFAULT_TIMEOUT_MS);
 	/* No MHD_USE_INTERNAL_POLLING_THREAD and no thread pool: MHD runs
-	 * only inside MHD_run, on our thread. */
+	 * only inside MHD_run, on our thread. Epoll, not select: no
+	 * FD_SETSIZE bound on the fds of the connections. */
 	m->mhd = MHD_start_daemon(
 		flags, 0, NULL, NULL, mlv_metrics_http_handle, m,
 		/* first, so that MHD's messages about the options reach it */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, m,
 		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
 		MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)(p->max_connections ? p->max_connections :
-			       MLV_METRICS_DEFAULT_MAX_CONNECTIONS),
+		(unsigned int)or_default(p->max_connections,
+					 MLV_METRICS_DEFAULT_MAX_CONNECTIONS),
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)or_default(p->max_per_address,
+					 MLV_METRICS_DEFAULT_MAX_PER_ADDRESS),
+		/* whole seconds, rounded up */
 		MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)(p->timeout_s ? p->timeout_s :
-			       MLV_METRICS_DEFAULT_TIMEOUT_S),
+		(unsigned int)((m->timeout_ms + 999u) / 1000u),
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
 		MHD_OPTION_END);
 	return m->mhd ? MLV_OK : MLV_E_IO;
 }
@@ -187,6 +375,7 @@ enum mlv_err mlv_metrics_create(const struct mlv_metrics_params *p,
 	m->src = p->src;
 	m->log = p->log;
 	m->log_ctx = p->log_ctx;
+	m->log_window_ms = now_ms();
 	rc = mlv_metrics_renderer_create(&m->renderer);
 	if (rc) {
 		set_err(err, err_len, "metrics: %s", mlv_strerror(rc));
@@ -247,7 +436,7 @@ static unsigned int connections(struct mlv_metrics *m)
 
 enum mlv_err mlv_metrics_process(struct mlv_metrics *m)
 {
-	uint64_t expirations;
+	uint64_t expirations, now;
 	enum mlv_err rc = MLV_OK;
 	unsigned int before = connections(m), after;
 
@@ -255,6 +444,10 @@ enum mlv_err mlv_metrics_process(struct mlv_metrics *m)
 	if (read(m->tfd, &expirations, sizeof(expirations)) < 0 &&
 	    errno != EAGAIN)
 		rc = MLV_E_IO;
+	now = now_ms();
+	log_window(m, now);
+	/* before MHD_run, which then reads the ends of what this shut */
+	expire(m, now);
 	if (MHD_run(m->mhd) != MHD_YES)
 		rc = MLV_E_IO;
 	/* At the connection limit MHD takes its listening socket out of its
@@ -276,9 +469,9 @@ enum mlv_err mlv_metrics_process(struct mlv_metrics *m)
 
 int mlv_metrics_timeout_ms(struct mlv_metrics *m)
 {
-	MHD_UNSIGNED_LONG_LONG ms;
+	uint64_t ms;
 
-	if (MHD_get_timeout(m->mhd, &ms) != MHD_YES)
+	if (!next_timeout(m, &ms))
 		return -1;
 	return ms > INT_MAX ? INT_MAX : (int)ms;
 }

@@ -5,17 +5,21 @@
  *
  * libmicrohttpd runs without threads of its own, in its epoll mode: all
  * its sockets sit in one epoll set, which this module nests, together
- * with a timerfd for libmicrohttpd's connection timeouts, in an epoll fd
- * of its own. The daemon adds mlv_metrics_fd() to its epoll set (EPOLLIN,
- * level-triggered) and calls mlv_metrics_process() whenever it is
- * readable; that is all the wiring needed. Pages are rendered inside
+ * with a timerfd for the connection timeouts and request deadlines, in
+ * an epoll fd of its own. The daemon adds mlv_metrics_fd() to its epoll
+ * set (EPOLLIN, level-triggered) and calls mlv_metrics_process()
+ * whenever it is readable; that is all the wiring needed. Pages are rendered inside
  * mlv_metrics_process from the control thread's state
  * (control/metrics/render.h), so no lock is taken and nothing is shared
  * with libmicrohttpd threads (there are none).
  *
- * Never blocking: every socket is non-blocking; a slow or idle client
- * holds one connection slot until the idle timeout and nothing else;
- * beyond max_connections new clients wait in the listen backlog.
+ * Never blocking: every socket is non-blocking. No client can starve
+ * the others: a request must arrive whole within timeout_ms of its
+ * connection opening (or of the previous reply), however slowly it
+ * trickles in, and a connection with nothing moving for as long is
+ * closed; one address holds at most max_per_address connections (more
+ * are accepted and closed at once); beyond max_connections new clients
+ * wait in the listen backlog until a slot frees.
  * Rendering is CPU work proportional to the number of VIPs and backends
  * (docs/metrics.md gives the size per backend).
  *
@@ -37,8 +41,13 @@
 #include "control/base/error.h"
 #include "control/metrics/render.h"
 
-#define MLV_METRICS_DEFAULT_MAX_CONNECTIONS 32u
-#define MLV_METRICS_DEFAULT_TIMEOUT_S 10u
+/* A scrape takes milliseconds to ask for: 5 s is generous for any
+ * client and short enough that a stalled one frees its slot soon. 8
+ * connections an address leave room for a few Prometheus servers behind
+ * one NAT; 128 in all is 16 such addresses, a few MB of buffers. */
+#define MLV_METRICS_DEFAULT_MAX_CONNECTIONS 128u
+#define MLV_METRICS_DEFAULT_MAX_PER_ADDRESS 8u
+#define MLV_METRICS_DEFAULT_TIMEOUT_MS 5000u
 
 struct mlv_metrics_params {
 	/* "IP:PORT" or "[IP6]:PORT", address literals only (the config's
@@ -50,7 +59,12 @@ struct mlv_metrics_params {
 	struct mlv_metrics_sources src;
 	/* 0 = the MLV_METRICS_DEFAULT_* value. */
 	uint32_t max_connections;    /* open HTTP connections at once */
-	uint32_t timeout_s;          /* an idle connection is closed after this */
+	uint32_t max_per_address;    /* of them from one client address */
+	/* A request must arrive whole within this of its connection
+	 * opening or of the previous reply being sent, and a connection
+	 * with nothing moving for this long (rounded up to whole seconds)
+	 * is closed. */
+	uint32_t timeout_ms;
 	/* Problems after start (a failed accept, a client error), one line
 	 * without newline; NULL = not reported. */
 	void (*log)(void *ctx, const char *line);
@@ -85,9 +99,9 @@ int mlv_metrics_fd(const struct mlv_metrics *m);
  * the reason went to the log callback). */
 enum mlv_err mlv_metrics_process(struct mlv_metrics *m);
 
-/* Milliseconds until libmicrohttpd next needs mlv_metrics_process()
- * without the fd having fired for a socket (a connection timeout), or -1
- * for none. Informational: the fd already becomes readable then (an
+/* Milliseconds until the server next needs mlv_metrics_process()
+ * without the fd having fired for a socket (a connection timeout or a
+ * request deadline), or -1 for none. Informational: the fd already becomes readable then (an
  * internal timerfd), so a loop may ignore this; one that bounds its
  * epoll_wait with it anyway stays correct. */
 int mlv_metrics_timeout_ms(struct mlv_metrics *m);
@@ -102,6 +116,8 @@ struct mlv_metrics_server_stats {
 	uint64_t not_found;          /* 404s */
 	uint64_t bad_method;         /* 405s */
 	uint64_t render_failures;    /* 500s: out of memory while rendering */
+	uint64_t request_timeouts;   /* closed: no whole request in time */
+	uint64_t log_dropped;        /* libmicrohttpd lines not logged (rate) */
 	uint32_t connections;        /* open now */
 };
 

@@ -4,20 +4,38 @@
 #ifndef MLV_METRICS_INTERNAL_H
 #define MLV_METRICS_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <microhttpd.h>
 
 #include "control/metrics/metrics.h"
 
+/* One open connection (MHD's socket context). While its next request
+ * is awaited it sits in the server's waiting list, oldest deadline
+ * first: every deadline is "now + timeout", so appending keeps the order. */
+struct mlv_metrics_conn {
+	struct MHD_Connection *conn;
+	struct mlv_metrics_conn *prev, *next;
+	uint64_t deadline_ms;         /* CLOCK_MONOTONIC */
+	bool waiting;                 /* in the list */
+};
+
 struct mlv_metrics {
 	struct MHD_Daemon *mhd;
 	int ep;                       /* ours: MHD's epoll fd + tfd */
-	int tfd;                      /* MHD's next timeout */
+	int tfd;                      /* the next timeout or deadline */
+	uint32_t timeout_ms;
+	struct mlv_metrics_conn *wait_head, *wait_tail;
 	uint16_t port;
 	struct mlv_metrics_sources src;
 	struct mlv_metrics_renderer *renderer;
 	void (*log)(void *ctx, const char *line);
 	void *log_ctx;
 	char last_error[256];         /* MHD's last message, for create() */
+	uint64_t log_window_ms;       /* start of the rate window */
+	uint32_t log_lines;           /* forwarded in it */
+	uint64_t log_dropped_window;  /* dropped in it, not yet reported */
 	struct mlv_metrics_server_stats stats;
 };
 
@@ -29,5 +47,10 @@ enum MHD_Result mlv_metrics_http_handle(void *cls,
 					const char *upload_data,
 					size_t *upload_data_size,
 					void **req_cls);
+
+/* The request on conn arrived whole: its deadline no longer applies
+ * (the reply is under way). */
+void mlv_metrics_request_done(struct mlv_metrics *m,
+			      struct MHD_Connection *conn);
 
 #endif

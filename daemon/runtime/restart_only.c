@@ -91,7 +91,7 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	if (running->mbuf_size != next->mbuf_size)
 		say(report, ctx, &n, "dataplane.mbuf_size: %u -> %u",
 		    running->mbuf_size, next->mbuf_size);
-	/* the control socket and the metrics listener are bound at start */
+	/* the control socket and the metrics listener are set up at start */
 	if (strcmp(running->control_socket, next->control_socket) != 0)
 		say(report, ctx, &n, "control.socket: %s -> %s",
 		    running->control_socket, next->control_socket);
@@ -101,6 +101,17 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	if (strcmp(running->metrics_listen, next->metrics_listen) != 0)
 		say(report, ctx, &n, "control.metrics_listen: \"%s\" -> \"%s\"",
 		    running->metrics_listen, next->metrics_listen);
+	if (memcmp(&running->metrics_limits, &next->metrics_limits,
+		   sizeof(next->metrics_limits)) != 0)
+		say(report, ctx, &n, "control.metrics_*: timeout %u -> %u ms, "
+		    "max_connections %u -> %u, max_connections_per_address "
+		    "%u -> %u",
+		    running->metrics_limits.timeout_ms,
+		    next->metrics_limits.timeout_ms,
+		    running->metrics_limits.max_connections,
+		    next->metrics_limits.max_connections,
+		    running->metrics_limits.max_per_address,
+		    next->metrics_limits.max_per_address);
 	/* the table build threads are started once, with their CPUs */
 	if (running->build_threads != next->build_threads)
 		say(report, ctx, &n, "control.build_threads: %u -> %u",
@@ -157,6 +168,7 @@ void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 	SWAP_ARRAY(running->control_socket, next->control_socket);
 	SWAP(running->control_socket_mode, next->control_socket_mode);
 	SWAP_ARRAY(running->metrics_listen, next->metrics_listen);
+	SWAP(running->metrics_limits, next->metrics_limits);
 	SWAP(running->build_threads, next->build_threads);
 	SWAP_ARRAY(running->build_cpus, next->build_cpus);
 	SWAP_ARRAY(running->socket_group, next->socket_group);

@@ -200,6 +200,9 @@ static void test_defaults_applied(void **state)
 	assert_string_equal(c->control_socket, "/run/maglevd/maglevd.sock");
 	assert_int_equal(c->control_socket_mode, 0660);
 	assert_string_equal(c->metrics_listen, "127.0.0.1:9478");
+	assert_int_equal(c->metrics_limits.timeout_ms, 5000);
+	assert_int_equal(c->metrics_limits.max_connections, 128);
+	assert_int_equal(c->metrics_limits.max_per_address, 8);
 	assert_int_equal(c->default_table_size, MLV_MAGLEV_DEFAULT_SIZE);
 	assert_int_equal(c->default_forwarding, MLV_FWD_IPIP);
 	assert_int_equal(c->default_health.type, MLV_HEALTH_NONE);
@@ -1032,6 +1035,12 @@ static void test_control_section(void **state)
 	const char *good = DP
 		"control: {socket: /tmp/m.sock, socket_mode: 0640, metrics_listen: \"[::1]:9100\"}\n";
 	const char *off = DP "control: {metrics_listen: \"\"}\n";
+	const char *limits = DP
+		"control: {metrics_timeout: 2s, metrics_max_connections: 16, "
+		"metrics_max_connections_per_address: 16}\n";
+	const char *bad_limits = DP
+		"control: {metrics_timeout: 500ms, metrics_max_connections: 4, "
+		"metrics_max_connections_per_address: 5}\n";
 	struct load l;
 	(void)state;
 
@@ -1058,6 +1067,21 @@ static void test_control_section(void **state)
 	load(&l, off);
 	expect_ok(&l);
 	assert_string_equal(l.cfg->metrics_listen, "");
+	unload(&l);
+
+	load(&l, limits);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->metrics_limits.timeout_ms, 2000);
+	assert_int_equal(l.cfg->metrics_limits.max_connections, 16);
+	assert_int_equal(l.cfg->metrics_limits.max_per_address, 16);
+	unload(&l);
+
+	load(&l, bad_limits);
+	expect_rejected(&l);
+	expect_error(&l, bad_limits, "500ms", "metrics_timeout");
+	expect_error(&l, bad_limits, "5}",
+		     "control.metrics_max_connections_per_address 5 is above "
+		     "control.metrics_max_connections 4");
 	unload(&l);
 }
 

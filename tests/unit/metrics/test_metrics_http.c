@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,13 +47,24 @@ struct http_reply {
 	size_t body_len;
 };
 
-static int connect_to(uint16_t port, int family)
+/* A plain client; from (IPv4 only, NULL for any) picks its source
+ * address: the whole of 127.0.0.0/8 is loopback, so a test can play
+ * clients on several addresses. */
+static int connect_to(uint16_t port, int family, const char *from)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t len;
 	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	assert_true(fd >= 0);
+	if (fd < 0)
+		fail_msg("socket: %s", strerror(errno));
+	if (from) {
+		struct sockaddr_in src = { .sin_family = AF_INET };
+
+		assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+		if (bind(fd, (struct sockaddr *)&src, sizeof(src)) != 0)
+			fail_msg("bind %s: %s", from, strerror(errno));
+	}
 	if (family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
 
@@ -75,18 +88,25 @@ static int connect_to(uint16_t port, int family)
 	return fd;
 }
 
-static void client_open(struct client *c, uint16_t port, int family,
-			const char *request)
+static void client_open_from(struct client *c, uint16_t port, int family,
+			     const char *from, const char *request)
 {
 	memset(c, 0, sizeof(*c));
-	c->fd = connect_to(port, family);
+	c->fd = connect_to(port, family, from);
 	c->cap = 4096;
 	c->buf = malloc(c->cap);
 	assert_non_null(c->buf);
+	c->buf[0] = '\0';
 	/* small enough for an empty socket buffer: sent in one go */
 	if (request)
 		assert_int_equal(send(c->fd, request, strlen(request), MSG_NOSIGNAL),
 				 (ssize_t)strlen(request));
+}
+
+static void client_open(struct client *c, uint16_t port, int family,
+			const char *request)
+{
+	client_open_from(c, port, family, NULL, request);
 }
 
 static void client_read(struct client *c)
@@ -134,23 +154,31 @@ static bool all_done(struct mlv_metrics *m, struct client *cs, size_t n,
 	return true;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* Run the event loop over the server fd and the clients until `until`
- * holds. The server is processed only when its fd says so. */
-static void pump(struct mlv_metrics *m, struct client *cs, size_t n,
-		 until_fn until, void *arg)
+ * holds (true) or max_ms have passed (false). The server is processed
+ * only when its fd says so; `until` is asked at least every 50 ms. */
+static bool pump_for(struct mlv_metrics *m, struct client *cs, size_t n,
+		     until_fn until, void *arg, uint64_t max_ms)
 {
 	struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
-	time_t give_up = time(NULL) + SAFETY_S;
+	uint64_t give_up = mono_ms() + max_ms;
+	bool held;
 
 	assert_non_null(pfd);
-	while (!until(m, cs, n, arg)) {
-		if (time(NULL) > give_up)
-			fail_msg("no progress within %d s", SAFETY_S);
+	while (!(held = until(m, cs, n, arg)) && mono_ms() < give_up) {
 		pfd[0] = (struct pollfd){ .fd = mlv_metrics_fd(m), .events = POLLIN };
 		for (size_t i = 0; i < n; i++)
 			pfd[i + 1] = (struct pollfd){
 				.fd = cs[i].done ? -1 : cs[i].fd, .events = POLLIN };
-		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
+		if (poll(pfd, n + 1, 50) < 0 && errno != EINTR)
 			fail_msg("poll: %s", strerror(errno));
 		if (pfd[0].revents & POLLIN)
 			assert_int_equal(mlv_metrics_process(m), MLV_OK);
@@ -159,6 +187,14 @@ static void pump(struct mlv_metrics *m, struct client *cs, size_t n,
 				client_read(&cs[i]);
 	}
 	free(pfd);
+	return held;
+}
+
+static void pump(struct mlv_metrics *m, struct client *cs, size_t n,
+		 until_fn until, void *arg)
+{
+	if (!pump_for(m, cs, n, until, arg, SAFETY_S * 1000u))
+		fail_msg("no progress within %d s", SAFETY_S);
 }
 
 static void header(const char *head, const char *name, char *out, size_t len)
@@ -197,6 +233,9 @@ static struct http_reply parse(const struct client *c)
 	return r;
 }
 
+static const char scrape_req[] =
+	"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
 /* One request on a fresh connection, answered and closed. */
 static struct http_reply fetch(struct mlv_metrics *m, struct client *c,
 			       const char *method, const char *path)
@@ -218,11 +257,11 @@ struct env {
 };
 
 static struct mlv_metrics *start(struct ctl_fx *fx, const char *listen,
-				 uint32_t max_conn, uint32_t timeout_s)
+				 uint32_t max_conn, uint32_t timeout_ms)
 {
 	struct mlv_metrics_params p = {
 		.listen = listen, .src = { .ctl = &fx->st },
-		.max_connections = max_conn, .timeout_s = timeout_s,
+		.max_connections = max_conn, .timeout_ms = timeout_ms,
 	};
 	struct mlv_metrics *m = NULL;
 	char err[256] = "";
@@ -400,20 +439,21 @@ static void test_keep_alive(void **state)
 
 /* Slow clients that sent half a request hold their connections open;
  * everyone else still gets served, and all were opened before the
- * server got a single turn. */
+ * server got a single turn. Each client has an address of its own
+ * (127.0.1.N), as many Prometheus servers would. */
 static void test_many_concurrent(void **state)
 {
 	enum { SLOW = 5, FAST = 60 };
 	struct env *e = *state;
 	struct client c[SLOW + FAST];
 	struct mlv_metrics_server_stats st;
+	char from[16];
 
-	for (int i = 0; i < SLOW; i++)
-		client_open(&c[i], mlv_metrics_port(e->m), AF_INET, "GET /metr");
-	for (int i = SLOW; i < SLOW + FAST; i++)
-		client_open(&c[i], mlv_metrics_port(e->m), AF_INET,
-			    "GET /metrics HTTP/1.1\r\nHost: x\r\n"
-			    "Connection: close\r\n\r\n");
+	for (int i = 0; i < SLOW + FAST; i++) {
+		snprintf(from, sizeof(from), "127.0.1.%d", i + 1);
+		client_open_from(&c[i], mlv_metrics_port(e->m), AF_INET, from,
+				 i < SLOW ? "GET /metr" : scrape_req);
+	}
 	pump(e->m, c + SLOW, FAST, all_done, NULL);
 	for (int i = SLOW; i < SLOW + FAST; i++) {
 		struct http_reply r = parse(&c[i]);
@@ -429,15 +469,16 @@ static void test_many_concurrent(void **state)
 		client_close(&c[i]);
 }
 
-static bool connections_are(struct mlv_metrics *m, struct client *cs,
-			    size_t n, void *arg)
+/* The server holds at least *arg connections. */
+static bool connections_at_least(struct mlv_metrics *m, struct client *cs,
+				 size_t n, void *arg)
 {
 	struct mlv_metrics_server_stats st;
 
 	(void)cs;
 	(void)n;
 	mlv_metrics_stats(m, &st);
-	return st.connections == *(uint32_t *)arg;
+	return st.connections >= *(uint32_t *)arg;
 }
 
 /* Beyond max_connections a client waits in the backlog, and is served
@@ -451,9 +492,8 @@ static void test_connection_limit(void **state)
 
 	for (int i = 0; i < 2; i++)
 		client_open(&idle[i], mlv_metrics_port(m), AF_INET, NULL);
-	pump(m, idle, 2, connections_are, &two);
-	client_open(&late, mlv_metrics_port(m), AF_INET,
-		    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	pump(m, idle, 2, connections_at_least, &two);
+	client_open(&late, mlv_metrics_port(m), AF_INET, scrape_req);
 	for (int i = 0; i < 2; i++)
 		client_close(&idle[i]);
 	pump(m, &late, 1, all_done, NULL);
@@ -462,22 +502,252 @@ static void test_connection_limit(void **state)
 	mlv_metrics_destroy(m);
 }
 
-/* An idle connection is closed after timeout_s: the server's fd wakes
+/* An idle connection is closed after timeout_ms: the server's fd wakes
  * the loop for it, without any client activity or loop timer. */
 static void test_idle_timeout(void **state)
 {
 	struct env *e = *state;
-	struct mlv_metrics *m = start(&e->fx, "127.0.0.1:0", 0, 1);
+	struct mlv_metrics *m = start(&e->fx, "127.0.0.1:0", 0, 1000);
 	struct client c;
 	uint32_t one = 1;
 
 	assert_int_equal(mlv_metrics_timeout_ms(m), -1);   /* nothing open */
 	client_open(&c, mlv_metrics_port(m), AF_INET, NULL);
-	pump(m, &c, 1, connections_are, &one);
+	pump(m, &c, 1, connections_at_least, &one);
 	assert_true(mlv_metrics_timeout_ms(m) >= 0);
 	assert_true(mlv_metrics_timeout_ms(m) <= 1000);
 	pump(m, &c, 1, all_done, NULL);
 	assert_int_equal(c.len, 0);                        /* closed, unanswered */
+	client_close(&c);
+	mlv_metrics_destroy(m);
+}
+
+/* ---- clients that try to starve the others ---- */
+
+#define SCRAPE_WITHIN_MS 2000u
+#define ATTACKER "127.0.0.2"
+
+/* Slow clients that each send one more byte of a header every
+ * `every_ms`, never finishing it, while the loop runs for the others. */
+struct trickle {
+	struct client *slow;
+	size_t n_slow;
+	uint64_t every_ms, next_ms;
+	unsigned sent;               /* bytes each */
+};
+
+static void trickle_step(struct trickle *t)
+{
+	static const char part[] = "X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	uint64_t now = mono_ms();
+
+	if (now < t->next_ms)
+		return;
+	t->next_ms = now + t->every_ms;
+	for (size_t i = 0; i < t->n_slow; i++) {
+		struct client *c = &t->slow[i];
+
+		if (c->done)
+			continue;
+		/* the server may have closed it: that ends its part */
+		if (send(c->fd, &part[t->sent % (sizeof(part) - 1)], 1,
+			 MSG_NOSIGNAL) != 1 && errno != EAGAIN)
+			c->done = true;
+	}
+	t->sent++;
+}
+
+static bool trickle_until_done(struct mlv_metrics *m, struct client *cs,
+			       size_t n, void *arg)
+{
+	trickle_step(arg);
+	return all_done(m, cs, n, NULL);
+}
+
+/* Scrape from 127.0.0.1 and require the page within SCRAPE_WITHIN_MS
+ * while `t` (may be NULL) keeps trickling. */
+static void scrape_in_time(struct mlv_metrics *m, struct trickle *t)
+{
+	struct client c;
+	uint64_t t0 = mono_ms();
+
+	client_open(&c, mlv_metrics_port(m), AF_INET, scrape_req);
+	if (!pump_for(m, &c, 1, t ? trickle_until_done : all_done, t,
+		      SCRAPE_WITHIN_MS))
+		fail_msg("no reply to a scrape within %u ms", SCRAPE_WITHIN_MS);
+	assert_int_equal(parse(&c).status, 200);
+	print_message("scrape answered in %" PRIu64 " ms\n", mono_ms() - t0);
+	client_close(&c);
+}
+
+/* A slowloris: 40 connections from one address, each trickling a
+ * request that never ends, do not keep a scrape from another address
+ * waiting: one address holds at most max_per_address connections. */
+static void test_slowloris_other_address(void **state)
+{
+	enum { SLOW = 40 };
+	struct env *e = *state;
+	struct client slow[SLOW];
+	struct trickle t = { .slow = slow, .n_slow = SLOW, .every_ms = 100 };
+	struct mlv_metrics_server_stats st;
+	uint32_t some = MLV_METRICS_DEFAULT_MAX_PER_ADDRESS;
+
+	for (int i = 0; i < SLOW; i++)
+		client_open_from(&slow[i], mlv_metrics_port(e->m), AF_INET,
+				 ATTACKER, "GET /metrics HTTP/1.1\r\n");
+	/* the attack is in place: the server has taken some of them */
+	pump(e->m, NULL, 0, connections_at_least, &some);
+	scrape_in_time(e->m, &t);
+	mlv_metrics_stats(e->m, &st);
+	assert_true(st.connections <= MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
+	for (int i = 0; i < SLOW; i++)
+		client_close(&slow[i]);
+}
+
+/* 2000 idle connections from one address (fewer if the fd limit is
+ * lower) do not keep a scrape waiting either. */
+static void test_idle_flood(void **state)
+{
+	/* SPARE: the server's own fds and the ones it accepts */
+	enum { WANT = 2000, SPARE = 200 };
+	struct env *e = *state;
+	struct rlimit rl;
+	struct client *idle;
+	uint32_t some = MLV_METRICS_DEFAULT_MAX_PER_ADDRESS;
+	size_t n = WANT;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < WANT + SPARE && rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < WANT + SPARE ? rl.rlim_max :
+			      WANT + SPARE;
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	if (rl.rlim_cur < 2 * SPARE) {
+		print_message("fd limit %lu: too low for a flood\n",
+			      (unsigned long)rl.rlim_cur);
+		skip();
+		return;
+	}
+	if (rl.rlim_cur < WANT + SPARE) {
+		n = (size_t)rl.rlim_cur - SPARE;
+		print_message("fd limit %lu: %zu idle connections\n",
+			      (unsigned long)rl.rlim_cur, n);
+	}
+	idle = calloc(n, sizeof(*idle));
+	assert_non_null(idle);
+	for (size_t i = 0; i < n; i++)
+		client_open_from(&idle[i], mlv_metrics_port(e->m), AF_INET,
+				 ATTACKER, NULL);
+	pump(e->m, NULL, 0, connections_at_least, &some);
+	scrape_in_time(e->m, NULL);
+	for (size_t i = 0; i < n; i++)
+		client_close(&idle[i]);
+	free(idle);
+}
+
+static void count_line(void *ctx, const char *line)
+{
+	(void)line;
+	(*(unsigned *)ctx)++;
+}
+
+static bool refusals_seen(struct mlv_metrics *m, struct client *cs, size_t n,
+			  void *arg)
+{
+	struct mlv_metrics_server_stats st;
+
+	(void)cs;
+	(void)n;
+	mlv_metrics_stats(m, &st);
+	return *(unsigned *)arg + st.log_dropped >= 22;
+}
+
+/* Each client refused over the per-address limit is a libmicrohttpd
+ * message; a flood of them reaches the log as at most 10 lines. */
+static void test_log_rate(void **state)
+{
+	enum { N = 30 };         /* 8 taken, 22 refused */
+	struct env *e = *state;
+	unsigned lines = 0;
+	struct mlv_metrics_params p = {
+		.listen = "127.0.0.1:0", .src = { .ctl = &e->fx.st },
+		.log = count_line, .log_ctx = &lines,
+	};
+	struct mlv_metrics_server_stats st;
+	struct mlv_metrics *m = NULL;
+	struct client c[N];
+	char err[256];
+
+	assert_int_equal(mlv_metrics_create(&p, &m, err, sizeof(err)), MLV_OK);
+	for (int i = 0; i < N; i++)
+		client_open_from(&c[i], mlv_metrics_port(m), AF_INET, ATTACKER,
+				 NULL);
+	pump(m, NULL, 0, refusals_seen, &lines);
+	mlv_metrics_stats(m, &st);
+	assert_true(lines <= 10);
+	assert_true(st.log_dropped >= 12);
+	for (int i = 0; i < N; i++)
+		client_close(&c[i]);
+	mlv_metrics_destroy(m);
+}
+
+/* The first reply has arrived whole (by its Content-Length). */
+static bool reply_whole(struct mlv_metrics *m, struct client *cs, size_t n,
+			void *arg)
+{
+	const char *end = strstr(cs->buf, "\r\n\r\n");
+	char cl[32];
+
+	(void)m;
+	(void)n;
+	(void)arg;
+	if (!end)
+		return false;
+	header(cs->buf, "Content-Length", cl, sizeof(cl));
+	return cl[0] && cs->len - (size_t)(end + 4 - cs->buf) >=
+			(size_t)strtol(cl, NULL, 10);
+}
+
+/* A client that keeps a header coming a byte at a time, faster than the
+ * idle timeout, is still closed once its request is timeout_ms late:
+ * the loop is woken for it by the server's fd alone. */
+static void test_request_deadline(void **state)
+{
+	enum { TIMEOUT_MS = 1000 };
+	struct env *e = *state;
+	struct mlv_metrics *m = start(&e->fx, "127.0.0.1:0", 0, TIMEOUT_MS);
+	struct mlv_metrics_server_stats st;
+	struct client c;
+	struct trickle t = { .slow = &c, .n_slow = 1, .every_ms = 100 };
+	uint64_t t0 = mono_ms(), took;
+
+	client_open(&c, mlv_metrics_port(m), AF_INET, "GET /metrics HTTP/1.1\r\n");
+	if (!pump_for(m, &c, 1, trickle_until_done, &t, 5 * TIMEOUT_MS))
+		fail_msg("a trickling request still open after %d ms",
+			 5 * TIMEOUT_MS);
+	took = mono_ms() - t0;
+	assert_true(took >= TIMEOUT_MS - 100);
+	assert_true(t.sent >= 5);          /* it did keep sending */
+	assert_int_equal(c.len, 0);        /* closed, unanswered */
+	mlv_metrics_stats(m, &st);
+	assert_int_equal(st.request_timeouts, 1);
+	client_close(&c);
+
+	/* on a kept-alive connection the deadline starts again once a reply
+	 * is sent, and the answered request was not cut short by it */
+	client_open(&c, mlv_metrics_port(m), AF_INET,
+		    "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+	pump(m, &c, 1, reply_whole, NULL);
+	assert_int_equal(parse(&c).status, 200);
+	t = (struct trickle){ .slow = &c, .n_slow = 1, .every_ms = 100 };
+	t0 = mono_ms();
+	if (!pump_for(m, &c, 1, trickle_until_done, &t, 5 * TIMEOUT_MS))
+		fail_msg("a trickling second request still open after %d ms",
+			 5 * TIMEOUT_MS);
+	assert_true(mono_ms() - t0 >= TIMEOUT_MS - 100);
+	mlv_metrics_stats(m, &st);
+	assert_int_equal(st.request_timeouts, 2);
+	assert_int_equal(st.scrapes, 1);
 	client_close(&c);
 	mlv_metrics_destroy(m);
 }
@@ -503,8 +773,7 @@ static void test_ipv6_listen(void **state)
 		print_message("no IPv6 loopback: %s\n", err);
 		return;
 	}
-	client_open(&c, mlv_metrics_port(m), AF_INET6,
-		    "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	client_open(&c, mlv_metrics_port(m), AF_INET6, scrape_req);
 	pump(m, &c, 1, all_done, NULL);
 	assert_int_equal(parse(&c).status, 200);
 	client_close(&c);
@@ -553,6 +822,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slowloris_other_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ipv6_listen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_parameters, setup, teardown),
 	};
