@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Bringing the data plane up and down, in that order and its reverse. */
 #include <errno.h>
+#include <glob.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,44 @@
  * generation 1 (the kernel answers in milliseconds when the neighbour is
  * there; a dead next hop should not hold the daemon back for long). */
 #define NEXT_HOP_START_WAIT_MS 3000u
+
+
+/* The hugepages of every size the kernel has reserved, and how many of
+ * them are free (/sys/kernel/mm/hugepages/hugepages-*kB). False if that
+ * cannot be read. */
+static bool hugepages(uint64_t *total, uint64_t *free_pages)
+{
+	glob_t g;
+	bool ok = false;
+
+	if (glob("/sys/kernel/mm/hugepages/hugepages-*kB", GLOB_ONLYDIR, NULL,
+		 &g) != 0)
+		return false;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		static const char *const files[] = { "nr_hugepages",
+						     "free_hugepages" };
+		uint64_t *out[] = { total, free_pages };
+
+		for (size_t k = 0; k < 2; k++) {
+			char path[512];
+			unsigned long long v;
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/%s", g.gl_pathv[i],
+				 files[k]);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			if (fscanf(f, "%llu", &v) == 1) {
+				*out[k] += v;
+				ok = true;
+			}
+			fclose(f);
+		}
+	}
+	globfree(&g);
+	return ok;
+}
 
 static enum mlv_err init_eal(struct mlv_daemon *d)
 {
@@ -63,9 +104,23 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 	}
 	ret = rte_eal_init(d->eal.argc, d->eal.argv);
 	if (ret < 0) {
+		int e = rte_errno;
+		uint64_t total = 0, free = 0;
+
+		/* EAL says "Permission denied" when no hugepage is free:
+		 * say what is wrong instead */
+		if (hugepages(&total, &free) && free == 0) {
+			mlv_err_log("DPDK EAL initialisation failed: no free "
+				    "hugepages (%llu reserved, all in use by "
+				    "other processes, or none reserved); "
+				    "reserve more (tools/setup.sh, or "
+				    "vm.nr_hugepages; docs/deployment.md)",
+				    (unsigned long long)total);
+			return MLV_E_DPDK;
+		}
 		mlv_err_log("DPDK EAL initialisation failed: %s (EAL arguments "
 			    "come from dataplane.eal_args or after \"--\")",
-			    rte_strerror(rte_errno));
+			    rte_strerror(e));
 		return MLV_E_DPDK;
 	}
 	d->eal_ready = true;

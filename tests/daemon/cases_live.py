@@ -10,6 +10,7 @@ import http.server
 import os
 import re
 import select
+import signal
 import socket
 import struct
 import threading
@@ -735,7 +736,46 @@ def case_include(maglevd, src, work):
     check(rc == 0, f"exit status {rc}")
 
 
+def case_fifo_config(maglevd, src, work):
+    """A FIFO (or any non-regular file) put in the config's place never
+    blocks the control thread: the watch's reload, SIGHUP and the
+    socket's reload refuse it at once, the generation keeps serving, and
+    SIGTERM still stops the daemon. --check-config refuses it too."""
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                            vip()))
+    d = Daemon(maglevd, work, cfg, watch=True)
+    try:
+        wait_ctl(d)
+        fifo = os.path.join(work, "new.fifo")
+        os.mkfifo(fifo)
+        os.rename(fifo, cfg)                  # seen by the watch
+        st = ctl_wait(lambda r: r["reloads"]["failed"] >= 1,
+                      "the watch's reload of a FIFO", d)
+        check("not a regular file" in st["reloads"]["last"][0]["error"],
+              f"FIFO refused without saying why: {st['reloads']}")
+        d.signal(signal.SIGHUP)
+        ctl_wait(lambda r: r["reloads"]["failed"] >= 2, "SIGHUP on a FIFO", d)
+        t0 = time.monotonic()
+        r = ctl("reload")
+        check(r["ok"] is False and time.monotonic() - t0 < 1 and
+              any("not a regular file" in e for e in r["errors"]),
+              f"socket reload of a FIFO: {r}")
+        check(ctl_ok("status")["generation"] == 1, "a FIFO changed things")
+        t0 = time.monotonic()
+        out = run([maglevd, "--check-config", cfg])
+        check(out.returncode != 0 and time.monotonic() - t0 < 5 and
+              "not a regular file" in out.stderr,
+              f"--check-config on a FIFO: {out.returncode} {out.stderr}")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc} after reloads of a FIFO")
+
+
 CASES = {
+    "fifo-config": case_fifo_config,
     "include": case_include,
     "drain-packets": case_drain_packets,
     "reload-file": case_reload_file,

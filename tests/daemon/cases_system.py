@@ -12,8 +12,11 @@ import subprocess
 import threading
 
 from daemon_util import (CONTROL, DEADLINE_S, Daemon, Skip, check,
-                         config_text, ctl_ok, ctl_wait, run, slots_of, vip,
-                         wait_ctl, wait_until)
+                         config_text, ctl_ok, ctl_wait, port, run, slots_of,
+                         vip, wait_ctl, wait_until)
+
+
+EAL_NULL = ["--in-memory", "--no-pci", "--vdev=net_null0"]
 
 
 # ---- systemd ----
@@ -332,7 +335,53 @@ def case_xdp_steer(maglevd, src, work):
             d.kill()
 
 
+def free_hugepages():
+    total = 0
+    base = "/sys/kernel/mm/hugepages"
+    for size in os.listdir(base):
+        with open(os.path.join(base, size, "free_hugepages")) as f:
+            total += int(f.read())
+    return total
+
+
+def case_no_hugepages(maglevd, src, work):
+    """With every hugepage in use elsewhere, the start fails saying so
+    (EAL alone says "Permission denied"). The pages are held by this
+    test through a hugetlb memfd, and given back when it ends."""
+    import mmap
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                            vip()))
+    held = []
+    try:
+        for size in os.listdir("/sys/kernel/mm/hugepages"):
+            kb = int(size.split("-")[1].rstrip("kB"))
+            with open(f"/sys/kernel/mm/hugepages/{size}/free_hugepages") as f:
+                n = int(f.read())
+            if n == 0:
+                continue
+            flags = os.MFD_HUGETLB | ((kb * 1024).bit_length() - 1) << 26
+            fd = os.memfd_create("mlv-hold", flags)
+            os.ftruncate(fd, n * kb * 1024)
+            m = mmap.mmap(fd, n * kb * 1024)
+            for off in range(0, n * kb * 1024, kb * 1024):
+                m[off] = 1                    # fault each page in
+            held.append((fd, m))
+        if free_hugepages() != 0:
+            raise Skip("could not take every free hugepage")
+        r = run([maglevd, "-c", cfg, "--no-watch-config"])
+        check(r.returncode == 1 and "no free hugepages" in r.stderr and
+              "Permission denied" not in r.stderr.split("initialisation")[-1],
+              f"start without free hugepages: {r.returncode} {r.stderr}")
+    finally:
+        for fd, m in held:
+            m.close()
+            os.close(fd)
+
+
 CASES = {
+    "no-hugepages": case_no_hugepages,
     "systemd": case_systemd,
     "next-hop-auto": case_next_hop_auto,
     "xdp-steer": case_xdp_steer,
