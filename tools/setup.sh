@@ -12,7 +12,7 @@ PACKAGES=(
   libcmocka-dev libpcap-dev libsystemd-dev libmnl-dev libclang-rt-14-dev
   libxxhash-dev
   bpftool ethtool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
-  systemd
+  systemd strace
   libmicrohttpd-dev prometheus
   bird2
 )

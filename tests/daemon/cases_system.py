@@ -335,6 +335,56 @@ def case_xdp_steer(maglevd, src, work):
             d.kill()
 
 
+def case_unit_syscalls(maglevd, src, work):
+    """The shipped unit's SystemCallFilter refuses whole groups of
+    system calls: the daemon makes none of them while it starts, serves
+    the socket, reloads and stops (traced with strace, which sees every
+    call; the filter itself needs systemd as PID 1 to run)."""
+    strace = shutil.which("strace")
+    analyze = shutil.which("systemd-analyze")
+    if not strace or not analyze:
+        raise Skip("strace or systemd-analyze not installed")
+    unit = open(os.path.join(src, "conf/maglevd.service")).read()
+    m = re.search(r"^SystemCallFilter=~(.+)$", unit, re.M)
+    check(m, "the unit has no SystemCallFilter deny list")
+    denied = set()
+    for group in m.group(1).split():
+        r = run([analyze, "syscall-filter", group])
+        check(r.returncode == 0, f"syscall-filter {group}: {r.stderr}")
+        denied |= {w for line in r.stdout.splitlines()[1:]
+                   for w in line.split()
+                   if not w.startswith(("#", "@"))}
+    check("ptrace" in denied and "mount" in denied,
+          f"the deny list did not expand: {sorted(denied)[:10]}")
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                            vip()))
+    trace = os.path.join(work, "strace.txt")
+    d = Daemon(maglevd, work, cfg, watch=True,
+               prefix=(strace, "-f", "-qq", "-c", "-U", "name", "-o", trace))
+    try:
+        wait_ctl(d)
+        ctl_ok("reload")
+        ctl_ok("drain", vip="web", backend="b1")
+        ctl_ok("stats")
+        # strace is the process started; maglevd is its child
+        with open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children") as f:
+            (child,) = f.read().split()
+        os.kill(int(child), signal.SIGTERM)
+        rc = d.proc.wait(DEADLINE_S)
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc} under strace")
+    used = set()
+    for line in open(trace).read().splitlines():
+        w = line.split()
+        if len(w) == 1 and re.fullmatch(r"[a-z0-9_]+", w[0]):
+            used.add(w[0])
+    check(len(used) > 20, f"strace saw too few calls: {sorted(used)}")
+    check(not used & denied, f"calls the unit refuses: {sorted(used & denied)}")
+
+
 def free_hugepages():
     total = 0
     base = "/sys/kernel/mm/hugepages"
@@ -382,6 +432,7 @@ def case_no_hugepages(maglevd, src, work):
 
 CASES = {
     "no-hugepages": case_no_hugepages,
+    "unit-syscalls": case_unit_syscalls,
     "systemd": case_systemd,
     "next-hop-auto": case_next_hop_auto,
     "xdp-steer": case_xdp_steer,
