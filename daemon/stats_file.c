@@ -193,7 +193,8 @@ static json_t *vips_json(const struct mlv_daemon *d,
 	return arr;
 }
 
-static json_t *publishes_json(const struct mlv_publish_record *r)
+static json_t *publishes_json(const struct mlv_publish_record *r,
+			      uint32_t pending)
 {
 	json_t *count = json_object();
 
@@ -203,8 +204,9 @@ static json_t *publishes_json(const struct mlv_publish_record *r)
 			json_decref(count);
 			count = NULL;
 		}
-	return json_pack("{s:o, s:{s:I, s:s, s:I, s:I, s:f}}",
+	return json_pack("{s:o, s:I, s:{s:I, s:s, s:I, s:I, s:f}}",
 			 "count", count,
+			 "pending", (json_int_t)pending,
 			 "last",
 			 "generation", (json_int_t)r->generation,
 			 "reason", mlv_publish_reason_name(r->reason),
@@ -319,7 +321,8 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 			 "drops", drops_json(&sum),
 			 "conntrack", ct_sum,
 			 "vips", vips_json(d, gen),
-			 "publishes", publishes_json(&d->last_publish),
+			 "publishes", publishes_json(&d->last_publish, d->pub ?
+						      mlv_publish_pending(d->pub) : 0),
 			 "health", health_json(d->health),
 			 "xdp_steer", mlv_steering_json(&d->steering),
 			 "next_hops", next_hops_json(d),

@@ -5,7 +5,8 @@ namespaces (burst.py, longconn.py).
 
 Every test runs in its own lab under the prefix "mlvt" (namespaces
 mlvt-*, state in /run/mlvt-lab), so it never disturbs a lab someone
-brought up by hand (prefix "mlv"). A lock serialises concurrent runs; a
+brought up by hand (prefix "mlv"); tools/soak uses "mlvs"
+($MLV_LAB_TEST_PREFIX). A lock serialises concurrent runs; a
 lab a killed run left behind is torn down by the next one ("lab up"
 starts from nothing). Only addresses inside those namespaces are used.
 
@@ -26,7 +27,9 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LAB = os.path.join(ROOT, "tools", "lab", "lab")
-PREFIX = "mlvt"
+# The namespaces' prefix: the tests' own, so a demo lab ("mlv") can stay
+# up beside them; tools/soak takes another so it may run beside both.
+PREFIX = os.environ.get("MLV_LAB_TEST_PREFIX", "mlvt")
 STATE = "/run/%s-lab" % PREFIX
 LOCK = "/run/%s-lab.lock" % PREFIX
 LOCK_WAIT_S = 300
@@ -504,19 +507,22 @@ class LongConn:
                 self.proc.wait()
 
 
-def parse_args():
+def parse_args(add_args=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--forwarding", choices=["ipip", "gue", "l2dsr"],
                     default="ipip")
     ap.add_argument("--vdev", choices=["af_xdp", "af_packet"],
                     default=os.environ.get("MLV_INTEGRATION_VDEV", "af_xdp"))
+    if add_args:
+        add_args(ap)
     return ap.parse_args()
 
 
-def run(test, backends=3, clients=1, bgp=False):
+def run(test, backends=3, clients=1, bgp=False, add_args=None):
     """Run test(lab) in a fresh lab (bgp: the routed one); exit 0 / 1 /
-    77."""
-    args = parse_args()
+    77. add_args(parser) adds a caller's own arguments: then the test is
+    test(lab, args)."""
+    args = parse_args(add_args)
     if os.geteuid() != 0:
         print("SKIP: needs root (network namespaces)")
         sys.exit(77)
@@ -533,7 +539,10 @@ def run(test, backends=3, clients=1, bgp=False):
     rc = 1
     try:
         lab.up()
-        test(lab)
+        if add_args:
+            test(lab, args)
+        else:
+            test(lab)
         print("PASS")
         rc = 0
     except Skip as e:
