@@ -33,8 +33,9 @@ void bpf_test_private_netns(void)
 	}
 }
 
-int bpf_test_run_xdp(int prog_fd, const void *in, uint32_t len, void *out,
-		     uint32_t cap, uint32_t *out_len)
+int bpf_test_try_run_xdp(int prog_fd, const void *in, uint32_t len,
+			 void *out, uint32_t cap, uint32_t *out_len,
+			 int *action)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .data_in = in,
@@ -43,13 +44,26 @@ int bpf_test_run_xdp(int prog_fd, const void *in, uint32_t len, void *out,
 		    .data_size_out = cap,
 		    .repeat = 1);
 
-	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	*out_len = opts.data_size_out;
+	*action = (int)opts.retval;
+	return 0;
+}
+
+int bpf_test_run_xdp(int prog_fd, const void *in, uint32_t len, void *out,
+		     uint32_t cap, uint32_t *out_len)
+{
+	int action = -1;
+	int rc = bpf_test_try_run_xdp(prog_fd, in, len, out, cap, out_len,
+				      &action);
+
+	if (rc) {
 		fprintf(stderr, "BPF_PROG_TEST_RUN (%u bytes): %s\n", len,
-			strerror(errno));
+			strerror(-rc));
 		abort();
 	}
-	*out_len = opts.data_size_out;
-	return (int)opts.retval;
+	return action;
 }
 
 #define XSK_FRAMES 64

@@ -23,6 +23,13 @@ void bpf_test_private_netns(void);
 int bpf_test_run_xdp(int prog_fd, const void *in, uint32_t len, void *out,
 		     uint32_t cap, uint32_t *out_len);
 
+/* bpf_test_run_xdp for frames the kernel may refuse (shorter than an
+ * Ethernet header, say): returns 0 with *action and *out_len set, or
+ * -errno of the refused run, with nothing else changed. */
+int bpf_test_try_run_xdp(int prog_fd, const void *in, uint32_t len,
+			 void *out, uint32_t cap, uint32_t *out_len,
+			 int *action);
+
 /* An AF_XDP socket bound in copy mode to RX queue 0 of ifname, with no
  * XDP program loaded for it: only something to store in an XSKMAP. */
 struct bpf_test_xsk;

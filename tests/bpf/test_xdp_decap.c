@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 
 #include "tests/bpf/bpf_test_env.h"
+#include "tests/bpf/decap_test_config.h"
 #include "tools/bin/maglev-decap/attach_args.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
 #include "dataplane/packet/encap.h"
@@ -33,16 +34,6 @@
 #include "control/steering/steering.h"
 
 #define FRAME_CAP 2048
-#define GUE_PORT 6080
-#define GUE_PORT2 6081
-#define LOCAL4 "10.99.1.11"
-#define LOCAL6 "fd00:99:1::21"
-/* The load balancers: the default outer sources, and a listed prefix per
- * family. */
-#define LB_SRC4 "10.99.0.1"
-#define LB_SRC6 "fd00:99::1"
-#define LB_NET4 "10.98.7.0/24"
-#define LB_NET6 "fd00:98:7::/64"
 
 static const uint8_t LB_MAC[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
 static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
