@@ -531,6 +531,7 @@ def case_hostile(maglevd, src, work):
         check(st["accepted"] >= 209, f"accepted {st['accepted']}")
         t = ctl_ok("table", vip="big", dump=True)
         check(len(t["slots"]) == 655373, "a whole dump after the abuse")
+        check_pipelined_lookups(d)
         check_unread_dumps(d)
         check_idle_flood(d)
         rc = d.stop()
@@ -553,6 +554,26 @@ def answered_within(limit_s, what):
     took = time.monotonic() - t0
     check(took < limit_s, f"status took {took:.2f} s {what}")
     return r
+
+
+def check_pipelined_lookups(d):
+    """500 lookups in one write (each waits for the workers' answer) are
+    all answered, in order, within 5 s, and status meanwhile within 1 s
+    on another connection."""
+    c = Ctl()
+    c.sock.sendall(b"".join(json.dumps(
+        {"command": "lookup", "id": i,
+         "args": {"vip": "web", "src": "198.51.100.7", "sport": 1000 + i}}
+    ).encode() + b"\n" for i in range(500)))
+    t0 = time.monotonic()
+    answered_within(1.0, "while 500 lookups are pipelined")
+    for i in range(500):
+        r = c.read_reply()
+        check(r and r["ok"] and r["id"] == i and r["backend"] in ("b1", "b2"),
+              f"pipelined lookup {i}: {r}")
+    took = time.monotonic() - t0
+    check(took < 5, f"500 pipelined lookups took {took:.1f} s")
+    c.close()
 
 
 def check_unread_dumps(d):
