@@ -77,7 +77,10 @@ static enum mlv_err vip_moves(const struct mlv_generation *cur,
 		if (to_now)
 			to_now[i] = nb ? nb->index : MLV_MAGLEV_NO_BACKEND;
 		e->tracked += a;
-		if (!nb || !nb->usable)
+		/* moved by this change: the backend leaves, or stops being
+		 * usable; one already unusable (down by health) had its
+		 * flows re-selected by that, not by this change */
+		if (b->usable && (!nb || !nb->usable))
 			e->tracked_moved += a;
 	}
 	/* a new size rehashes every flow: all slots move */

@@ -226,6 +226,61 @@ static void test_no_tallies_read_zero(void **state)
 	mlv_gen_free(g);
 }
 
+/* a-2 down (by health), or a-1 and a-2 down */
+static void state_down(const struct mlv_gen_pair *pair,
+		       struct mlv_gen_backend_state *out, void *ctx)
+{
+	const char *const *down = ctx;
+
+	out->healthy = true;
+	for (; *down; down++)
+		if (strcmp(pair->backend, *down) == 0)
+			out->healthy = false;
+}
+
+/* The plan's moved connections are the ones this change re-selects: a
+ * backend's flows count when it stops being usable, not when it was
+ * down already (its flows move because of that, not of this change). */
+static void test_moves_count_only_this_change(void **state)
+{
+	static const char *const a2_down[] = { "a-2", NULL };
+	static const char *const both_down[] = { "a-1", "a-2", NULL };
+	struct fx *f = *state;
+	struct mlv_gen_port_info info = { .mac = { 2, 0, 0, 0, 0, 1 } };
+	struct mlv_gen_build_opts opts = { .tallies = &f->set };
+	struct mlv_plan_vip entry = { .name = "a" };
+	struct mlv_plan plan = { .n = 1, .vips = &entry };
+	struct mlv_generation *old = NULL, *same = NULL, *worse = NULL;
+	const struct mlv_gen_vip *a = &f->gen->vips[0];
+
+	/* one flow on a-1, three on a-2 */
+	track(f, 30, 17, 0, a, &a->backends[0], 0);
+	for (uint32_t i = 31; i < 34; i++)
+		track(f, i, 17, 0, a, &a->backends[1], 0);
+	assert_int_equal(mlv_gen_build_opt(f->cfg, &info, 2, 8, state_down,
+					   (void *)a2_down, f->gen, &opts,
+					   &old), MLV_OK);
+	assert_int_equal(mlv_gen_build_opt(f->cfg, &info, 2, 9, state_down,
+					   (void *)a2_down, old, &opts,
+					   &same), MLV_OK);
+	assert_int_equal(mlv_gen_build_opt(f->cfg, &info, 2, 10, state_down,
+					   (void *)both_down, old, &opts,
+					   &worse), MLV_OK);
+	/* a-2 was down and stays down: nothing moves by this change */
+	assert_int_equal(mlv_gen_plan_moves(old, same, &plan), MLV_OK);
+	assert_int_equal(entry.tracked, 4);
+	assert_int_equal(entry.tracked_moved, 0);
+	/* a-1 goes down with it: a-1's flow moves */
+	assert_int_equal(mlv_gen_plan_moves(old, worse, &plan), MLV_OK);
+	assert_int_equal(entry.tracked_moved, 1);
+	/* from the serving generation where both were up: all four */
+	assert_int_equal(mlv_gen_plan_moves(f->gen, worse, &plan), MLV_OK);
+	assert_int_equal(entry.tracked_moved, 4);
+	mlv_gen_free(old);
+	mlv_gen_free(same);
+	mlv_gen_free(worse);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +289,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sweep_releases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_tallies_read_zero, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_moves_count_only_this_change,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
