@@ -235,7 +235,8 @@ static json_t *health_json(const struct mlv_health *h)
 			 "in_flight", (json_int_t)s.in_flight, "counters", ctr);
 }
 
-/* Ports whose next hop comes from the kernel (next_hop: auto). */
+/* Ports whose next hop comes from the kernel (next_hop: auto): one
+ * entry per port and family that has a route. */
 static json_t *next_hops_json(const struct mlv_daemon *d)
 {
 	const struct mlv_next_hops *nh = &d->next_hops;
@@ -243,21 +244,29 @@ static json_t *next_hops_json(const struct mlv_daemon *d)
 
 	for (uint32_t i = 0; arr && d->cfg && i < nh->n_ports; i++) {
 		const struct mlv_next_hop_port *p = &nh->port[i];
-		char ip[MLV_IP_STRLEN], mac[MLV_MAC_STRLEN];
-		struct mlv_mac m;
 
-		if (!p->wanted)
-			continue;
-		memcpy(m.bytes, p->mac, 6);
-		if (json_array_append_new(arr, json_pack("{s:s, s:i, s:s?, s:s?}",
-				"port", d->cfg->ports[i].name,
-				"ifindex", p->ifindex,
-				"via", p->have_via ?
-				mlv_ip_format(&p->via, ip, sizeof(ip)) : NULL,
-				"mac", p->resolved ?
-				mlv_mac_format(&m, mac, sizeof(mac)) : NULL))) {
-			json_decref(arr);
-			arr = NULL;
+		for (int k = 0; arr && p->wanted && k < 2; k++) {
+			const struct mlv_next_hop_via *f = &p->fam[k];
+			char ip[MLV_IP_STRLEN], mac[MLV_MAC_STRLEN];
+			struct mlv_mac m;
+
+			if (!f->have_via && (k == 1 || p->fam[1].have_via))
+				continue;   /* IPv4 listed even unrouted */
+			memcpy(m.bytes, f->mac, 6);
+			if (json_array_append_new(arr, json_pack(
+					"{s:s, s:i, s:i, s:s?, s:s?}",
+					"port", d->cfg->ports[i].name,
+					"family", k ? 6 : 4,
+					"ifindex", p->ifindex,
+					"via", f->have_via ?
+					mlv_ip_format(&f->via, ip, sizeof(ip)) :
+					NULL,
+					"mac", f->resolved ?
+					mlv_mac_format(&m, mac, sizeof(mac)) :
+					NULL))) {
+				json_decref(arr);
+				arr = NULL;
+			}
 		}
 	}
 	return arr;

@@ -93,6 +93,10 @@ struct mlv_port_config {
 	struct mlv_ip address6;      /* outer IPv6 source; family NONE = unset */
 	bool next_hop_auto;          /* resolve from the kernel neighbour table */
 	struct mlv_mac next_hop;     /* when !next_hop_auto */
+	/* IPv6's next hop when it differs (a MAC with a MAC next_hop; with
+	 * next_hop: auto each family's comes from the kernel) */
+	bool has_next_hop6;
+	struct mlv_mac next_hop6;
 	char tx_port[MLV_NAME_MAX];  /* two-arm: transmit via this port; "" = self */
 	uint16_t mtu;                /* default 1500 */
 	bool exception;              /* non-VIP traffic is sent out this port */

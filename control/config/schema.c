@@ -130,6 +130,8 @@ static const struct mlv_cfg_key port_keys[] = {
 	  .min = MLV_AF_INET6, .doc_default = "none" },
 	{ .name = "next_hop", .type = MLV_CT_NEXT_HOP, FIELD(PC, next_hop_auto),
 	  .aux = offsetof(PC, next_hop), .def = "auto" },
+	{ .name = "next_hop6", .type = MLV_CT_MAC, FIELD(PC, next_hop6),
+	  .aux = offsetof(PC, has_next_hop6), .doc_default = "next_hop" },
 	{ .name = "tx_port", .type = MLV_CT_NAME, FIELD(PC, tx_port),
 	  .min = 1, .doc_default = "the port itself" },
 	{ .name = "mtu", .type = MLV_CT_UINT, FIELD(PC, mtu),

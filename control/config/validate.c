@@ -145,6 +145,10 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 					      p->tx_port);
 			}
 		}
+		if (p->has_next_hop6 && p->next_hop_auto)
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "next_hop6"),
+				      "port '%s': next_hop6 is for a port whose next_hop is a MAC; with next_hop: auto each family's next hop comes from the kernel's routes",
+				      p->name);
 		if (p->exception) {
 			if (exception != NULL)
 				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "exception"),

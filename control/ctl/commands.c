@@ -192,7 +192,10 @@ static json_t *ports_json(const struct mlv_config *cfg,
 		if (o && gen && i < gen->n_ports &&
 		    (json_object_set_new(o, "mac", mac_json(gen->ports[i].mac)) ||
 		     json_object_set_new(o, "next_hop",
-					 mac_json(gen->ports[i].next_hop)))) {
+					 mac_json(gen->ports[i].next_hop)) ||
+		     json_object_set_new(o, "next_hop6",
+					 mac_json(mlv_gen_port_next_hop(
+						 &gen->ports[i], MLV_AF_INET6))))) {
 			json_decref(o);
 			o = NULL;
 		}

@@ -650,7 +650,8 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 
 					if (src->family != b->address.family)
 						return MLV_E_CONFIG;
-					memcpy(ep.dst_mac, tx->next_hop, 6);
+					memcpy(ep.dst_mac, mlv_gen_port_next_hop(
+						       tx, b->address.family), 6);
 					ep.outer_family = b->address.family;
 					memcpy(ep.outer_src, src->bytes, 16);
 					memcpy(ep.outer_dst, b->address.bytes, 16);

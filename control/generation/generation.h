@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "control/config/config.h"
 #include "dataplane/packet/counters.h"
@@ -81,11 +82,26 @@ struct mlv_gen_vip {
 struct mlv_gen_port_info {
 	uint8_t mac[6];              /* the DPDK port's own MAC */
 	uint8_t next_hop[6];         /* where encapsulated packets go */
+	uint8_t next_hop6[6];        /* where IPv6 ones go if not there;
+					zeros: next_hop too */
 	uint16_t mtu;
 	struct mlv_ip address;       /* outer source, IPv4 */
 	struct mlv_ip address6;      /* outer source, IPv6 */
 	uint16_t tx_slot;            /* transmit slot used by traffic arriving here */
 };
+
+/* The next-hop MAC of encapsulated packets of an outer family (MLV_AF_*)
+ * leaving by port p: next_hop6 for IPv6 when set, next_hop otherwise.
+ * Pure; any thread. */
+static inline const uint8_t *
+mlv_gen_port_next_hop(const struct mlv_gen_port_info *p, uint8_t family)
+{
+	static const uint8_t zero[6];
+
+	if (family == MLV_AF_INET6 && memcmp(p->next_hop6, zero, 6) != 0)
+		return p->next_hop6;
+	return p->next_hop;
+}
 
 /* Runtime state the control plane layers over the config. */
 struct mlv_gen_backend_state {

@@ -64,10 +64,8 @@ static void set_wanted(struct mlv_next_hops *nh, const struct mlv_config *cfg)
 
 	mlv_next_hop_wanted(cfg, wanted);
 	for (uint32_t i = 0; i < nh->n_ports; i++) {
-		if (!wanted[i]) {
-			nh->port[i].have_via = false;
-			nh->port[i].resolved = false;
-		}
+		if (!wanted[i])
+			memset(nh->port[i].fam, 0, sizeof(nh->port[i].fam));
 		nh->port[i].wanted = wanted[i] && nh->port[i].ifindex > 0;
 	}
 }
@@ -276,14 +274,21 @@ static struct mlv_ip *outer_destinations(const struct mlv_config *cfg,
 
 #define MAX_VIAS 8
 
-/* The port's next hop: the route's next-hop address most backends share
- * (ties: the lowest address), so the choice does not depend on file
- * order. Backends routed elsewhere are reported once per route pass. */
+static int fam_index(uint8_t family)
+{
+	return family == MLV_AF_INET6;
+}
+
+/* The port's next hop of one family: the route's next-hop address most
+ * of that family's backends share (ties: the lowest address), so the
+ * choice does not depend on file order. Backends routed elsewhere are
+ * reported once per route pass. */
 static void route_port(struct mlv_next_hops *nh, uint32_t i,
-		       const struct mlv_port_config *pc,
+		       const struct mlv_port_config *pc, uint8_t family,
 		       const struct mlv_ip *dst, size_t n_dst)
 {
 	struct mlv_next_hop_port *p = &nh->port[i];
+	struct mlv_next_hop_via *f = &p->fam[fam_index(family)];
 	struct { struct mlv_ip ip; size_t n; } vias[MAX_VIAS];
 	size_t n_vias = 0, unrouted = 0, best = 0;
 	char a[MLV_IP_STRLEN], b[MLV_IP_STRLEN];
@@ -293,6 +298,8 @@ static void route_port(struct mlv_next_hops *nh, uint32_t i,
 		int dev = 0;
 		size_t j;
 
+		if (dst[d].family != family)
+			continue;
 		if (mlv_rtnl_route(&nh->nl, &dst[d], p->ifindex, &via, &dev)) {
 			if (unrouted++ == 0)
 				mlv_warn("port %s: no route to backend %s via "
@@ -317,21 +324,23 @@ static void route_port(struct mlv_next_hops *nh, uint32_t i,
 		     cmp_ip(&vias[j].ip, &vias[best].ip) < 0))
 			best = j;
 	if (!n_vias) {
-		p->have_via = false;
-		p->resolved = false;
+		f->have_via = false;
+		f->resolved = false;
 		return;
 	}
-	if (!p->have_via || !mlv_ip_equal(&p->via, &vias[best].ip)) {
-		p->resolved = false;
-		mlv_info("port %s: next hop %s (from the kernel's routes)",
-			 pc->name, mlv_ip_format(&vias[best].ip, a, sizeof(a)));
+	if (!f->have_via || !mlv_ip_equal(&f->via, &vias[best].ip)) {
+		f->resolved = false;
+		mlv_info("port %s: IPv%d next hop %s (from the kernel's routes)",
+			 pc->name, family == MLV_AF_INET6 ? 6 : 4,
+			 mlv_ip_format(&vias[best].ip, a, sizeof(a)));
 	}
-	p->via = vias[best].ip;
-	p->have_via = true;
+	f->via = vias[best].ip;
+	f->have_via = true;
 	if (n_vias > 1)
-		mlv_warn("port %s: the kernel routes some backends via %s, not "
-			 "%s; a port has one next hop, so they are sent to %s "
-			 "too (route them alike, or set next_hop)", pc->name,
+		mlv_warn("port %s: the kernel routes some IPv%d backends via %s, "
+			 "not %s; a port has one next hop per family, so they "
+			 "are sent to %s too (route them alike, or set next_hop)",
+			 pc->name, family == MLV_AF_INET6 ? 6 : 4,
 			 mlv_ip_format(&vias[best == 0 ? 1 : 0].ip, b, sizeof(b)),
 			 mlv_ip_format(&vias[best].ip, a, sizeof(a)), a);
 	if (unrouted > 1)
@@ -345,46 +354,57 @@ static void reroute(struct mlv_next_hops *nh, const struct mlv_config *cfg)
 	struct mlv_ip *dst = outer_destinations(cfg, &n_dst);
 
 	for (uint32_t i = 0; i < nh->n_ports; i++)
-		if (nh->port[i].wanted)
-			route_port(nh, i, &cfg->ports[i], dst, n_dst);
+		if (nh->port[i].wanted) {
+			route_port(nh, i, &cfg->ports[i], MLV_AF_INET, dst, n_dst);
+			route_port(nh, i, &cfg->ports[i], MLV_AF_INET6, dst,
+				   n_dst);
+		}
 	free(dst);
 }
 
-/* One neighbour look-up per wanted port; solicit those missing. */
+/* One neighbour look-up per wanted port and routed family; solicit those
+ * missing. */
 static void lookup(struct mlv_next_hops *nh, const struct mlv_config *cfg)
 {
 	char a[MLV_IP_STRLEN], m[MLV_MAC_STRLEN];
 
 	for (uint32_t i = 0; i < nh->n_ports; i++) {
 		struct mlv_next_hop_port *p = &nh->port[i];
-		struct mlv_mac mac;
-		bool valid;
 
-		if (!p->wanted || !p->have_via)
-			continue;
-		if (mlv_rtnl_neigh(&nh->nl, p->ifindex, &p->via, mac.bytes,
-				   &valid) != MLV_OK) {
-			mlv_debug("port %s: neighbour look-up failed: %s",
-				  cfg->ports[i].name, strerror(errno));
-			continue;
-		}
-		if (!valid) {
-			if (mlv_rtnl_solicit(p->ifindex, &p->via) != MLV_OK)
-				mlv_debug("port %s: cannot solicit %s: %s",
-					  cfg->ports[i].name,
-					  mlv_ip_format(&p->via, a, sizeof(a)),
-					  strerror(errno));
-			/* a known MAC stays in use while the kernel
-			 * re-resolves: a neighbour rarely changes its MAC,
-			 * and zeros would send everything nowhere */
-			continue;
-		}
-		if (!p->resolved || memcmp(p->mac, mac.bytes, 6) != 0) {
-			mlv_info("port %s: next hop %s is %s", cfg->ports[i].name,
-				 mlv_ip_format(&p->via, a, sizeof(a)),
-				 mlv_mac_format(&mac, m, sizeof(m)));
-			memcpy(p->mac, mac.bytes, 6);
-			p->resolved = true;
+		for (int k = 0; k < 2 && p->wanted; k++) {
+			struct mlv_next_hop_via *f = &p->fam[k];
+			struct mlv_mac mac;
+			bool valid;
+
+			if (!f->have_via)
+				continue;
+			if (mlv_rtnl_neigh(&nh->nl, p->ifindex, &f->via,
+					   mac.bytes, &valid) != MLV_OK) {
+				mlv_debug("port %s: neighbour look-up failed: %s",
+					  cfg->ports[i].name, strerror(errno));
+				continue;
+			}
+			if (!valid) {
+				if (mlv_rtnl_solicit(p->ifindex, &f->via) != MLV_OK)
+					mlv_debug("port %s: cannot solicit %s: %s",
+						  cfg->ports[i].name,
+						  mlv_ip_format(&f->via, a,
+								sizeof(a)),
+						  strerror(errno));
+				/* a known MAC stays in use while the kernel
+				 * re-resolves: a neighbour rarely changes its
+				 * MAC, and zeros would send everything
+				 * nowhere */
+				continue;
+			}
+			if (!f->resolved || memcmp(f->mac, mac.bytes, 6) != 0) {
+				mlv_info("port %s: next hop %s is %s",
+					 cfg->ports[i].name,
+					 mlv_ip_format(&f->via, a, sizeof(a)),
+					 mlv_mac_format(&mac, m, sizeof(m)));
+				memcpy(f->mac, mac.bytes, 6);
+				f->resolved = true;
+			}
 		}
 	}
 }
@@ -448,20 +468,41 @@ bool mlv_next_hops_update(struct mlv_next_hops *nh,
 	nh->last_check_ms = now_ms();
 	for (uint32_t i = 0; i < nh->n_ports; i++) {
 		const struct mlv_next_hop_port *p = &nh->port[i];
+		const struct mlv_next_hop_via *v4 = &p->fam[0], *v6 = &p->fam[1];
+		uint8_t *dst[2] = { info[i].next_hop, info[i].next_hop6 };
+		/* a port with IPv6 backends only has its next_hop from
+		 * IPv6's, so that it is never zeros while one is known */
+		const uint8_t *want[2] = {
+			v4->resolved ? v4->mac :
+			!v4->have_via && v6->resolved ? v6->mac : NULL,
+			v6->resolved ? v6->mac : NULL,
+		};
 
-		if (!p->wanted || !p->resolved ||
-		    memcmp(info[i].next_hop, p->mac, 6) == 0)
+		if (!p->wanted)
 			continue;
-		memcpy(info[i].next_hop, p->mac, 6);
-		changed = true;
+		for (int k = 0; k < 2; k++) {
+			if (!want[k] || memcmp(dst[k], want[k], 6) == 0)
+				continue;
+			memcpy(dst[k], want[k], 6);
+			changed = true;
+		}
 	}
 	return changed;
+}
+
+/* Every family with a route resolved, and at least one family. */
+static bool port_resolved(const struct mlv_next_hop_port *p)
+{
+	for (int k = 0; k < 2; k++)
+		if (p->fam[k].have_via && !p->fam[k].resolved)
+			return false;
+	return p->fam[0].resolved || p->fam[1].resolved;
 }
 
 bool mlv_next_hops_all_resolved(const struct mlv_next_hops *nh)
 {
 	for (uint32_t i = 0; i < nh->n_ports; i++)
-		if (nh->port[i].wanted && !nh->port[i].resolved)
+		if (nh->port[i].wanted && !port_resolved(&nh->port[i]))
 			return false;
 	for (size_t i = 0; i < nh->n_backends; i++)
 		if (nh->backends[i].ifindex > 0 && !nh->backends[i].resolved)

@@ -4,13 +4,14 @@
  * net_af_packet on `iface=`, net_tap), where the host shares the link and
  * keeps a neighbour table for it.
  *
- * Per such port: for each distinct outer destination (the address of a
- * backend of an ipip or gue VIP) the kernel's route via that interface
- * gives the next-hop address (the gateway, or the backend itself when it
- * is on the link); the address most of them share (ties: the lowest) is
- * the port's next hop, since a generation has one next-hop MAC per port
- * (a warning names any backend the kernel would send elsewhere). Its MAC
- * comes from the neighbour table. A missing entry is resolved by the
+ * Per such port and address family: for each distinct outer destination
+ * of that family (the address of a backend of an ipip or gue VIP) the
+ * kernel's route via that interface gives the next-hop address (the
+ * gateway, or the backend itself when it is on the link); the address
+ * most of them share (ties: the lowest) is the family's next hop, since
+ * a generation has one next-hop MAC per port and family (next_hop,
+ * next_hop6; a warning names any backend the kernel would send
+ * elsewhere). Its MAC comes from the neighbour table. A missing entry is resolved by the
  * kernel after an empty UDP datagram to the next hop's discard port;
  * health checks going through the same next hop keep the entry fresh
  * afterwards.
@@ -49,13 +50,20 @@
 #define MLV_NEXT_HOP_RETRY_MS    500u
 #define MLV_NEXT_HOP_RECHECK_MS  10000u
 
-struct mlv_next_hop_port {
-	bool wanted;             /* next_hop: auto and ipip/gue leaves here */
-	int ifindex;             /* the kernel interface, 0 if none */
+/* One address family's next hop of a port. */
+struct mlv_next_hop_via {
 	bool have_via;           /* a route gave a next-hop address */
 	struct mlv_ip via;
 	bool resolved;           /* mac is the neighbour entry of via */
 	uint8_t mac[6];
+};
+
+struct mlv_next_hop_port {
+	bool wanted;             /* next_hop: auto and ipip/gue leaves here */
+	int ifindex;             /* the kernel interface, 0 if none */
+	/* [0] IPv4, [1] IPv6: a dual-stack link often has a router per
+	 * family; a family no backend uses is not looked up */
+	struct mlv_next_hop_via fam[2];
 };
 
 /* An l2dsr backend address with no configured MAC. */

@@ -46,6 +46,9 @@ static bool port_equal(const struct mlv_port_config *a,
 	       a->next_hop_auto == b->next_hop_auto &&
 	       (a->next_hop_auto ||
 		memcmp(&a->next_hop, &b->next_hop, sizeof(a->next_hop)) == 0) &&
+	       a->has_next_hop6 == b->has_next_hop6 &&
+	       (!a->has_next_hop6 ||
+		memcmp(&a->next_hop6, &b->next_hop6, sizeof(a->next_hop6)) == 0) &&
 	       strcmp(a->tx_port, b->tx_port) == 0 &&
 	       a->mtu == b->mtu &&
 	       a->exception == b->exception;

@@ -268,8 +268,12 @@ static void fill_info(struct mlv_ports *ps, uint32_t i,
 		memcpy(gi->mac, mac.addr_bytes, sizeof(gi->mac));
 	/* next_hop: auto is refused by the plan where it would be used; a
 	 * port that never transmits encapsulated packets keeps zeros. */
-	if (!pc->next_hop_auto)
+	if (!pc->next_hop_auto) {
 		memcpy(gi->next_hop, pc->next_hop.bytes, sizeof(gi->next_hop));
+		if (pc->has_next_hop6)
+			memcpy(gi->next_hop6, pc->next_hop6.bytes,
+			       sizeof(gi->next_hop6));
+	}
 	gi->mtu = pc->mtu;
 	gi->address = pc->address;
 	gi->address6 = pc->address6;

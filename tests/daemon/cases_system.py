@@ -284,6 +284,87 @@ def case_next_hop_auto(maglevd, src, work):
           "port ext" in r.stderr, f"auto on net_null: {r.stderr}")
 
 
+# Runs in the peer namespace: the IPv6 twin of PEER_PROBE (IPv6-in-IPv6
+# toward an IPv6 backend).
+PEER_PROBE6 = r"""
+import socket, sys, time
+vip, vport, backend, deadline = sys.argv[1], int(sys.argv[2]), sys.argv[3], time.time() + float(sys.argv[4])
+cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+cap.bind(("mlv1", 0))
+cap.settimeout(0.1)
+tx = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+while time.time() < deadline:
+    tx.sendto(b"probe", (vip, vport))
+    try:
+        while True:
+            fr = cap.recv(2048)
+            if (fr[12:14] == b"\x86\xdd" and fr[20] == 41 and
+                    socket.inet_ntop(socket.AF_INET6, fr[38:54]) == backend):
+                print(":".join("%02x" % b for b in fr[0:6]))
+                sys.exit(0)
+    except socket.timeout:
+        pass
+sys.exit(1)
+"""
+
+
+def case_next_hop_families(maglevd, src, work):
+    """A dual-stack port whose IPv4 and IPv6 backends sit behind
+    different routers: each family's next hop comes from its own route
+    and neighbour entry, and encapsulated frames of each family go to
+    their own router, with no warning."""
+    v6_router_mac = "02:00:00:00:66:06"
+    with Netns(f"mlvnf{os.getpid()}") as net:
+        net.sh(f"ip -n {net.lb} addr add fd77::1/64 dev mlv0 nodad",
+               f"ip -n {net.peer} addr add fd77::2/64 dev mlv1 nodad",
+               f"ip -n {net.lb} route add fd78::/64 via fd77::3",
+               f"ip -n {net.peer} route add 2001:db8::/64 via fd77::1")
+        vip6 = ("  - name: echo6\n    address: \"2001:db8::10\"\n"
+                "    port: 5300\n    protocol: udp\n    table_size: 251\n"
+                "    health: {type: none}\n"
+                "    backends:\n      - {name: b6, address: \"fd78::11\"}\n")
+        cfg = os.path.join(work, "maglevd.yaml")
+        with open(cfg, "w") as f:
+            f.write(config_text(
+                "    - {name: ext, device: net_af_packet0, address: 10.77.0.1, "
+                "address6: \"fd77::1\", next_hop: auto}\n",
+                ["--in-memory", "--no-pci", "--vdev=net_af_packet0,iface=mlv0"],
+                udp_vip() + vip6))
+        d = NsDaemon(maglevd, work, cfg, net.lb)
+        try:
+            wait_ctl(d)
+            peer_mac = net.mac(net.peer, "mlv1")
+            # the IPv6 router (nobody in the namespaces is fd77::3): its
+            # entry appears once maglevd runs, as a router's answer would
+            net.sh(f"ip -n {net.lb} neigh replace fd77::3 lladdr "
+                   f"{v6_router_mac} dev mlv0 nud permanent")
+            st = ctl_wait(lambda r: r["ports"][0]["next_hop6"] == v6_router_mac,
+                          "the IPv6 next hop", d)
+            check(st["ports"][0]["next_hop"] == peer_mac,
+                  f"IPv4 next hop {st['ports'][0]['next_hop']}, the IPv4 "
+                  f"router is {peer_mac}")
+            check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
+                  peer_mac, "IPv4 frames not sent to the IPv4 router")
+            r = subprocess.run(["ip", "netns", "exec", net.peer, "python3",
+                                "-c", PEER_PROBE6, "2001:db8::10", "5300",
+                                "fd78::11", "10"], capture_output=True,
+                               text=True, timeout=DEADLINE_S)
+            check(r.returncode == 0 and r.stdout.strip() == v6_router_mac,
+                  f"IPv6 frames to {r.stdout.strip()!r}, not the IPv6 "
+                  f"router {v6_router_mac}: {r.stderr}")
+            fams = {(e["port"], e["family"]): e["mac"]
+                    for e in d.doc()["next_hops"]}
+            check(fams == {("ext", 4): peer_mac, ("ext", 6): v6_router_mac},
+                  f"stats file next_hops: {fams}")
+            check("a port has one next hop" not in d.log_text() and
+                  "routes some" not in d.log_text(),
+                  "warned about two next hops on a dual-stack port")
+            rc = d.stop()
+        finally:
+            d.kill()
+        check(rc == 0, f"exit status {rc}")
+
+
 def case_xdp_steer(maglevd, src, work):
     with Netns(f"mlvxs{os.getpid()}") as net:
         vips = udp_vip()
@@ -435,5 +516,6 @@ CASES = {
     "unit-syscalls": case_unit_syscalls,
     "systemd": case_systemd,
     "next-hop-auto": case_next_hop_auto,
+    "next-hop-families": case_next_hop_families,
     "xdp-steer": case_xdp_steer,
 }

@@ -74,6 +74,13 @@ static char *read_source_file(const char *rel)
 }
 
 /* A valid dataplane section with IPv4 and IPv6 outer addresses. */
+/* One port with next_hop nh and more keys (", key: value"). */
+#define DP_NH(nh, more)                                                      \
+	"dataplane:\n"                                                       \
+	"  ports:\n"                                                         \
+	"    - {name: ext, device: net_null0, address: 10.0.0.1, "          \
+	"address6: fd00::1, next_hop: \"" nh "\"" more "}\n"
+
 #define DP                                                                   \
 	"dataplane:\n"                                                       \
 	"  ports:\n"                                                         \
@@ -445,6 +452,30 @@ static void test_out_of_range(void **state)
 	/* q transmits for itself and has no IPv4 address */
 	expect_error(&l, y, "10.0.0.2", "port 'q' has no IPv4 'address'");
 	assert_int_equal(l.d.n_errors, 14);
+	unload(&l);
+}
+
+/* next_hop6: a MAC beside a MAC next_hop; with auto it is an error
+ * (the kernel gives each family's). */
+static void test_next_hop6(void **state)
+{
+	const char *ok =
+		DP_NH("02:00:00:00:00:04", ", next_hop6: \"02:00:00:00:00:06\"")
+		"vips: []\n";
+	const char *bad =
+		DP_NH("auto", ", next_hop6: \"02:00:00:00:00:06\"") "vips: []\n";
+	struct load l;
+	(void)state;
+
+	load(&l, ok);
+	expect_ok(&l);
+	assert_true(l.cfg->ports[0].has_next_hop6);
+	assert_int_equal(l.cfg->ports[0].next_hop6.bytes[5], 6);
+	unload(&l);
+	load(&l, bad);
+	expect_rejected(&l);
+	expect_error(&l, bad, "\"02:00:00:00:00:06", "next_hop6 is for a port whose "
+		     "next_hop is a MAC");
 	unload(&l);
 }
 
@@ -1862,6 +1893,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_next_hop6),
 		cmocka_unit_test(test_bad_addresses_macs),
 		cmocka_unit_test(test_bad_durations),
 		cmocka_unit_test(test_duplicates),

@@ -802,6 +802,30 @@ static void test_tx_slots_and_templates(void **state)
 			    sizeof(want));
 	assert_int_equal(gue->mtu_room, 1500 - 40 - 8 - 4);
 
+	/* A separate IPv6 next hop on "int" (a router per family): IPv6
+	 * backends go there, IPv4 ones stay with next_hop. */
+	{
+		static const uint8_t v6hop[6] = { 2, 0, 0, 0, 6, 6 };
+		struct mlv_generation *g6;
+
+		memcpy(f->info[1].next_hop6, v6hop, 6);
+		g6 = build(f, NULL, NULL, NULL);
+		memcpy(ep.dst_mac, v6hop, 6);
+		assert_int_equal(mlv_encap_tmpl_init(&want, &ep), 0);
+		assert_memory_equal(&vip_named(g6, "gue")->backends[0]
+				     .encap[g6->ports[1].tx_slot], &want,
+				    sizeof(want));
+		assert_memory_equal(vip_named(g6, "ipip")->backends[0]
+				     .encap[g6->ports[0].tx_slot].hdr,
+				    f->info[1].next_hop, 6);
+		assert_ptr_equal(mlv_gen_port_next_hop(&f->info[1], MLV_AF_INET6),
+				 f->info[1].next_hop6);
+		assert_ptr_equal(mlv_gen_port_next_hop(&f->info[2], MLV_AF_INET6),
+				 f->info[2].next_hop);
+		memset(f->info[1].next_hop6, 0, 6);
+		mlv_gen_free(g6);
+	}
+
 	/* L2 DSR: destination MAC is the backend's; no MAC = unreachable. */
 	dsr = vip_named(g, "dsr");
 	assert_memory_equal(backend_named(dsr, "m")->encap[0].hdr,
