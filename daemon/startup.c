@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE   /* asprintf */
 /* Bringing the data plane up and down, in that order and its reverse. */
 #include <errno.h>
+#include <net/if.h>
 #include <glob.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include "daemon/dpdk_log.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
+#include "daemon/netlink/host_tap.h"
 
 /* How long start-up waits for next_hop: auto to resolve before
  * generation 1 (the kernel answers in milliseconds when the neighbour is
@@ -64,6 +67,72 @@ static bool hugepages(uint64_t *total, uint64_t *free_pages)
 	return ok;
 }
 
+/* The port the loader added for host_tap (its host_for names the port
+ * it serves), or -1. */
+static int host_port(const struct mlv_config *cfg, int *served)
+{
+	for (uint32_t i = 0; i < cfg->n_ports; i++)
+		if (cfg->ports[i].host_for[0]) {
+			const struct mlv_port_config *p =
+				mlv_config_port(cfg, cfg->ports[i].host_for);
+
+			*served = p ? (int)(p - cfg->ports) : -1;
+			return *served >= 0 ? (int)i : -1;
+		}
+	return -1;
+}
+
+/* host_tap: the TAP's vdev, unless the EAL arguments name it already
+ * (an operator's own options for it). */
+static enum mlv_err add_host_tap_vdev(struct mlv_daemon *d)
+{
+	int served, h = host_port(d->cfg, &served);
+	size_t n = strlen(MLV_HOST_TAP_DEVICE);
+	char *arg;
+
+	if (h < 0)
+		return MLV_OK;
+	for (int i = 1; i < d->eal.argc; i++) {
+		const char *a = d->eal.argv[i];
+
+		if (strncmp(a, "--vdev=", 7) == 0)
+			a += 7;
+		if (strncmp(a, MLV_HOST_TAP_DEVICE, n) == 0 &&
+		    (a[n] == ',' || a[n] == '\0'))
+			return MLV_OK;
+	}
+	if (asprintf(&arg, "--vdev=%s,iface=%s%s", MLV_HOST_TAP_DEVICE,
+		     MLV_HOST_TAP_IFPREFIX, d->cfg->ports[served].name) < 0 ||
+	    mlv_eal_args_append(&d->eal, arg) != MLV_OK) {
+		mlv_err_log("EAL arguments: %s", mlv_strerror(MLV_E_NOMEM));
+		return MLV_E_NOMEM;
+	}
+	return MLV_OK;
+}
+
+/* host_tap: the TAP's interface takes the served port's MAC and
+ * addresses once the ports are up (the port's MAC is known only then). */
+static enum mlv_err host_tap_up(struct mlv_daemon *d)
+{
+	int served, h = host_port(d->cfg, &served);
+	const struct mlv_port_config *p;
+	char ifname[MLV_NAME_MAX + 8], why[512];
+
+	if (h < 0)
+		return MLV_OK;
+	p = &d->cfg->ports[served];
+	snprintf(ifname, sizeof(ifname), "%s%s", MLV_HOST_TAP_IFPREFIX, p->name);
+	if (mlv_host_tap_setup(ifname, d->ports.info[served].mac, &p->address,
+			       p->host_prefix, &p->address6, p->host_prefix6,
+			       why, sizeof(why)) != MLV_OK) {
+		mlv_err_log("%s", why);
+		return MLV_E_IO;
+	}
+	mlv_info("port %s: the host's traffic goes through %s (host_tap)",
+		 p->name, ifname);
+	return MLV_OK;
+}
+
 static enum mlv_err init_eal(struct mlv_daemon *d)
 {
 	const struct mlv_options *o = d->opts;
@@ -78,6 +147,9 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 		mlv_err_log("EAL arguments: %s", mlv_strerror(err));
 		return err;
 	}
+	err = add_host_tap_vdev(d);
+	if (err)
+		return err;
 	/* af_xdp vdevs: our steering program (needs the control socket's
 	 * lock, taken before: see mlv_daemon_start) */
 	err = mlv_steering_prepare(&d->steering, &d->eal, d->cfg->control_socket);
@@ -241,6 +313,11 @@ static void find_ifindexes(struct mlv_daemon *d)
 		if (rte_eth_dev_info_get(d->ports.port[i].port_id, &info) == 0)
 			d->port_ifindex[i] = (int)info.if_index;
 	}
+	/* host_tap: the served port's kernel side is its TAP */
+	int served, h = host_port(d->cfg, &served);
+
+	if (h >= 0)
+		d->port_ifindex[served] = d->port_ifindex[h];
 }
 
 /* next_hop: auto: every port that needs it must have a kernel
@@ -296,6 +373,8 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 		return err;
 	if ((err = mlv_ports_open(&d->ports, d->cfg, d->worker_lcores,
 				  d->n_workers)))
+		return err;
+	if ((err = host_tap_up(d)))
 		return err;
 	capture_open(d);
 	if ((err = mlv_stats_create(&d->stats))) {

@@ -100,8 +100,23 @@ struct mlv_port_config {
 	char tx_port[MLV_NAME_MAX];  /* two-arm: transmit via this port; "" = self */
 	uint16_t mtu;                /* default 1500 */
 	bool exception;              /* non-VIP traffic is sent out this port */
+	/* The host's own traffic on a port without a kernel interface (a
+	 * PCI NIC): a TAP (MLV_HOST_TAP_DEVICE, interface "mlv-<name>")
+	 * with this port's MAC and addresses (/host_prefix, /host_prefix6)
+	 * gets everything that is not for a VIP, so the kernel answers ARP
+	 * and ND, resolves next hops, runs health checks and BGP. */
+	bool host_tap;
+	uint32_t host_prefix;
+	uint32_t host_prefix6;
+	/* Set on the port the loader adds for host_tap: the name of the
+	 * port it serves; "" on configured ports. */
+	char host_for[MLV_NAME_MAX];
 	struct mlv_src_pos pos;
 };
+
+/* The device and interface-name prefix of the host TAP (host_tap). */
+#define MLV_HOST_TAP_DEVICE "net_tap_host"
+#define MLV_HOST_TAP_IFPREFIX "mlv-"
 
 /* How much one reload may take away before it is refused (unless
  * forced): percentages, 100 = no limit. */

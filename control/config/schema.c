@@ -138,6 +138,12 @@ static const struct mlv_cfg_key port_keys[] = {
 	  .min = 576, .max = 9216, .def = "1500" },
 	{ .name = "exception", .type = MLV_CT_BOOL, FIELD(PC, exception),
 	  .def = "false" },
+	{ .name = "host_tap", .type = MLV_CT_BOOL, FIELD(PC, host_tap),
+	  .def = "false" },
+	{ .name = "host_prefix", .type = MLV_CT_UINT, FIELD(PC, host_prefix),
+	  .min = 1, .max = 32, .def = "24" },
+	{ .name = "host_prefix6", .type = MLV_CT_UINT, FIELD(PC, host_prefix6),
+	  .min = 1, .max = 128, .def = "64" },
 };
 #undef PC
 

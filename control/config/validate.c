@@ -100,6 +100,83 @@ static void check_mbuf_size(struct mlv_cfg_ctx *ctx, const struct mlv_config *cf
 			      MLV_FRAME_OVERHEAD);
 }
 
+/* host_tap: the exception port the host's traffic of the first port
+ * goes through, added after the configured ports. Exception frames
+ * from the host leave by the first other port (dataplane/worker), so
+ * only the first port may have it, and no other exception port. */
+static void add_host_port(struct mlv_cfg_ctx *ctx, struct mlv_config *cfg,
+			  const struct mlv_ynode **items,
+			  const struct mlv_port_config *exception)
+{
+	struct mlv_port_config *grown, *host;
+	const struct mlv_port_config *p;
+	char name[MLV_NAME_MAX];
+	uint32_t at = UINT32_MAX;
+
+	for (uint32_t i = 0; i < cfg->n_ports; i++) {
+		if (!cfg->ports[i].host_tap)
+			continue;
+		if (i != 0) {
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "host_tap"),
+				      "host_tap is for the first port only (port '%s' is number %u): the host's replies leave by the first port",
+				      cfg->ports[i].name, i + 1);
+			return;
+		}
+		at = i;
+	}
+	if (at == UINT32_MAX)
+		return;
+	p = &cfg->ports[at];
+	if (exception != NULL) {
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[at], "host_tap"),
+			      "port '%s': host_tap makes the host TAP the exception port, and '%s' already is one",
+			      p->name, exception->name);
+		return;
+	}
+	if (strlen(MLV_HOST_TAP_IFPREFIX) + strlen(p->name) > 15) {
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[at], "name"),
+			      "port '%s': with host_tap its name makes the interface name '%s%s', longer than 15 bytes; use a shorter name",
+			      p->name, MLV_HOST_TAP_IFPREFIX, p->name);
+		return;
+	}
+	if (p->address.family == MLV_AF_NONE && p->address6.family == MLV_AF_NONE) {
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[at], "host_tap"),
+			      "port '%s': host_tap gives the host the port's addresses, and it has none",
+			      p->name);
+		return;
+	}
+	if (cfg->n_ports == MLV_MAX_PORTS) {
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[at], "host_tap"),
+			      "port '%s': host_tap adds a port, and there are %u already",
+			      p->name, MLV_MAX_PORTS);
+		return;
+	}
+	snprintf(name, sizeof(name), "%.*s-host", (int)(sizeof(name) - 6),
+		 p->name);
+	if (mlv_config_port(cfg, name) != NULL) {
+		mlv_cfg_error(ctx, mlv_cfg_item_pos(items[at], "host_tap"),
+			      "port '%s': host_tap adds the port '%s', and a port has that name",
+			      p->name, name);
+		return;
+	}
+	grown = realloc(cfg->ports, (cfg->n_ports + 1) * sizeof(*grown));
+	if (grown == NULL) {
+		mlv_cfg_error(ctx, items[at]->pos, "out of memory");
+		return;
+	}
+	cfg->ports = grown;
+	p = &cfg->ports[at];
+	host = &cfg->ports[cfg->n_ports++];
+	memset(host, 0, sizeof(*host));
+	memcpy(host->name, name, sizeof(host->name));
+	snprintf(host->device, sizeof(host->device), "%s", MLV_HOST_TAP_DEVICE);
+	memcpy(host->tx_port, p->name, sizeof(host->tx_port));
+	memcpy(host->host_for, p->name, sizeof(host->host_for));
+	host->mtu = p->mtu;
+	host->exception = true;
+	host->pos = p->pos;
+}
+
 void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			      const struct mlv_cfg_seen *seen)
 {
@@ -158,6 +235,7 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 				exception = p;
 		}
 	}
+	add_host_port(ctx, cfg, items, exception);
 	free(items);
 }
 
@@ -234,6 +312,11 @@ static bool device_has_kernel_iface(const struct mlv_config *cfg,
 				    const char *dev)
 {
 	const char *args = vdev_args(cfg, dev);
+
+	/* host_tap: the port's kernel side is its host TAP */
+	for (uint32_t i = 0; i < cfg->n_ports; i++)
+		if (cfg->ports[i].host_tap && strcmp(cfg->ports[i].device, dev) == 0)
+			return true;
 
 	if (strncmp(dev, "net_tap", 7) == 0)
 		return true;

@@ -18,6 +18,7 @@
 #include <linux/rtnetlink.h>
 
 #include "daemon/netlink/addr_internal.h"
+#include "daemon/netlink/transact_internal.h"
 
 /* A route change or a dump answer is queued while the kernel handles the
  * request; this bounds a recv that should never wait. */
@@ -61,35 +62,10 @@ static void note_error(struct mlv_announce *a, const char *what,
 	a->errors++;
 }
 
-/* Send nlh (NLM_F_ACK set by the caller) and read its answer, running cb
- * over every message of it (a dump) until NLMSG_DONE or the ACK. 0, or an
- * errno value. */
 static int transact(struct mlv_announce *a, struct nlmsghdr *nlh, mnl_cb_t cb,
 		    void *data)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	int rc;
-
-	/* An answer that came after its request timed out is still queued:
-	 * read it away, or it would be taken for this request's (a wrong
-	 * sequence number) and leave this one's for the next. */
-	while (recv(mnl_socket_get_fd(a->nl), buf, sizeof(buf),
-		    MSG_DONTWAIT) > 0)
-		;
-	nlh->nlmsg_seq = ++a->seq;
-	if (mnl_socket_sendto(a->nl, nlh, nlh->nlmsg_len) < 0)
-		return errno;
-	do {
-		ssize_t n = mnl_socket_recvfrom(a->nl, buf, sizeof(buf));
-
-		if (n < 0)
-			return errno;
-		rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, a->portid, cb,
-				data);
-		if (rc == MNL_CB_ERROR)
-			return errno ? errno : EIO;
-	} while (rc > MNL_CB_STOP);
-	return 0;
+	return mlv_nl_transact(a->nl, a->portid, &a->seq, nlh, cb, data);
 }
 
 /* Add ip's route on our device, or delete ip's route of our protocol in

@@ -129,6 +129,26 @@ void mlv_eal_args_replace(struct mlv_eal_args *a, int i, char *text)
 	a->argv[i] = text;
 }
 
+enum mlv_err mlv_eal_args_append(struct mlv_eal_args *a, char *text)
+{
+	char **argv = realloc(a->argv, ((size_t)a->argc + 2) * sizeof(*argv));
+	char **orig;
+
+	if (argv)
+		a->argv = argv;
+	orig = argv ? realloc(a->argv_orig,
+			      ((size_t)a->argc + 2) * sizeof(*orig)) : NULL;
+	if (!orig) {
+		free(text);
+		return MLV_E_NOMEM;
+	}
+	a->argv_orig = orig;
+	a->argv[a->argc] = a->argv_orig[a->argc] = text;
+	a->argc++;
+	a->argv[a->argc] = a->argv_orig[a->argc] = NULL;
+	return MLV_OK;
+}
+
 void mlv_eal_args_free(struct mlv_eal_args *a)
 {
 	if (a->argv_orig)

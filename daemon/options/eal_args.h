@@ -44,6 +44,10 @@ enum mlv_err mlv_eal_args_build(const char *prog, char *const *args, int n,
  * (malloc'd). Only before rte_eal_init, which may permute argv. */
 void mlv_eal_args_replace(struct mlv_eal_args *a, int i, char *text);
 
+/* Append text (malloc'd; owned from now on, freed on failure). Only
+ * before rte_eal_init. MLV_OK or MLV_E_NOMEM. */
+enum mlv_err mlv_eal_args_append(struct mlv_eal_args *a, char *text);
+
 void mlv_eal_args_free(struct mlv_eal_args *a);
 
 #endif

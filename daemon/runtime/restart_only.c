@@ -46,6 +46,9 @@ static bool port_equal(const struct mlv_port_config *a,
 	       a->next_hop_auto == b->next_hop_auto &&
 	       (a->next_hop_auto ||
 		memcmp(&a->next_hop, &b->next_hop, sizeof(a->next_hop)) == 0) &&
+	       a->host_tap == b->host_tap &&
+	       a->host_prefix == b->host_prefix &&
+	       a->host_prefix6 == b->host_prefix6 &&
 	       a->has_next_hop6 == b->has_next_hop6 &&
 	       (!a->has_next_hop6 ||
 		memcmp(&a->next_hop6, &b->next_hop6, sizeof(a->next_hop6)) == 0) &&

@@ -11,7 +11,7 @@ import socket
 import subprocess
 import threading
 
-from daemon_util import (CONTROL, DEADLINE_S, Daemon, Skip, check,
+from daemon_util import (CONTROL, DEADLINE_S, Daemon, Skip, accounted, check,
                          config_text, ctl_ok, ctl_wait, port, run, slots_of,
                          vip, wait_ctl, wait_until)
 
@@ -365,6 +365,66 @@ def case_next_hop_families(maglevd, src, work):
         check(rc == 0, f"exit status {rc}")
 
 
+def case_host_tap(maglevd, src, work):
+    """A port without a kernel address, as a PCI NIC is (here an
+    af_packet port on a veth the kernel has no address on): with
+    host_tap the kernel behind maglevd's TAP answers ARP, neighbour
+    solicitations and pings for the port's addresses with the port's
+    MAC, resolves the next hop (next_hop: auto works), and VIP traffic
+    is still forwarded."""
+    tag = f"mlvht{os.getpid()}"
+    net = Netns(tag)
+    with net:
+        # mlv0 keeps no address: the kernel must not answer for it
+        net.sh(f"ip -n {net.lb} addr flush dev mlv0",
+               f"ip -n {net.peer} addr add fd77::2/64 dev mlv1 nodad",
+               f"ip -n {net.peer} route add 2001:db8::/64 via fd77::1")
+        cfg = os.path.join(work, "maglevd.yaml")
+        with open(cfg, "w") as f:
+            f.write(config_text(
+                "    - {name: ext, device: net_af_packet0, address: 10.77.0.1, "
+                "address6: \"fd77::1\", next_hop: auto, host_tap: true}\n",
+                ["--in-memory", "--no-pci", "--vdev=net_af_packet0,iface=mlv0"],
+                udp_vip()))
+        d = NsDaemon(maglevd, work, cfg, net.lb)
+        try:
+            wait_ctl(d)
+            st = ctl_ok("status")
+            port_mac = st["ports"][0]["mac"].lower()
+            host = [p for p in st["ports"] if p["name"] == "ext-host"]
+            check(host and host[0]["exception"] and
+                  host[0]["device"] == "net_tap_host",
+                  f"no host port in {st['ports']}")
+            link = net.link(net.lb, "mlv-ext")
+            check(port_mac in link.lower() and "UP" in link,
+                  f"the TAP has not the port's MAC or is down: {link}")
+            # the host's routes beyond the subnet are the operator's
+            net.sh(f"ip -n {net.lb} route add 10.78.0.0/24 via 10.77.0.2 "
+                   "dev mlv-ext")
+            for addr, flag in (("10.77.0.1", "-4"), ("fd77::1", "-6")):
+                r = run(["ip", "netns", "exec", net.peer, "ping", flag, "-c",
+                         "1", "-W", "3", addr])
+                check(r.returncode == 0, f"ping {addr} through the host "
+                      f"TAP: {r.stdout} {r.stderr}")
+                neigh = run(["ip", "-n", net.peer, "neigh", "show",
+                             addr]).stdout.lower()
+                check(port_mac in neigh, f"{addr} resolved to {neigh!r}, "
+                      f"not the port's MAC {port_mac}")
+            peer_mac = net.mac(net.peer, "mlv1")
+            ctl_wait(lambda r: r["ports"][0]["next_hop"] == peer_mac,
+                     "the next hop through the host TAP", d)
+            check(probe_from_peer(net, "192.0.2.10", 5300, "10.78.0.11") ==
+                  peer_mac, "VIP traffic not forwarded to the next hop")
+            doc = d.wait_stats(
+                lambda s: s["totals"]["counters"]["exception"] > 0,
+                "frames through the exception path")
+            check(accounted(doc), "a frame not accounted for")
+            rc = d.stop()
+        finally:
+            d.kill()
+        check(rc == 0, f"exit status {rc}")
+
+
 def case_xdp_steer(maglevd, src, work):
     with Netns(f"mlvxs{os.getpid()}") as net:
         vips = udp_vip()
@@ -517,5 +577,6 @@ CASES = {
     "systemd": case_systemd,
     "next-hop-auto": case_next_hop_auto,
     "next-hop-families": case_next_hop_families,
+    "host-tap": case_host_tap,
     "xdp-steer": case_xdp_steer,
 }

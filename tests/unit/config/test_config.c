@@ -479,6 +479,65 @@ static void test_next_hop6(void **state)
 	unload(&l);
 }
 
+/* host_tap adds the host TAP as the exception port after the ports,
+ * transmitting by the port it serves; where it cannot work it is an
+ * error at its place. */
+static void test_host_tap(void **state)
+{
+	const char *ok =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: nic, device: \"0000:03:00.0\", address: 10.0.0.1, "
+		"next_hop: auto, host_tap: true, host_prefix: 22}\n"
+		"vips: []\n";
+	const char *second =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: a, device: d0, address: 10.0.0.1, next_hop: \"02:00:00:00:00:01\"}\n"
+		"    - {name: b, device: d1, address: 10.0.0.2, next_hop: \"02:00:00:00:00:01\", host_tap: true}\n"
+		"vips: []\n";
+	const char *both =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: a, device: d0, address: 10.0.0.1, next_hop: \"02:00:00:00:00:01\", host_tap: true}\n"
+		"    - {name: k, device: net_tap0, address: 10.0.0.2, next_hop: \"02:00:00:00:00:01\", exception: true}\n"
+		"vips: []\n";
+	const char *longname =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: a-very-long-name, device: d0, address: 10.0.0.1, next_hop: \"02:00:00:00:00:01\", host_tap: true}\n"
+		"vips: []\n";
+	const struct mlv_port_config *host;
+	struct load l;
+	(void)state;
+
+	load(&l, ok);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->n_ports, 2);
+	host = &l.cfg->ports[1];
+	assert_string_equal(host->name, "nic-host");
+	assert_string_equal(host->device, MLV_HOST_TAP_DEVICE);
+	assert_string_equal(host->tx_port, "nic");
+	assert_string_equal(host->host_for, "nic");
+	assert_true(host->exception);
+	assert_int_equal(l.cfg->ports[0].host_prefix, 22);
+	assert_int_equal(l.cfg->ports[0].host_prefix6, 64);
+	unload(&l);
+
+	load(&l, second);
+	expect_rejected(&l);
+	expect_error(&l, second, "true}", "host_tap is for the first port only");
+	unload(&l);
+	load(&l, both);
+	expect_rejected(&l);
+	expect_error(&l, both, "true}\n    - {name: k", "and 'k' already is one");
+	unload(&l);
+	load(&l, longname);
+	expect_rejected(&l);
+	expect_error(&l, longname, "a-very-long-name", "longer than 15 bytes");
+	unload(&l);
+}
+
 static void test_bad_addresses_macs(void **state)
 {
 	const char *y =
@@ -1894,6 +1953,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_next_hop6),
+		cmocka_unit_test(test_host_tap),
 		cmocka_unit_test(test_bad_addresses_macs),
 		cmocka_unit_test(test_bad_durations),
 		cmocka_unit_test(test_duplicates),

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rtnetlink requests with an acknowledgement (transact_internal.h). */
+#include "daemon/netlink/transact_internal.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+int mlv_nl_transact(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
+		    struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int rc;
+
+	/* An answer that came after its request timed out is still queued:
+	 * read it away, or it would be taken for this request's (a wrong
+	 * sequence number) and leave this one's for the next. */
+	while (recv(mnl_socket_get_fd(nl), buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	nlh->nlmsg_seq = ++*seq;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return errno;
+	do {
+		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+
+		if (n < 0)
+			return errno;
+		rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb, data);
+		if (rc == MNL_CB_ERROR)
+			return errno ? errno : EIO;
+	} while (rc > MNL_CB_STOP);
+	return 0;
+}
