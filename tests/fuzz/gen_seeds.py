@@ -125,7 +125,7 @@ CTL = {
                  '{"command": "stats", "args": {"per_worker": true}}\n'
                  '{"command": "health"}\n',
     "table.txt": '{"command": "table", "args": {"vip": "web"}}\n'
-                 '{"command": "table", "args": {"vip": "big", "dump": true}}\n'
+                 '{"command": "table", "args": {"vip": "web", "dump": true}}\n'
                  "table web --dump\nlookup web 10.0.0.1 80\nconns --limit 3\n",
     "lookup.txt": '{"command": "lookup", "args": {"vip": "web", '
                   '"src": "198.51.100.7", "sport": 4242}, "id": "x"}\n',
