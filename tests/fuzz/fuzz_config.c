@@ -36,7 +36,7 @@
 #include "tests/fuzz/fuzz_check.h"
 
 /* Larger tables build slowly and find nothing the small ones do not. */
-#define BUILD_MAX_SLOTS (1u << 17)
+#define BUILD_MAX_SLOTS (1u << 18)
 
 static const char fragment_mark[] = "#%fragment\n";
 
@@ -168,7 +168,8 @@ int __wrap_glob(const char *pattern, int flags,
 	return __real_glob(pattern, flags, errfunc, g);
 }
 
-/* Whether building this config's tables stays cheap. */
+/* Whether building this config's tables stays cheap: slots, a
+ * rendezvous slot costing a hash per backend, and ring points. */
 static bool build_small(const struct mlv_config *cfg)
 {
 	uint64_t slots = 0;
@@ -176,7 +177,8 @@ static bool build_small(const struct mlv_config *cfg)
 	for (uint32_t i = 0; i < cfg->n_vips; i++) {
 		const struct mlv_vip_config *v = &cfg->vips[i];
 
-		slots += v->table_size;
+		slots += (uint64_t)v->table_size *
+			 (v->table == MLV_TABLE_RENDEZVOUS ? v->n_backends : 1);
 		if (v->table == MLV_TABLE_RING)
 			for (uint32_t b = 0; b < v->n_backends; b++)
 				slots += (uint64_t)v->backends[b].weight * v->vnodes;
