@@ -18,6 +18,7 @@
 #include <linux/rtnetlink.h>
 
 #include "daemon/netlink/addr_internal.h"
+#include "daemon/netlink/msg_internal.h"
 #include "daemon/netlink/transact_internal.h"
 
 /* A route change or a dump answer is queued while the kernel handles the
@@ -130,13 +131,16 @@ static int on_route(const struct nlmsghdr *nlh, void *data)
 {
 	struct stale *s = data;
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	struct route_attrs r = { .table = rtm->rtm_table };
+	struct route_attrs r = { 0 };
 	struct mlv_ip ip = { 0 };
-	size_t alen = rtm->rtm_family == AF_INET6 ? 16 : 4;
+	size_t alen;
 
-	if (rtm->rtm_protocol != MLV_RTPROT_MAGLEVD ||
+	if (!mlv_nl_has_header(nlh, sizeof(*rtm)) ||
+	    rtm->rtm_protocol != MLV_RTPROT_MAGLEVD ||
 	    (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6))
 		return MNL_CB_OK;
+	r.table = rtm->rtm_table;
+	alen = rtm->rtm_family == AF_INET6 ? 16 : 4;
 	mnl_attr_parse(nlh, sizeof(*rtm), route_attr, &r);
 	if (r.table != s->table || !r.dst || rtm->rtm_dst_len != alen * 8 ||
 	    mnl_attr_get_payload_len(r.dst) != alen ||

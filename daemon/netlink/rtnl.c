@@ -14,6 +14,7 @@
 #include <linux/rtnetlink.h>
 
 #include "daemon/netlink/addr_internal.h"
+#include "daemon/netlink/msg_internal.h"
 
 /* Neighbour states whose link-layer address can be used as is. */
 #define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
@@ -69,7 +70,9 @@ static int on_notification(const struct nlmsghdr *nlh, void *data)
 	case RTM_DELNEIGH: {
 		const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
 
-		if (!m->wanted || m->wanted(nd->ndm_ifindex, m->ctx))
+		/* one cut short names no interface: it may be any */
+		if (!m->wanted || !mlv_nl_has_header(nlh, sizeof(*nd)) ||
+		    m->wanted(nd->ndm_ifindex, m->ctx))
 			m->out->neigh = true;
 		break;
 	}
@@ -104,7 +107,7 @@ void mlv_rtnl_monitor_read(struct mlv_rtnl *nl,
 		}
 		if (n == 0)
 			break;
-		mnl_cb_run(buf, (size_t)n, 0, 0, on_notification, &m);
+		mlv_nl_cb_run(buf, (size_t)n, 0, 0, on_notification, &m);
 	}
 }
 
@@ -125,7 +128,8 @@ static enum mlv_err request(struct mlv_rtnl *nl, struct nlmsghdr *nlh,
 	n = mnl_socket_recvfrom(nl->req, buf, sizeof(buf));
 	if (n < 0)
 		return MLV_E_IO;
-	rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, nl->req_portid, cb, data);
+	rc = mlv_nl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, nl->req_portid, cb,
+			   data);
 	if (rc == MNL_CB_ERROR) {
 		if (errno == ENOENT || errno == ENETUNREACH ||
 		    errno == EHOSTUNREACH || errno == ESRCH ||
@@ -191,7 +195,8 @@ static int on_route(const struct nlmsghdr *nlh, void *data)
 	struct route_reply *r = data;
 	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
 
-	if (nlh->nlmsg_type != RTM_NEWROUTE)
+	if (nlh->nlmsg_type != RTM_NEWROUTE ||
+	    !mlv_nl_has_header(nlh, sizeof(*rt)))
 		return MNL_CB_OK;
 	r->seen = true;
 	r->type = rt->rtm_type;
@@ -250,7 +255,8 @@ static int on_neigh(const struct nlmsghdr *nlh, void *data)
 	struct neigh_reply *r = data;
 	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
 
-	if (nlh->nlmsg_type != RTM_NEWNEIGH)
+	if (nlh->nlmsg_type != RTM_NEWNEIGH ||
+	    !mlv_nl_has_header(nlh, sizeof(*nd)))
 		return MNL_CB_OK;
 	r->state = nd->ndm_state;
 	return mnl_attr_parse(nlh, sizeof(*nd), neigh_attr, r);

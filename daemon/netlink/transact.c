@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <sys/socket.h>
 
+#include "daemon/netlink/msg_internal.h"
+
 int mlv_nl_transact(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
 		    struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
@@ -24,7 +26,8 @@ int mlv_nl_transact(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
 
 		if (n < 0)
 			return errno;
-		rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb, data);
+		rc = mlv_nl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb,
+				   data);
 		if (rc == MNL_CB_ERROR)
 			return errno ? errno : EIO;
 	} while (rc > MNL_CB_STOP);

@@ -14,15 +14,7 @@
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_hash.h"
 #include "dataplane/packet/parse.h"
-
-#define CHECK(c)                                                          \
-	do {                                                              \
-		if (!(c)) {                                               \
-			fprintf(stderr, "%s:%d: invariant failed: %s\n",  \
-				__FILE__, __LINE__, #c);                  \
-			abort();                                          \
-		}                                                         \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 static struct mlv_encap_tmpl tmpls[10];
 static unsigned n_tmpls;
@@ -69,8 +61,6 @@ static void check_pkt(const struct mlv_pkt *p, size_t size)
 		CHECK(p->l4_off + (p->l4_proto == 6 ? 20u : 8u) <= end);
 	}
 }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
