@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef MLV_DEFAULT_CONFIG
+#error "the build defines MLV_DEFAULT_CONFIG (daemon/options/meson.build)"
+#endif
+const char mlv_options_default_config[] = MLV_DEFAULT_CONFIG;
+
 enum {
 	OPT_CHECK_CONFIG = 256,
 	OPT_LOG_LEVEL,
@@ -159,7 +164,7 @@ enum mlv_err mlv_options_parse(int argc, char **argv,
 		return MLV_OK;
 	}
 	if (!opts->config_path) {
-		opts->config_path = MLV_DEFAULT_CONFIG;
+		opts->config_path = mlv_options_default_config;
 		opts->config_is_default = true;
 	}
 	opts->mode = MLV_MODE_RUN;

@@ -18,11 +18,9 @@
 #include "control/base/error.h"
 #include "control/base/log.h"
 
-/* The configuration without -c: sysconfdir/maglevd/maglevd.yaml, set by
- * the build (/etc/maglevd/maglevd.yaml for a /usr install). */
-#ifndef MLV_DEFAULT_CONFIG
-#define MLV_DEFAULT_CONFIG "/etc/maglevd/maglevd.yaml"
-#endif
+/* The configuration without -c: sysconfdir/maglevd/maglevd.yaml, fixed
+ * by the build (/etc/maglevd/maglevd.yaml for a /usr install). */
+extern const char mlv_options_default_config[];
 
 #define MLV_STATS_INTERVAL_DEFAULT_MS 1000u
 #define MLV_STATS_INTERVAL_MIN_MS     10u
@@ -38,7 +36,7 @@ enum mlv_run_mode {
 struct mlv_options {
 	enum mlv_run_mode mode;
 	const char *config_path;     /* -c, the --check-config argument, or
-					MLV_DEFAULT_CONFIG */
+					mlv_options_default_config */
 	bool config_is_default;      /* no -c: config_path is the default */
 	enum mlv_log_level log_level;
 	const char *stats_file;      /* NULL: no stats file */

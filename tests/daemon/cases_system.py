@@ -34,7 +34,9 @@ def case_systemd(maglevd, src, work):
     copy = os.path.join(work, "maglevd.service")
     with open(copy, "w") as f:
         f.write(unit.replace(m.group(1), maglevd))
-    r = run([analyze, "verify", copy])
+    # --man=no: the man pages Documentation= names are not installed here
+    # (tools/test-package verifies the installed units with them)
+    r = run([analyze, "verify", "--man=no", copy])
     check(r.returncode == 0 and not r.stderr.strip(),
           f"systemd-analyze verify: {r.returncode} {r.stderr}")
     for key in ("Type=notify", "ExecReload=/bin/kill -HUP $MAINPID",
@@ -44,7 +46,7 @@ def case_systemd(maglevd, src, work):
     with open(copy, "w") as f:
         f.write(unit.replace(m.group(1), maglevd)
                 .replace("Type=notify", "Type=notifyy"))
-    r = run([analyze, "verify", copy])
+    r = run([analyze, "verify", "--man=no", copy])
     check(r.returncode != 0 or "notifyy" in r.stderr,
           "verify accepted Type=notifyy")
 

@@ -116,7 +116,9 @@ static void test_default_config(void **state)
 	(void)state;
 	assert_int_equal(parse(&o, e, sizeof(e), NULL), MLV_OK);
 	assert_int_equal(o.mode, MLV_MODE_RUN);
-	assert_string_equal(o.config_path, MLV_DEFAULT_CONFIG);
+	assert_string_equal(o.config_path, mlv_options_default_config);
+	assert_non_null(strstr(o.config_path, "/maglevd/maglevd.yaml"));
+	assert_true(o.config_path[0] == '/');
 	assert_true(o.config_is_default);
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "lb.yaml", NULL), MLV_OK);
 	assert_false(o.config_is_default);
