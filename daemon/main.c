@@ -179,5 +179,12 @@ int main(int argc, char **argv)
 	case MLV_MODE_RUN:
 		break;
 	}
+	/* Without -c a missing default file is a usage problem, said in
+	 * one line before anything starts. */
+	if (opts.config_is_default && access(opts.config_path, R_OK) != 0) {
+		fprintf(stderr, "maglevd: %s: %s (give a configuration with "
+			"-c FILE)\n", opts.config_path, strerror(errno));
+		return EXIT_USAGE;
+	}
 	return run(&opts);
 }

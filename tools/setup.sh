@@ -5,16 +5,30 @@
 # run installs nothing and changes nothing that is already right.
 set -euo pipefail
 
-# Build, run and test dependencies. Keep this the single list.
+# The build dependencies are debian/control's Build-Depends, read from
+# there so that the package and this machine cannot differ. Below them,
+# the one list of what only the tests, the lab, the fuzzer and the
+# package test use.
+here=$(cd "$(dirname "$0")/.." && pwd)
+build_depends() {
+  # the Build-Depends field with its continuation lines, without versions,
+  # architectures and build profiles; debhelper-compat is debhelper's
+  sed -n '/^Build-Depends:/,/^[^ #]/{/^Build-Depends:/{s/^Build-Depends://;p;d};/^ /p}' \
+      "$here/debian/control" |
+    tr ',' '\n' | sed 's/[(<[].*//; s/^ *//; s/ *$//' | grep -v '^$' |
+    sed 's/^debhelper-compat$/debhelper/'
+}
+mapfile -t BUILD_DEPENDS < <(build_depends)
+if [ ${#BUILD_DEPENDS[@]} -lt 5 ]; then
+  echo "setup: cannot read Build-Depends from $here/debian/control" >&2
+  exit 1
+fi
 PACKAGES=(
-  build-essential pkg-config meson ninja-build clang llvm lld
-  dpdk dpdk-dev libbpf-dev libxdp-dev libyaml-dev libjansson-dev
-  libcmocka-dev libpcap-dev libsystemd-dev libmnl-dev libclang-rt-14-dev
-  libxxhash-dev
-  bpftool ethtool iproute2 iputils-ping curl procps python3 nginx-light socat tcpdump
-  systemd strace
-  libmicrohttpd-dev prometheus
-  bird2
+  "${BUILD_DEPENDS[@]}"
+  build-essential dpkg-dev fakeroot lintian man-db bash-completion
+  libcmocka-dev libpcap-dev libclang-rt-14-dev lld
+  dpdk ethtool iproute2 iputils-ping curl procps nginx-light socat tcpdump
+  systemd strace prometheus bird2
 )
 HUGEPAGES=${MAGLEVD_HUGEPAGES:-1024}   # 2 MB pages: 2 GB for DPDK
 

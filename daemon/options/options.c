@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef MLV_DEFAULT_CONFIG
+#error "the build defines MLV_DEFAULT_CONFIG (daemon/options/meson.build)"
+#endif
+const char mlv_options_default_config[] = MLV_DEFAULT_CONFIG;
+
 enum {
 	OPT_CHECK_CONFIG = 256,
 	OPT_LOG_LEVEL,
@@ -30,10 +35,11 @@ static const struct option long_options[] = {
 void mlv_options_usage(FILE *out)
 {
 	fputs(
-"usage: maglevd -c FILE [options] [-- EAL arguments]\n"
+"usage: maglevd [-c FILE] [options] [-- EAL arguments]\n"
 "       maglevd --check-config FILE\n"
 "\n"
-"  -c, --config FILE        the YAML configuration (docs/config.md)\n"
+"  -c, --config FILE        the YAML configuration (maglevd.yaml(5));\n"
+"                           default " MLV_DEFAULT_CONFIG "\n"
 "      --check-config FILE  load and validate FILE, print OK or the errors,\n"
 "                           exit 0 or 1; touches no device\n"
 "      --log-level LEVEL    error, warning, info (default) or debug\n"
@@ -158,8 +164,8 @@ enum mlv_err mlv_options_parse(int argc, char **argv,
 		return MLV_OK;
 	}
 	if (!opts->config_path) {
-		fprintf(err, "maglevd: no configuration: use -c FILE (see --help)\n");
-		return MLV_E_INVAL;
+		opts->config_path = mlv_options_default_config;
+		opts->config_is_default = true;
 	}
 	opts->mode = MLV_MODE_RUN;
 	return MLV_OK;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* maglevd's command line:
  *
- *   maglevd -c FILE [options] [-- EAL args]
+ *   maglevd [-c FILE] [options] [-- EAL args]
  *   maglevd --check-config FILE
  *
  * Everything after "--" replaces dataplane.eal_args from the config.
@@ -18,6 +18,10 @@
 #include "control/base/error.h"
 #include "control/base/log.h"
 
+/* The configuration without -c: sysconfdir/maglevd/maglevd.yaml, fixed
+ * by the build (/etc/maglevd/maglevd.yaml for a /usr install). */
+extern const char mlv_options_default_config[];
+
 #define MLV_STATS_INTERVAL_DEFAULT_MS 1000u
 #define MLV_STATS_INTERVAL_MIN_MS     10u
 #define MLV_STATS_INTERVAL_MAX_MS     3600000u
@@ -31,7 +35,9 @@ enum mlv_run_mode {
 
 struct mlv_options {
 	enum mlv_run_mode mode;
-	const char *config_path;     /* -c, or the --check-config argument */
+	const char *config_path;     /* -c, the --check-config argument, or
+					mlv_options_default_config */
+	bool config_is_default;      /* no -c: config_path is the default */
 	enum mlv_log_level log_level;
 	const char *stats_file;      /* NULL: no stats file */
 	uint32_t stats_interval_ms;

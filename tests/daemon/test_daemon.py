@@ -94,9 +94,20 @@ def case_usage(maglevd, src, work):
     r = run([maglevd, "--version"])
     check(r.returncode == 0 and re.match(r"maglevd \d+\.\d+", r.stdout),
           f"--version: {r.returncode} {r.stdout!r}")
+    version = r.stdout.split()[1]
     r = run([maglevd, "--help"])
     check(r.returncode == 0 and "--check-config" in r.stdout, "--help")
-    for bad in ([], ["--frobnicate"], ["-c", "x.yaml", "--log-level", "loud"],
+    ctl = os.environ["MAGLEVCTL"]
+    r = run([ctl, "--version"])
+    check(r.returncode == 0 and r.stdout.split() == ["maglevctl", version],
+          f"maglevctl --version: {r.returncode} {r.stdout!r}, not {version}")
+    # without -c: the default file; missing, one line says so and how
+    r = run([maglevd])
+    check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+          and "maglevd.yaml" in r.stderr and "-c FILE" in r.stderr
+          and "usage" not in r.stderr,
+          f"no -c, no default file: exit {r.returncode}: {r.stderr!r}")
+    for bad in (["--frobnicate"], ["-c", "x.yaml", "--log-level", "loud"],
                 ["-c", "x.yaml", "extra"]):
         r = run([maglevd] + bad)
         check(r.returncode == 2 and r.stderr, f"{bad}: exit {r.returncode}")

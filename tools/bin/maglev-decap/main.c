@@ -32,6 +32,7 @@ static void usage(FILE *out)
 "                               [--gue-port PORT]... [--mode auto|native|generic]\n"
 "       maglev-decap detach DEV\n"
 "       maglev-decap status DEV\n"
+"       maglev-decap --version\n"
 "\n"
 "attach  load the decapsulator on DEV (or, if it is already there, replace\n"
 "        its configuration in place). IPIP (4in4, 6in4, 4in6, 6in6) and GUE\n"
@@ -217,6 +218,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("maglev-decap %s\n", MLV_VERSION);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "attach"))

@@ -53,6 +53,7 @@ static void usage(FILE *out)
 "  -o, --output FORMAT   text (tables, the default) or json (the raw reply)\n"
 "  -t, --timeout SECONDS give up waiting for the reply (default %d)\n"
 "  -h, --help            this help\n"
+"      --version         print maglevctl's version and exit\n"
 "\n"
 "exit status: 0 ok, 1 the daemon replied with an error, 2 bad usage,\n"
 "3 no reply (not running, connection lost, timeout), 4 drain --wait\n"
@@ -306,6 +307,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("MAGLEVD_SOCKET");
@@ -329,6 +331,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("maglevctl %s\n", MLV_VERSION);
 			return EXIT_OK;
 		default:
 			usage(stderr);
