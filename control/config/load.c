@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE   /* O_PATH */
 /* Config entry points: read the file, build the YAML tree, walk it with
  * the schema, hand back a complete model or every diagnostic. */
 #include "control/config/config.h"
@@ -196,29 +197,40 @@ static enum mlv_err read_path(const char *path, const struct reader *rd,
 			      char **data, size_t *len, char *why,
 			      size_t why_len)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* O_PATH first: what is at path is looked at before it is opened
+	 * for reading, so a device (a watchdog, a tape) is never opened */
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd;
+	char proc[64];
 	struct stat st;
 	enum mlv_err err;
 	FILE *f;
 
-	if (fd < 0) {
+	if (pfd < 0) {
 		snprintf(why, why_len, "cannot open: %s", strerror(errno));
 		return MLV_E_IO;
 	}
-	if (fstat(fd, &st) != 0) {
+	if (fstat(pfd, &st) != 0) {
 		snprintf(why, why_len, "cannot open: %s", strerror(errno));
-		close(fd);
+		close(pfd);
 		return MLV_E_IO;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, why_len, "cannot open: not a regular file (a "
 			 "config is read whole, at once)");
-		close(fd);
+		close(pfd);
 		return MLV_E_IO;
 	}
 	if (!reader_may(rd, &st, why, why_len)) {
-		close(fd);
+		close(pfd);
 		return MLV_E_PERM;
+	}
+	/* the same file, not whatever path names by now */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
+	if (fd < 0) {
+		snprintf(why, why_len, "cannot open: %s", strerror(errno));
+		return MLV_E_IO;
 	}
 	f = fdopen(fd, "rb");
 	if (!f) {

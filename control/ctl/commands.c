@@ -421,8 +421,12 @@ bool mlv_ctl_request_mutates(const json_t *request)
 		return false;   /* refused anyway, as unknown */
 	switch (cmd->id) {
 	case MLV_CTL_CMD_RELOAD:
-		/* a dry run reads and plans: the read-only level's */
-		return !mlv_ctl_arg_flag(args, "dry_run");
+		/* a dry run of the configured file reads and plans: the read
+		 * level's. One of another file makes the daemon (root) open,
+		 * search (include:) and build what the caller names: the
+		 * admin level's, like a reload. */
+		return !mlv_ctl_arg_flag(args, "dry_run") ||
+		       json_object_get(args, "file") != NULL;
 	case MLV_CTL_CMD_DRAIN:
 	case MLV_CTL_CMD_UNDRAIN:
 	case MLV_CTL_CMD_SHUTDOWN:

@@ -292,8 +292,9 @@ json_t *mlv_ctl_handle(const json_t *request,
 		       const struct mlv_ctl_peer *peer, void *ctx,
 		       struct mlv_ctl_deferred *defer);
 
-/* Whether request changes the daemon: reload, drain, undrain, shutdown,
- * and weight with a weight or --reset (weight alone shows the weights).
+/* Whether request changes the daemon: reload (but for a dry run of the
+ * configured file), drain, undrain, shutdown, and weight with a weight
+ * or --reset (weight alone shows the weights).
  * The mlv_ctl_mutates_fn of the server (privilege levels). Any thread. */
 bool mlv_ctl_request_mutates(const json_t *request);
 

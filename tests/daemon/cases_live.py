@@ -247,9 +247,14 @@ def case_drain_packets(maglevd, src, work):
 
 # ---- reloads by editing the file ----
 
+# nogroup's members may change the daemon: an admin who is not root
+ADMINS = "  admin_group: nogroup\n"
+
+
 def check_dry_run_other_file(work, text, gen):
-    """`reload --dry-run FILE` plans a file beside the configured one, for
-    a read-level user only as far as that user may read it."""
+    """`reload --dry-run FILE` plans a file beside the configured one: at
+    the admin level, and for an admin who is not root only as far as
+    that user may read it."""
     os.chmod(work, 0o755)          # others reach the socket and the file
     cand = os.path.join(work, "candidate.yaml")
     with open(cand, "w") as f:
@@ -257,11 +262,17 @@ def check_dry_run_other_file(work, text, gen):
         f.write(text(tuple(f"b{k}" for k in range(1, 12))))
     fd = os.open(cand, os.O_RDONLY | os.O_NOFOLLOW)
     os.fchmod(fd, 0o600)
-    # uid 65534 in the socket's group (root's): the read level
+    # uid 65534 in the socket's group (root's): the read level, refused
     as_reader = {"user": 65534, "group": 0, "extra_groups": []}
+    # ... and in nogroup too: an admin who is not root
+    as_admin = {"user": 65534, "group": 65534, "extra_groups": [0]}
     ctlcmd = [maglevctl(), "-s", CONTROL["socket"], "reload", "--dry-run",
               "--force"]
     out = run(ctlcmd + [cand], **as_reader)
+    check(out.returncode != 0 and "needs the admin level" in out.stderr,
+          f"a read-level dry run of another file: {out.returncode} "
+          f"{out.stdout} {out.stderr}")
+    out = run(ctlcmd + [cand], **as_admin)
     check(out.returncode != 0 and
           "not read for uid 65534: the file belongs to uid 0" in out.stderr,
           f"another user's private file was read: {out.returncode} "
@@ -269,7 +280,7 @@ def check_dry_run_other_file(work, text, gen):
     os.fchown(fd, 65534, 65534)
     os.close(fd)
     # the caller's own file, named relative to its directory
-    out = run(ctlcmd + ["candidate.yaml"], cwd=work, **as_reader)
+    out = run(ctlcmd + ["candidate.yaml"], cwd=work, **as_admin)
     check(out.returncode == 0 and "dry run:" in out.stdout and
           "- web2" in out.stdout, f"dry run of the caller's file: "
           f"{out.returncode} {out.stdout} {out.stderr}")
@@ -286,9 +297,10 @@ def check_dry_run_other_file(work, text, gen):
 def case_reload_file(maglevd, src, work):
     cfg = os.path.join(work, "maglevd.yaml")
 
-    def text(backends, extra_vip=""):
+    def text(backends, extra_vip="", control=ADMINS):
         return config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
-                           vip(backends=backends) + extra_vip)
+                           vip(backends=backends) + extra_vip,
+                           control=control)
 
     with open(cfg, "w") as f:
         f.write(text(("b1", "b2")))
@@ -350,7 +362,8 @@ def case_reload_file(maglevd, src, work):
         # cannot loosen the budget that judges it.
         write_atomically(cfg, config_text(
             port("ext", "net_null0", "10.99.0.1"), EAL_NULL, vip(backends=("b1",)),
-            control="  reload_budget: {vips_removed: 100, backends_lost: 100}\n"))
+            control=ADMINS +
+            "  reload_budget: {vips_removed: 100, backends_lost: 100}\n"))
         st = ctl_wait(lambda r: r["reloads"]["failed"] == 3,
                       "the reload beyond the budget", d)
         err = st["reloads"]["last"][0]["error"]

@@ -852,15 +852,27 @@ static void test_privilege_levels(void **state)
 	assert_true(reply_ok(r, true));
 	assert_int_equal(fx->reload_calls, 1);
 	assert_int_equal(fx->reload_mode, MLV_CTL_RELOAD_CHECK);
-	/* a dry run of another file says who asked, to be read as them */
+	/* a dry run of another file makes the daemon open and build what
+	 * the caller names: the admin level's; it says who asked, to be
+	 * read as them */
 	r = as_peer(fx, PRIV_SOCKET_GID, NULL, 0, "{\"command\": \"reload\", "
 		    "\"args\": {\"dry_run\": true, \"file\": \"/x.yaml\"}}\n");
+	assert_non_null(strstr(r, "reload changes the daemon and needs the "
+			       "admin level"));
+	assert_int_equal(fx->reload_calls, 1);
+	{
+		const gid_t adm[] = { PRIV_ADMIN_GID };
+
+		r = as_peer(fx, PRIV_SOCKET_GID, adm, 1, "{\"command\": "
+			    "\"reload\", \"args\": {\"dry_run\": true, "
+			    "\"file\": \"/x.yaml\"}}\n");
+	}
 	assert_true(reply_ok(r, true));
 	assert_int_equal(fx->reload_calls, 2);
 	assert_string_equal(fx->reload_file, "/x.yaml");
 	assert_int_equal(fx->reload_uid, 65534);
 	assert_int_equal(fx->override_calls, 0);
-	assert_int_equal(counter(fx, "refused_level"), 3);
+	assert_int_equal(counter(fx, "refused_level"), 4);
 
 	/* admin_group as a supplementary group: may drain */
 	r = as_peer(fx, PRIV_SOCKET_GID, admin, 1, drain);
