@@ -128,6 +128,7 @@ static int run(const struct mlv_options *opts)
 	d.opts = opts;
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
 	mlv_log_set_level(opts->log_level);
+	mlv_log_setup(STDERR_FILENO, opts->log_format);
 
 	sigfd = block_signals();
 	if (sigfd < 0) {

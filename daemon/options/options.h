@@ -33,6 +33,7 @@ struct mlv_options {
 	enum mlv_run_mode mode;
 	const char *config_path;     /* -c, or the --check-config argument */
 	enum mlv_log_level log_level;
+	enum mlv_log_format log_format;   /* --log-format, text by default */
 	const char *stats_file;      /* NULL: no stats file */
 	uint32_t stats_interval_ms;
 	bool watch_config;           /* reload when the file changes (inotify);

@@ -68,6 +68,10 @@ static void test_all_options(void **state)
 	assert_int_equal(o.log_level, MLV_LOG_DEBUG);
 	assert_string_equal(o.stats_file, "/tmp/s.json");
 	assert_int_equal(o.stats_interval_ms, 50);
+	assert_int_equal(o.log_format, MLV_LOG_FORMAT_TEXT);
+	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a.yaml",
+			       "--log-format", "json", NULL), MLV_OK);
+	assert_int_equal(o.log_format, MLV_LOG_FORMAT_JSON);
 }
 
 static void test_eal_override(void **state)
@@ -117,6 +121,9 @@ static void test_bad_usage(void **state)
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--log-level",
 			       "loud", NULL), MLV_E_INVAL);
 	assert_non_null(strstr(e, "loud"));
+	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--log-format",
+			       "xml", NULL), MLV_E_INVAL);
+	assert_non_null(strstr(e, "--log-format: 'xml'"));
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--stats-interval",
 			       "5", NULL), MLV_E_INVAL);
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--stats-interval",
