@@ -19,6 +19,7 @@
 
 #include "control/generation/vip_tables.h"
 #include "daemon/daemon.h"
+#include "daemon/port_stats.h"
 #include "daemon/dpdk_log.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
@@ -427,8 +428,13 @@ void mlv_daemon_close_ports(struct mlv_daemon *d)
 	/* our handles first; closing the port detaches the driver's
 	 * program */
 	mlv_steering_close(&d->steering);
-	if (d->eal_ready)
+	if (d->eal_ready) {
+		const struct mlv_port_stats *last;
+
+		/* the final stats file shows the NIC counters of the end */
+		mlv_daemon_port_stats(d, &last);
 		mlv_ports_close(&d->ports);
+	}
 }
 
 void mlv_daemon_teardown(struct mlv_daemon *d)
@@ -472,6 +478,7 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 	}
 	mlv_eal_args_free(&d->eal);
 	mlv_overrides_free(&d->overrides);
+	mlv_daemon_port_stats_free(d);
 	mlv_config_free(d->cfg);
 	d->cfg = NULL;
 }

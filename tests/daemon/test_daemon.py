@@ -301,6 +301,74 @@ def case_two_arm(maglevd, src, work):
           "backend counters do not add up")
 
 
+def case_port_counters(maglevd, src, work):
+    """The NIC counters of each port (rte_eth_stats and xstats, read by
+    the control thread) in the stats file, `maglevctl stats --ports` and
+    /metrics, and they follow the traffic: the receiving net_pcap port
+    counts the frames of its file, the transmitting one the frames it
+    wrote."""
+    n = 37
+    inp = os.path.join(work, "in.pcap")
+    ext_out = os.path.join(work, "ext_out.pcap")
+    int_out = os.path.join(work, "int_out.pcap")
+    write_pcap(inp, [tcp_frame("198.51.100.1", "192.0.2.10", 30000 + i, 80)
+                     for i in range(n)])
+    listen = f"127.0.0.1:{cases_control.free_port()}"
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(
+            port("ext", "net_pcap0", "10.99.0.1", ", tx_port: int") +
+            port("int", "net_pcap1", "10.99.0.2"),
+            ["--in-memory", "--no-pci",
+             f"--vdev=net_pcap0,rx_pcap={inp},tx_pcap={ext_out}",
+             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip(), metrics=listen))
+    d = Daemon(maglevd, work, cfg)
+
+    def ports_of(doc):
+        return {p["name"]: p for p in doc.get("ports", [])}
+
+    try:
+        doc = d.wait_stats(
+            lambda s: ports_of(s).get("ext", {}).get("counters", {})
+            .get("rx_packets") == n and
+            ports_of(s).get("int", {}).get("counters", {})
+            .get("tx_packets") == n, f"{n} frames in and out by the NICs")
+        ext, intp = ports_of(doc)["ext"], ports_of(doc)["int"]
+        check(ext["device"] == "net_pcap0", f"device {ext['device']}")
+        check(ext["counters"]["rx_bytes"] > 0 and
+              ext["counters"]["rx_missed"] == 0 and
+              ext["counters"]["tx_packets"] == 0 and
+              intp["counters"]["rx_packets"] == 0, f"counters {doc['ports']}")
+        # the PMD's extended statistics, every one, in the stats file
+        check(ext["xstats"].get("rx_good_packets") == n,
+              f"xstats {ext.get('xstats')}")
+        # the control socket: counters always, xstats with --ports
+        r = ctl_ok("stats")
+        cp = {p["name"]: p for p in r["ports"]}
+        check(cp["ext"]["counters"]["rx_packets"] == n and
+              "xstats" not in cp["ext"], f"stats ports {r['ports']}")
+        r = run([maglevctl(), "-s", CONTROL["socket"], "stats", "--ports"])
+        check(r.returncode == 0 and re.search(r"^rx_packets +%d +0$" % n,
+                                              r.stdout, re.M) and
+              re.search(r"^rx_good_packets +%d$" % n, r.stdout, re.M),
+              f"maglevctl stats --ports: {r.returncode} {r.stdout} {r.stderr}")
+        samples, _ = cases_control.scrape(listen)
+        for name, p, want in (("maglevd_port_rx_packets_total", "ext", n),
+                              ("maglevd_port_tx_packets_total", "int", n),
+                              ("maglevd_port_rx_missed_packets_total", "ext", 0)):
+            got = samples.get((name, f'{{port="{p}"}}'))
+            check(got == want, f"{name}{{port={p}}} = {got}, want {want}")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    # the final file has the counters read just before the ports closed
+    final = ports_of(read_stats(d.stats))
+    check(final["ext"]["counters"]["rx_packets"] == n and
+          final["int"]["counters"]["tx_packets"] == n,
+          f"final ports {final}")
+
+
 def case_two_workers(maglevd, src, work):
     """Two workers, each with its own RX and TX queue on the port (two
     net_pcap queues: one file each, since pcap vdevs have no RSS). Both
@@ -387,6 +455,7 @@ CASES = {
     "reload": case_reload,
     "exception": case_exception,
     "two-arm": case_two_arm,
+    "port-counters": case_port_counters,
     "refuse": case_refuse,
 }
 CASES.update(cases_announce.CASES)
