@@ -140,8 +140,16 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 	char *const *args = o->has_eal_override ? o->eal_override : d->cfg->eal_args;
 	int n = o->has_eal_override ? o->n_eal_override : (int)d->cfg->n_eal_args;
 	enum mlv_err err;
+	char why[512];
 	int ret;
 
+	/* before DPDK, which would print its usage text instead */
+	err = mlv_eal_args_check_cpus(args, n, d->cfg->workers, NULL, 0, why,
+				      sizeof(why));
+	if (err) {
+		mlv_err_log("%s", why);
+		return err;
+	}
 	err = mlv_eal_args_build("maglevd", args, n, d->cfg->workers,
 				 o->log_level, &d->eal);
 	if (err) {

@@ -90,6 +90,40 @@ def case_check_config(maglevd, src, work):
           f"{r.stderr[-300:]!r}")
 
 
+def case_check_cpus(maglevd, src, work):
+    """More workers than CPUs, when maglevd picks the lcores: refused by
+    --check-config and at start with one line naming the key and the
+    CPUs, before DPDK (no EAL usage text); a missing -c file is one line
+    too."""
+    cfg = null_config(work)
+    text = open(cfg).read()
+    check("workers: 1" in text, "the null config has one worker")
+
+    def only_cpu0():
+        os.sched_setaffinity(0, {0})
+
+    r = run([maglevd, "--check-config", cfg], preexec_fn=only_cpu0)
+    check(r.returncode == 1 and re.search(
+        r"error: dataplane\.workers: 1 worker needs CPUs 0-1 .* CPUs 0 only",
+        r.stderr), f"--check-config on CPU 0: {r.returncode} {r.stderr}")
+    r = run([maglevd, "-c", cfg], preexec_fn=only_cpu0)
+    errors = [l for l in r.stderr.splitlines() if " error: " in l]
+    check(r.returncode == 1 and len(errors) == 1 and
+          "dataplane.workers: 1 worker needs CPUs 0-1" in errors[0] and
+          "usage" not in r.stderr.lower(),
+          f"start on CPU 0: {r.returncode} {r.stderr}")
+    # with every CPU of the machine, the same file passes
+    r = run([maglevd, "--check-config", cfg])
+    check(r.returncode == 0, f"--check-config: {r.returncode} {r.stderr}")
+
+    missing = os.path.join(work, "nope.yaml")
+    r = run([maglevd, "-c", missing])
+    lines = r.stderr.splitlines()
+    check(r.returncode == 1 and len(lines) == 1 and
+          re.search(re.escape(missing) + r": cannot open: No such file",
+                    lines[0]), f"missing config: {r.returncode} {r.stderr!r}")
+
+
 def case_usage(maglevd, src, work):
     r = run([maglevd, "--version"])
     check(r.returncode == 0 and re.match(r"maglevd \d+\.\d+", r.stdout),
@@ -451,6 +485,7 @@ CASES = {
     "two-workers": case_two_workers,
     "check-config": case_check_config,
     "usage": case_usage,
+    "check-cpus": case_check_cpus,
     "lifecycle": case_lifecycle,
     "reload": case_reload,
     "exception": case_exception,

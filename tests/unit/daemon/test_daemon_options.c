@@ -232,6 +232,34 @@ static void test_eal_bad_workers(void **state)
 					    &a), MLV_E_RANGE);
 }
 
+/* maglevd's own lcore choice (0..workers) needs CPUs 0..workers; named
+ * lcores are DPDK's to check. */
+static void test_eal_cpus(void **state)
+{
+	char *plain[] = { "--in-memory" };
+	char *named[] = { "--in-memory", "--lcores=0@0,1@1,2@1" };
+	bool two[] = { true, true }, gap[] = { true, false, true, true };
+	char why[512] = "";
+
+	(void)state;
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 1, two, 2, why,
+						 sizeof(why)), MLV_OK);
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 2, two, 2, why,
+						 sizeof(why)), MLV_E_CONFIG);
+	assert_non_null(strstr(why, "dataplane.workers: 2 workers need CPUs 0-2"));
+	assert_non_null(strstr(why, "may run on CPUs 0-1 only"));
+	/* a hole in the set: CPU 1 is missing */
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 2, gap, 4, why,
+						 sizeof(why)), MLV_E_CONFIG);
+	assert_non_null(strstr(why, "CPUs 0,2-3 only"));
+	assert_int_equal(mlv_eal_args_check_cpus(named, 2, 2, two, 2, why,
+						 sizeof(why)), MLV_OK);
+	/* this process's own set: one worker per CPU beyond the first fits */
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 1000, NULL, 0, why,
+						 sizeof(why)), MLV_E_CONFIG);
+	assert_non_null(strstr(why, "sched_getaffinity"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_eal_operator_lcores_kept),
 		cmocka_unit_test(test_eal_single_process),
 		cmocka_unit_test(test_eal_bad_workers),
+		cmocka_unit_test(test_eal_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
