@@ -2,9 +2,14 @@
 /* A port's NIC counters: DPDK's rte_eth_stats under maglevd's names, and
  * the PMD's extended statistics (xstats) under the PMD's own names. The
  * daemon reads them (daemon/port_stats.c) on the control thread, when a
- * `stats` request, a scrape or the stats file asks: the only thread that
- * ever reads them, so PMDs that fold clear-on-read registers into
- * software totals see one reader, and the workers never do.
+ * `stats` request, a scrape or the stats file asks, and never resets
+ * them. DPDK's thread-safety guide (22.11, "Thread Safety of DPDK
+ * Functions") promises only the fast path per queue; its own telemetry
+ * reads these counters from a non-worker thread while the queues run, as
+ * here. What is not safe is two readers (PMDs that fold clear-on-read
+ * registers into software totals) or a reset racing the bursts, so the
+ * control thread is the one reader and nothing resets; the workers never
+ * call them.
  *
  * The same list names the JSON keys (`stats`, the stats file) and the
  * Prometheus families (maglevd_port_<metric>_total{port}).
