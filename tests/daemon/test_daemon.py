@@ -294,8 +294,10 @@ def case_exception(maglevd, src, work):
           f"{doc['totals']['drops']}")
 
 
-def case_two_arm(maglevd, src, work):
-    n = 50
+def two_arm_config(work, n, metrics=""):
+    """Two net_pcap ports: ext receives n TCP frames for the VIP from a
+    file and hands them to int (tx_port), which writes what it sends.
+    Returns the config's path and the two output files."""
     inp = os.path.join(work, "in.pcap")
     ext_out = os.path.join(work, "ext_out.pcap")
     int_out = os.path.join(work, "int_out.pcap")
@@ -308,7 +310,13 @@ def case_two_arm(maglevd, src, work):
             port("int", "net_pcap1", "10.99.0.2"),
             ["--in-memory", "--no-pci",
              f"--vdev=net_pcap0,rx_pcap={inp},tx_pcap={ext_out}",
-             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip()))
+             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip(), metrics=metrics))
+    return cfg, ext_out, int_out
+
+
+def case_two_arm(maglevd, src, work):
+    n = 50
+    cfg, ext_out, int_out = two_arm_config(work, n)
     d = Daemon(maglevd, work, cfg)
     try:
         d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= n,
@@ -342,20 +350,8 @@ def case_port_counters(maglevd, src, work):
     counts the frames of its file, the transmitting one the frames it
     wrote."""
     n = 37
-    inp = os.path.join(work, "in.pcap")
-    ext_out = os.path.join(work, "ext_out.pcap")
-    int_out = os.path.join(work, "int_out.pcap")
-    write_pcap(inp, [tcp_frame("198.51.100.1", "192.0.2.10", 30000 + i, 80)
-                     for i in range(n)])
     listen = f"127.0.0.1:{cases_control.free_port()}"
-    cfg = os.path.join(work, "maglevd.yaml")
-    with open(cfg, "w") as f:
-        f.write(config_text(
-            port("ext", "net_pcap0", "10.99.0.1", ", tx_port: int") +
-            port("int", "net_pcap1", "10.99.0.2"),
-            ["--in-memory", "--no-pci",
-             f"--vdev=net_pcap0,rx_pcap={inp},tx_pcap={ext_out}",
-             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip(), metrics=listen))
+    cfg, _, _ = two_arm_config(work, n, metrics=listen)
     d = Daemon(maglevd, work, cfg)
 
     def ports_of(doc):
