@@ -15,6 +15,7 @@ capture in cases_capture.py; helpers in daemon_util.py. Every wait has a
 deadline so a broken daemon fails the test instead of hanging it; only the
 daemons started here are ever signalled, by pid.
 """
+import json
 import os
 import struct
 import re
@@ -122,6 +123,44 @@ def case_check_cpus(maglevd, src, work):
     check(r.returncode == 1 and len(lines) == 1 and
           re.search(re.escape(missing) + r": cannot open: No such file",
                     lines[0]), f"missing config: {r.returncode} {r.stderr!r}")
+
+
+def case_log_formats(maglevd, src, work):
+    """On the journal (JOURNAL_STREAM names stderr's dev:ino) every line
+    starts with its syslog priority; --log-format json writes one object
+    per line, DPDK's lines with source "dpdk"."""
+    cfg = null_config(work)
+    log = os.path.join(work, "maglevd.log")
+    open(log, "w").close()
+    st = os.stat(log)
+    env = dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
+    d = Daemon(maglevd, work, cfg, env=env)
+    try:
+        d.wait_stats(lambda s: s["generation"] == 1, "generation 1")
+        check(d.stop() == 0, "clean stop")
+    finally:
+        d.kill()
+    with open(log) as f:
+        lines = [l for l in f.read().splitlines() if l]
+    check(lines and all(re.match(r"<[3467]>maglevd: (error|warning|info|debug): ", l)
+                        for l in lines), f"journal lines: {lines[:5]}")
+    check(any(l.startswith("<6>maglevd: info: ") for l in lines),
+          "no info line at priority 6")
+
+    # a start that fails at the ports: DPDK's lines, then maglevd's error
+    r = run([maglevd, "--log-format", "json", "--log-level", "debug", "-c", cfg,
+             "--stats-file", os.path.join(work, "json.stats"), "--",
+             "--in-memory", "--no-pci", "--vdev=net_null7"])
+    objs = [json.loads(l) for l in r.stderr.splitlines() if l]
+    check(r.returncode == 1 and objs, f"json run: {r.returncode} {r.stderr}")
+    for o in objs:
+        check(set(o) <= {"time", "level", "source", "message"} and
+              re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["time"])
+              and o["level"] in ("error", "warning", "info", "debug"),
+              f"json line {o}")
+    check(any(o.get("source") == "dpdk" for o in objs), "no DPDK line")
+    check(any(o["level"] == "error" and "net_null0" in o["message"]
+              for o in objs), f"no error naming the device: {objs[-3:]}")
 
 
 def case_usage(maglevd, src, work):
@@ -482,6 +521,7 @@ CASES = {
     "check-config": case_check_config,
     "usage": case_usage,
     "check-cpus": case_check_cpus,
+    "log-formats": case_log_formats,
     "lifecycle": case_lifecycle,
     "reload": case_reload,
     "exception": case_exception,
