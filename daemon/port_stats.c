@@ -15,6 +15,9 @@ struct xstats_buf {
 	struct rte_eth_xstat *vals;
 	struct mlv_port_xstat *out;
 	uint32_t cap;
+	int n_names;        /* names[] holds this many; 0: none yet. A
+			       started port's set does not change, so they
+			       are asked for again only when the count does */
 };
 
 struct mlv_nic_stats {
@@ -26,7 +29,7 @@ struct mlv_nic_stats {
 static void read_xstats(uint16_t port_id, struct xstats_buf *b,
 			struct mlv_port_stats *p)
 {
-	int n = rte_eth_xstats_get_names(port_id, NULL, 0), got;
+	int n = rte_eth_xstats_get(port_id, NULL, 0), got;
 
 	p->n_xstats = 0;
 	if (n <= 0)
@@ -50,8 +53,12 @@ static void read_xstats(uint16_t port_id, struct xstats_buf *b,
 		b->out = out;
 		b->cap = (uint32_t)n;
 	}
-	if (rte_eth_xstats_get_names(port_id, b->names, (unsigned)n) != n)
-		return;
+	if (n != b->n_names) {
+		b->n_names = 0;
+		if (rte_eth_xstats_get_names(port_id, b->names, (unsigned)n) != n)
+			return;
+		b->n_names = n;
+	}
 	got = rte_eth_xstats_get(port_id, b->vals, (unsigned)n);
 	if (got <= 0 || got > n)
 		return;     /* the set grew between the calls: next time */
