@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
+#include "daemon/port_stats.h"
 #include "control/steering/steering.h"
 
 static const struct mlv_config *st_config(void *ctx)
@@ -446,6 +449,11 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	return MLV_OK;
 }
 
+static uint32_t port_stats(void *ctx, const struct mlv_port_stats **out)
+{
+	return mlv_daemon_port_stats(ctx, out);
+}
+
 void mlv_daemon_ctl_workers(struct mlv_daemon *d)
 {
 	struct mlv_ctl_state *st = &d->st;
@@ -461,28 +469,25 @@ void mlv_daemon_ctl_workers(struct mlv_daemon *d)
 	st->n_workers = d->n_workers;
 	st->worker_ctr = d->worker_ctr;
 	st->worker_ct = d->worker_ct;
+	st->tsc_hz = rte_get_tsc_hz();
+	st->port_stats = port_stats;
 	st->stats = d->stats;
 	st->health = d->health;
 }
 
-/* XDP steering counters for /metrics, summed over the steered
- * interfaces; an error leaves the family out (nothing is steered). */
-static enum mlv_err steer_counters(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
+/* XDP steering counters for /metrics, per steered interface; an
+ * interface whose maps cannot be read is left out. */
+static enum mlv_err steer_counters(void *ctx, uint32_t i, const char **interface,
+				   uint64_t out[MLV_STEER_CTR__COUNT])
 {
 	const struct mlv_daemon *d = ctx;
-	uint64_t one[MLV_STEER_CTR__COUNT];
-	bool any = false;
 
-	memset(out, 0, MLV_STEER_CTR__COUNT * sizeof(out[0]));
-	for (uint32_t i = 0; i < d->steering.n; i++) {
-		if (!d->steering.ifs[i].h ||
-		    mlv_xdp_steer_counters(d->steering.ifs[i].h, one) != MLV_OK)
-			continue;
-		for (unsigned k = 0; k < MLV_STEER_CTR__COUNT; k++)
-			out[k] += one[k];
-		any = true;
-	}
-	return any ? MLV_OK : MLV_E_NOT_FOUND;
+	if (i >= d->steering.n)
+		return MLV_E_NOT_FOUND;
+	*interface = d->steering.ifs[i].ifname;
+	if (!d->steering.ifs[i].h)
+		return MLV_E_IO;
+	return mlv_xdp_steer_counters(d->steering.ifs[i].h, out);
 }
 
 static void metrics_log(void *ctx, const char *line)

@@ -97,6 +97,8 @@ struct mlv_daemon {
 	/* the kernel interface behind each port (net_af_xdp, net_af_packet,
 	 * net_tap), 0 for ports without one */
 	int port_ifindex[MLV_MAX_PORTS];
+	struct mlv_nic_stats *nic;       /* the ports' NIC counters as last
+					    read (daemon/port_stats.h) */
 	struct mlv_worker *workers[MLV_MAX_WORKERS];
 	bool launched;                   /* workers were launched */
 	struct mlv_stats *stats;

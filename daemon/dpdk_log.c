@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* DPDK's own log lines through maglevd's logger: each line gets the
- * "maglevd: <level>: dpdk: " prefix and is filtered by --log-level like
+/* DPDK's own log lines through maglevd's logger: each line is a message
+ * from source "dpdk" ("maglevd: <level>: dpdk: " in text, a "source"
+ * field in JSON, control/base/log.h) and is filtered by --log-level like
  * every other line, its level mapped from DPDK's (rte_log.h):
  * EMERG..ERR -> error, WARNING -> warning, NOTICE and INFO -> info, DEBUG
  * -> debug.
@@ -57,7 +58,7 @@ static void emit(struct dpdk_log *s)
 	    strstr(s->line, "No free 1048576 kB hugepages reported") ||
 	    strstr(s->line, "No legacy callbacks, legacy socket not created"))
 		level = MLV_LOG_DEBUG;
-	mlv_log(level, "dpdk: %s", s->line);
+	mlv_log_source(level, "dpdk", "%s", s->line);
 	s->len = 0;
 }
 

@@ -15,6 +15,7 @@
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
+#include "daemon/options/eal_args.h"
 #include "daemon/options/options.h"
 #include "daemon/stats_file.h"
 #include "dataplane/ports/plan.h"
@@ -43,6 +44,13 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s: warning: %s (maglevd will refuse to start)\n",
 			path, why);
 	/* Checks the daemon makes before building anything. */
+	if (mlv_eal_args_check_cpus(cfg->eal_args, (int)cfg->n_eal_args,
+				    cfg->workers, NULL, 0, why,
+				    sizeof(why)) != MLV_OK) {
+		fprintf(stderr, "%s: error: %s\n", path, why);
+		mlv_config_free(cfg);
+		return EXIT_FAILURE;
+	}
 	if (mlv_health_check_config(cfg, why, sizeof(why)) != MLV_OK) {
 		fprintf(stderr, "%s: error: health: %s\n", path, why);
 		mlv_config_free(cfg);
@@ -99,9 +107,11 @@ static enum mlv_err load_config(const char *path, struct mlv_config **out)
 	mlv_diags_init(&diags);
 	err = mlv_config_load(path, out, &diags);
 	mlv_daemon_log_diags(&diags);
-	mlv_diags_free(&diags);
-	if (err)
+	/* the diagnostics name the file and what is wrong (a missing file
+	 * is one line: "PATH: cannot open: No such file or directory") */
+	if (err && diags.n_errors == 0)
 		mlv_err_log("cannot start with %s: %s", path, mlv_strerror(err));
+	mlv_diags_free(&diags);
 	return err;
 }
 
@@ -128,6 +138,7 @@ static int run(const struct mlv_options *opts)
 	d.opts = opts;
 	clock_gettime(CLOCK_MONOTONIC, &d.started);
 	mlv_log_set_level(opts->log_level);
+	mlv_log_setup(STDERR_FILENO, opts->log_format);
 
 	sigfd = block_signals();
 	if (sigfd < 0) {

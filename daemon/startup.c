@@ -19,6 +19,7 @@
 
 #include "control/generation/vip_tables.h"
 #include "daemon/daemon.h"
+#include "daemon/port_stats.h"
 #include "daemon/dpdk_log.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
@@ -139,8 +140,16 @@ static enum mlv_err init_eal(struct mlv_daemon *d)
 	char *const *args = o->has_eal_override ? o->eal_override : d->cfg->eal_args;
 	int n = o->has_eal_override ? o->n_eal_override : (int)d->cfg->n_eal_args;
 	enum mlv_err err;
+	char why[512];
 	int ret;
 
+	/* before DPDK, which would print its usage text instead */
+	err = mlv_eal_args_check_cpus(args, n, d->cfg->workers, NULL, 0, why,
+				      sizeof(why));
+	if (err) {
+		mlv_err_log("%s", why);
+		return err;
+	}
 	err = mlv_eal_args_build("maglevd", args, n, d->cfg->workers,
 				 o->log_level, &d->eal);
 	if (err) {
@@ -427,8 +436,13 @@ void mlv_daemon_close_ports(struct mlv_daemon *d)
 	/* our handles first; closing the port detaches the driver's
 	 * program */
 	mlv_steering_close(&d->steering);
-	if (d->eal_ready)
+	if (d->eal_ready) {
+		const struct mlv_port_stats *last;
+
+		/* the final stats file shows the NIC counters of the end */
+		mlv_daemon_port_stats(d, &last);
 		mlv_ports_close(&d->ports);
+	}
 }
 
 void mlv_daemon_teardown(struct mlv_daemon *d)
@@ -472,6 +486,7 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 	}
 	mlv_eal_args_free(&d->eal);
 	mlv_overrides_free(&d->overrides);
+	mlv_daemon_port_stats_free(d);
 	mlv_config_free(d->cfg);
 	d->cfg = NULL;
 }

@@ -12,6 +12,7 @@
 #include "control/base/file.h"
 #include "control/tables/maglev.h"
 #include "daemon/daemon.h"
+#include "daemon/port_stats.h"
 
 /* json_integer takes a signed 64-bit value: counters stay far below
  * 2^63, so the cast loses nothing in practice. */
@@ -294,13 +295,25 @@ static json_t *l2dsr_macs_json(const struct mlv_next_hops *nh)
 	return obj;
 }
 
-json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
+/* The ports' NIC counters with every extended statistic. */
+static json_t *ports_json(struct mlv_daemon *d)
+{
+	const struct mlv_port_stats *ps = NULL;
+	uint32_t n;
+
+	if (!d->cfg)
+		return json_array();
+	n = mlv_daemon_port_stats(d, &ps);
+	return mlv_port_stats_array(ps, n, true);
+}
+
+json_t *mlv_stats_json(struct mlv_daemon *d, bool final)
 {
 	const struct mlv_generation *gen =
 		d->pub ? mlv_publish_current(d->pub) : NULL;
 	struct mlv_worker_counters sum;
 	struct timespec now, wall;
-	json_t *ct_sum = NULL, *workers;
+	json_t *ct_sum = NULL, *workers, *doc;
 	double uptime;
 
 	memset(&sum, 0, sizeof(sum));
@@ -311,7 +324,7 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 	workers = workers_json(d, &sum, &ct_sum);
 	if (!workers)
 		return NULL;
-	return json_pack("{s:s, s:i, s:b, s:f, s:f, s:I, s:s, s:{s:I, s:I},"
+	doc = json_pack("{s:s, s:i, s:b, s:f, s:f, s:I, s:s, s:{s:I, s:I},"
 			 " s:I, s:o, s:{s:o*, s:o*, s:o}, s:o*, s:o*, s:o*,"
 			 " s:o*, s:o*, s:o*}",
 			 "version", MLV_VERSION,
@@ -336,6 +349,11 @@ json_t *mlv_stats_json(const struct mlv_daemon *d, bool final)
 			 "xdp_steer", mlv_steering_json(&d->steering),
 			 "next_hops", next_hops_json(d),
 			 "l2dsr_macs", l2dsr_macs_json(&d->next_hops));
+	if (doc && json_object_set_new(doc, "ports", ports_json(d))) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
 }
 
 enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc,

@@ -23,7 +23,7 @@ struct mlv_daemon;
 
 /* The document for d now; final marks the last one. Returns a new
  * reference, or NULL if memory ran out. */
-json_t *mlv_stats_json(const struct mlv_daemon *d, bool final);
+json_t *mlv_stats_json(struct mlv_daemon *d, bool final);
 
 /* Write doc to path atomically and safely (mlv_file_replace: a checked
  * directory, an unguessable temporary name, never through a link).

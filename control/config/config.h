@@ -170,6 +170,7 @@ struct mlv_config {
 	char metrics_listen[MLV_PATH_MAX]; /* "IP:PORT" or "[IP6]:PORT";
 					      "" = no metrics listener */
 	struct mlv_metrics_limits metrics_limits;
+	bool metrics_backend_series;   /* the per-(VIP, backend) families */
 	uint32_t build_threads;    /* table build threads, control thread
 				      included (control/tables/build_pool.h) */
 	char build_cpus[MLV_PATH_MAX]; /* CPU list for the build helpers

@@ -221,6 +221,8 @@ static const struct mlv_cfg_key control_keys[] = {
 	{ .name = "metrics_max_connections_per_address", .type = MLV_CT_UINT,
 	  FIELD(CF, metrics_limits.max_per_address), .min = 1, .max = 4096,
 	  .def = "8" },
+	{ .name = "metrics_backend_series", .type = MLV_CT_BOOL,
+	  FIELD(CF, metrics_backend_series), .def = "true" },
 	{ .name = "build_threads", .type = MLV_CT_UINT,
 	  FIELD(CF, build_threads), .min = 1, .max = MLV_BUILD_MAX_THREADS,
 	  .def = "1" },

@@ -294,6 +294,14 @@ json_t *mlv_ctl_cmd_stats(struct mlv_ctl_state *st, const json_t *args)
 	    json_object_set_new(reply, "conntrack",
 				conntrack_json(st->worker_ct, st->n_workers)))
 		goto fail;
+	if (reply && st->port_stats) {
+		const struct mlv_port_stats *ps = NULL;
+		uint32_t n = st->port_stats(st->ctx, &ps);
+
+		if (json_object_set_new(reply, "ports", mlv_port_stats_array(
+				ps, n, mlv_ctl_arg_flag(args, "ports"))))
+			goto fail;
+	}
 	if (reply && mlv_ctl_arg_flag(args, "per_worker") &&
 	    json_object_set_new(reply, "per_worker", per_worker_json(st)))
 		goto fail;

@@ -26,6 +26,7 @@
 
 #include "control/config/config.h"
 #include "control/config/plan.h"
+#include "control/ctl/port_stats.h"
 #include "control/ctl/server.h"
 #include "control/base/error.h"
 #include "control/generation/generation.h"
@@ -182,7 +183,15 @@ struct mlv_ctl_state {
 	const struct mlv_worker_counters *const *worker_ctr;
 	const struct mlv_ct *const *worker_ct;
 
+	/* Every port's NIC counters, read now (control/ctl/port_stats.h):
+	 * returns how many, *out valid until the next call. NULL: no ports'
+	 * counters ("ports" left out of `stats`, no maglevd_port_*). */
+	uint32_t (*port_stats)(void *ctx, const struct mlv_port_stats **out);
+
 	struct timespec started;          /* CLOCK_MONOTONIC at start */
+	uint64_t tsc_hz;                  /* TSC cycles per second, for the
+					     busy-cycle counters in seconds;
+					     0: unknown */
 	const char *config_path;          /* NULL: the config's own path */
 
 	/* Health and runtime overrides per (VIP, backend): the same function

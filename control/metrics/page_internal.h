@@ -4,6 +4,7 @@
 #ifndef MLV_METRICS_PAGE_H
 #define MLV_METRICS_PAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +27,9 @@ struct mlv_metrics_page {
 	/* Slots owned per backend of gen, [gen->n_all_backends]; from the
 	 * renderer's cache. NULL if gen is NULL. */
 	const uint32_t *slots;
+	/* false: leave out every family with a backend label
+	 * (control.metrics_backend_series) */
+	bool backend_series;
 };
 
 /* The per-VIP and per-backend families (render_lb.c). Returns

@@ -6,6 +6,7 @@
 #include "control/metrics/render.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control/ctl/port_stats.h"
 #include "control/tables/maglev.h"
 #include "control/metrics/page_internal.h"
 
@@ -246,6 +248,18 @@ static uint64_t load_ctr(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+/* Prometheus names for the worker counters whose own name (the JSON
+ * one, dataplane/packet/counters.h) lacks the unit the naming rules ask
+ * for; the rest are "maglevd_worker_<name>_total". BUSY_CYCLES is shown
+ * in seconds (cycles / TSC Hz), and left out when the TSC rate is not
+ * known. docs/metrics.md has the old names under "Renamed metrics". */
+static const char *const worker_metric[MLV_CTR__COUNT] = {
+	[MLV_CTR_FORWARDED] = "forwarded_packets",
+	[MLV_CTR_ICMP_SENT] = "icmp_sent_packets",
+	[MLV_CTR_EXCEPTION] = "exception_packets",
+	[MLV_CTR_BUSY_CYCLES] = "busy_seconds",
+};
+
 static void page_workers(struct mlv_metrics_page *p)
 {
 	const struct mlv_ctl_state *st = p->st;
@@ -255,17 +269,30 @@ static void page_workers(struct mlv_metrics_page *p)
 	if (!st->worker_ctr || st->n_workers == 0)
 		return;
 	for (int c = 0; c < MLV_CTR__COUNT; c++) {
+		bool seconds = c == MLV_CTR_BUSY_CYCLES;
+
+		if (seconds && st->tsc_hz == 0)
+			continue;
 		snprintf(name, sizeof(name), "maglevd_worker_%s_total",
+			 worker_metric[c] ? worker_metric[c] :
 			 mlv_worker_counter_name((enum mlv_worker_counter)c));
-		snprintf(help, sizeof(help), "%s, per worker",
-			 mlv_worker_counter_help((enum mlv_worker_counter)c));
+		snprintf(help, sizeof(help), "%s, per worker%s",
+			 mlv_worker_counter_help((enum mlv_worker_counter)c),
+			 seconds ? ", in seconds" : "");
 		mlv_expo_family(p->f, name, MLV_EXPO_COUNTER, help);
 		for (uint32_t w = 0; w < st->n_workers; w++) {
+			uint64_t v;
+
 			if (!st->worker_ctr[w])
 				continue;
 			worker_label(wbuf, sizeof(wbuf), w, &l[0]);
-			mlv_expo_sample_u64(p->f, name, l, 1,
-					    load_ctr(&st->worker_ctr[w]->ctr[c]));
+			v = load_ctr(&st->worker_ctr[w]->ctr[c]);
+			if (seconds)
+				mlv_expo_sample_double(p->f, name, l, 1,
+						       (double)v /
+						       (double)st->tsc_hz);
+			else
+				mlv_expo_sample_u64(p->f, name, l, 1, v);
 		}
 	}
 	mlv_expo_family(p->f, "maglevd_dropped_packets_total", MLV_EXPO_COUNTER,
@@ -362,19 +389,76 @@ static void page_xdp(struct mlv_metrics_page *p)
 		MLV_STEER_COUNTERS(MLV_STEER_NAME)
 #undef MLV_STEER_NAME
 	};
+	static const char name[] = "maglevd_xdp_steer_frames_total";
 	uint64_t v[MLV_STEER_CTR__COUNT];
-	struct mlv_expo_label l = { .name = "outcome" };
+	struct mlv_expo_label l[2] = { { .name = "interface" },
+				       { .name = "outcome" } };
+	bool family = false;
+	enum mlv_err err = MLV_OK;
 
-	if (!p->src->steer_counters ||
-	    p->src->steer_counters(p->src->steer_ctx, v) != MLV_OK)
+	if (!p->src->steer_counters)
 		return;
-	mlv_expo_family(p->f, "maglevd_xdp_steer_frames_total", MLV_EXPO_COUNTER,
-			"frames seen by the XDP steering program, by what it "
-			"did with them (every frame counted once)");
-	for (int c = 0; c < MLV_STEER_CTR__COUNT; c++) {
-		l.value = outcomes[c];
-		mlv_expo_sample_u64(p->f, "maglevd_xdp_steer_frames_total", &l, 1,
-				    v[c]);
+	/* one interface per port at most */
+	for (uint32_t i = 0; i < MLV_MAX_PORTS && err != MLV_E_NOT_FOUND; i++) {
+		err = p->src->steer_counters(p->src->steer_ctx, i, &l[0].value, v);
+		if (err != MLV_OK)
+			continue;
+		if (!family)
+			mlv_expo_family(p->f, name, MLV_EXPO_COUNTER,
+					"frames seen by the XDP steering "
+					"program, per interface, by what it did "
+					"with them (every frame counted once)");
+		family = true;
+		for (int c = 0; c < MLV_STEER_CTR__COUNT; c++) {
+			l[1].value = outcomes[c];
+			mlv_expo_sample_u64(p->f, name, l, 2, v[c]);
+		}
+	}
+}
+
+/* ---- NIC counters per port (control/ctl/port_stats.h) ---- */
+
+static void page_ports(struct mlv_metrics_page *p)
+{
+	const struct mlv_port_stats *ps = NULL;
+	char name[MLV_METRICS_NAME_MAX];
+	struct mlv_expo_label l[2] = { { .name = "port" }, { .name = "xstat" } };
+	uint32_t n;
+	bool any = false;
+
+	if (!p->st->port_stats)
+		return;
+	n = p->st->port_stats(p->st->ctx, &ps);
+	for (uint32_t i = 0; i < n; i++)
+		any |= ps[i].ok;
+	if (!any)
+		return;
+	for (int c = 0; c < MLV_PORT_CTR__COUNT; c++) {
+		snprintf(name, sizeof(name), "maglevd_port_%s_total",
+			 mlv_port_counter_metric((enum mlv_port_counter)c));
+		mlv_expo_family(p->f, name, MLV_EXPO_COUNTER,
+				mlv_port_counter_help((enum mlv_port_counter)c));
+		for (uint32_t i = 0; i < n; i++) {
+			if (!ps[i].ok)
+				continue;
+			l[0].value = ps[i].name;
+			mlv_expo_sample_u64(p->f, name, l, 1, ps[i].v[c]);
+		}
+	}
+	mlv_expo_family(p->f, "maglevd_port_xstat_errors_total",
+			MLV_EXPO_COUNTER,
+			"the NIC's extended counters of errors, drops, misses "
+			"and discards, by the PMD's name (every xstat: "
+			"maglevctl stats --ports)");
+	for (uint32_t i = 0; i < n; i++) {
+		l[0].value = ps[i].name;
+		for (uint32_t x = 0; ps[i].ok && x < ps[i].n_xstats; x++) {
+			if (!mlv_port_xstat_is_error(ps[i].xstats[x].name))
+				continue;
+			l[1].value = ps[i].xstats[x].name;
+			mlv_expo_sample_u64(p->f, "maglevd_port_xstat_errors_total",
+					    l, 2, ps[i].xstats[x].value);
+		}
 	}
 }
 
@@ -447,6 +531,12 @@ enum mlv_err mlv_metrics_render(struct mlv_metrics_renderer *r,
 		return MLV_E_INVAL;
 	p.st = src->ctl;
 	p.gen = p.st->generation ? p.st->generation(p.st->ctx) : NULL;
+	{
+		const struct mlv_config *cfg = p.st->config ?
+					       p.st->config(p.st->ctx) : NULL;
+
+		p.backend_series = !cfg || cfg->metrics_backend_series;
+	}
 	if (p.gen) {
 		err = refresh_slots(r, p.gen);
 		if (err)
@@ -465,6 +555,7 @@ enum mlv_err mlv_metrics_render(struct mlv_metrics_renderer *r,
 	err = mlv_metrics_page_lb(&p);
 	page_health(&p);
 	page_xdp(&p);
+	page_ports(&p);
 	page_announce(&p);
 	if (ferror(p.f) && !err)
 		err = MLV_E_NOMEM;

@@ -33,11 +33,14 @@ struct mlv_metrics_sources {
 	 * its families out. */
 	const struct mlv_ctl_state *ctl;
 	/* XDP steering counters (AF_XDP deployment), or NULL when maglevd
-	 * does not steer: fill out[] (summed over CPUs) and return MLV_OK;
-	 * an error leaves the family out of this page. The daemon wraps
-	 * mlv_xdp_steer_counters (control/steering/steering.h); a callback keeps
-	 * this library free of libbpf. */
-	enum mlv_err (*steer_counters)(void *ctx,
+	 * does not steer: for the i-th steered interface, set *interface to
+	 * its name, fill out[] (summed over CPUs) and return MLV_OK; return
+	 * MLV_E_NOT_FOUND past the last one; another error leaves that
+	 * interface out of this page. The daemon wraps
+	 * mlv_xdp_steer_counters (control/steering/steering.h); a callback
+	 * keeps this library free of libbpf. */
+	enum mlv_err (*steer_counters)(void *ctx, uint32_t i,
+				       const char **interface,
 				       uint64_t out[MLV_STEER_CTR__COUNT]);
 	void *steer_ctx;
 };

@@ -354,6 +354,8 @@ static void flow_families(struct mlv_metrics_page *p,
 			l[0] = (struct mlv_expo_label){ "vip", p->gen->vips[i].name };
 			mlv_expo_sample_u64(p->f, name, l, 1, vc[i].v[c]);
 		}
+		if (!p->backend_series)
+			continue;
 		snprintf(name, sizeof(name), "maglevd_backend_%s_total", cn);
 		snprintf(help, sizeof(help), "%s, per backend of a VIP, summed "
 			 "over workers and generations", ch);
@@ -376,7 +378,7 @@ static void flow_families(struct mlv_metrics_page *p,
 static void vip_drop_family(struct mlv_metrics_page *p,
 			    const struct mlv_vip_drops *vd)
 {
-	static const char name[] = "maglevd_vip_drops_total";
+	static const char name[] = "maglevd_vip_dropped_packets_total";
 	struct mlv_expo_label l[2];
 
 	mlv_expo_family(p->f, name, MLV_EXPO_COUNTER,
@@ -427,6 +429,8 @@ static enum mlv_err flow_counters(struct mlv_metrics_page *p)
 	return MLV_OK;
 }
 
+static enum mlv_err backend_families(struct mlv_metrics_page *p);
+
 enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 {
 	enum mlv_err err;
@@ -442,6 +446,18 @@ enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 		  "backends that can take new flows (up, not draining, "
 		  "weight above 0)", vip_usable);
 	vip_health(p);
+	if (p->backend_series) {
+		err = backend_families(p);
+		if (err)
+			return err;
+	}
+	return flow_counters(p);
+}
+
+/* Every family with a backend label but the flow counters (which
+ * flow_counters writes with the VIPs'). */
+static enum mlv_err backend_families(struct mlv_metrics_page *p)
+{
 	backend_info(p);
 	backend_gauge(p, "maglevd_backend_up",
 		      "1 if the backend is in service (healthy, or the VIP "
@@ -462,8 +478,5 @@ enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 	backend_gauge(p, "maglevd_backend_inactive_connections",
 		      "tracked TCP flows on the backend that are opening or "
 		      "closing (IPVS InActConn)", be_inactive);
-	err = backend_health(p);
-	if (err)
-		return err;
-	return flow_counters(p);
+	return backend_health(p);
 }

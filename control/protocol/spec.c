@@ -22,6 +22,8 @@ static const struct mlv_ctl_arg_spec backends_args[] = {
 static const struct mlv_ctl_arg_spec stats_args[] = {
 	{ .name = "per_worker", .type = MLV_CTL_ARG_FLAG,
 	  .help = "also list each worker's counters" },
+	{ .name = "ports", .type = MLV_CTL_ARG_FLAG,
+	  .help = "also list every extended NIC counter (xstats) of each port" },
 };
 static const struct mlv_ctl_arg_spec table_args[] = {
 	ARG_VIP(true, "VIP name"),

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_* */
 #include "daemon/options/eal_args.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,64 @@ static enum mlv_err push(struct mlv_eal_args *a, const char *s)
 	a->argv_orig[a->argc] = copy;
 	a->argv[a->argc] = copy;
 	a->argc++;
+	return MLV_OK;
+}
+
+/* "0-1,4" for the CPUs allowed; "none" when there is none. */
+static void cpu_list(const bool *allowed, size_t n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t c = 0; c < n && used < len; c++) {
+		size_t end = c;
+
+		if (!allowed[c])
+			continue;
+		while (end + 1 < n && allowed[end + 1])
+			end++;
+		used += (size_t)snprintf(buf + used, len - used,
+					 end > c ? "%s%zu-%zu" : "%s%zu",
+					 used ? "," : "", c, end);
+		c = end;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+enum mlv_err mlv_eal_args_check_cpus(char *const *args, int n,
+				     uint32_t workers, const bool *allowed,
+				     size_t n_allowed, char *why, size_t why_len)
+{
+	bool own[CPU_SETSIZE];
+	char have[256];
+
+	if (mlv_eal_args_have_lcores(args, n))
+		return MLV_OK;
+	if (!allowed) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		if (sched_getaffinity(0, sizeof(set), &set) != 0)
+			return MLV_OK;     /* nothing to compare with */
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			own[c] = CPU_ISSET(c, &set);
+		allowed = own;
+		n_allowed = CPU_SETSIZE;
+	}
+	for (uint32_t c = 0; c <= workers; c++) {
+		if (c < n_allowed && allowed[c])
+			continue;
+		cpu_list(allowed, n_allowed, have, sizeof(have));
+		snprintf(why, why_len, "dataplane.workers: %u worker%s need%s "
+			 "CPUs 0-%u (CPU 0 for the control thread, one more per "
+			 "worker), but this process may run on CPUs %s only "
+			 "(sched_getaffinity); lower dataplane.workers, or name "
+			 "the lcores with -l or --lcores in dataplane.eal_args",
+			 workers, workers == 1 ? "" : "s",
+			 workers == 1 ? "s" : "", workers, have);
+		return MLV_E_CONFIG;
+	}
 	return MLV_OK;
 }
 

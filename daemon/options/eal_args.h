@@ -10,6 +10,7 @@
 #define MLV_DAEMON_EAL_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "control/base/error.h"
@@ -33,6 +34,16 @@ bool mlv_eal_args_have_lcores(char *const *args, int n);
  * multi-process socket) or "--no-huge" (memory in no file a secondary can
  * map). NULL when there is none. */
 const char *mlv_eal_args_single_process(char *const *args, int n);
+
+/* When maglevd picks the lcores (args select none: -l 0-workers),
+ * lcore i runs on CPU i, so CPUs 0..workers must all be CPUs this
+ * process may run on. allowed[0..n_allowed-1]: whether CPU i is one
+ * (NULL: sched_getaffinity of this process). Returns MLV_OK, or MLV_E_CONFIG with one sentence in why
+ * (why_len bytes) naming dataplane.workers, the CPUs it needs and the
+ * CPUs there are. Explicit lcores are DPDK's to check. */
+enum mlv_err mlv_eal_args_check_cpus(char *const *args, int n,
+				     uint32_t workers, const bool *allowed,
+				     size_t n_allowed, char *why, size_t why_len);
 
 /* Build out from prog and args[0..n-1]. Returns MLV_OK, MLV_E_RANGE if
  * workers is 0 or too large, MLV_E_NOMEM. Release with mlv_eal_args_free. */

@@ -14,6 +14,7 @@ const char mlv_options_default_config[] = MLV_DEFAULT_CONFIG;
 enum {
 	OPT_CHECK_CONFIG = 256,
 	OPT_LOG_LEVEL,
+	OPT_LOG_FORMAT,
 	OPT_STATS_FILE,
 	OPT_STATS_INTERVAL,
 	OPT_VERSION,
@@ -24,6 +25,7 @@ static const struct option long_options[] = {
 	{"config",         required_argument, NULL, 'c'},
 	{"check-config",   required_argument, NULL, OPT_CHECK_CONFIG},
 	{"log-level",      required_argument, NULL, OPT_LOG_LEVEL},
+	{"log-format",     required_argument, NULL, OPT_LOG_FORMAT},
 	{"stats-file",     required_argument, NULL, OPT_STATS_FILE},
 	{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
 	{"no-watch-config", no_argument,      NULL, OPT_NO_WATCH_CONFIG},
@@ -43,6 +45,7 @@ void mlv_options_usage(FILE *out)
 "      --check-config FILE  load and validate FILE, print OK or the errors,\n"
 "                           exit 0 or 1; touches no device\n"
 "      --log-level LEVEL    error, warning, info (default) or debug\n"
+"      --log-format FORMAT  text (default) or json: one object per line\n"
 "      --stats-file PATH    write every counter as JSON to PATH (atomically)\n"
 "      --stats-interval MS  how often to write it (default 1000)\n"
 "      --no-watch-config    do not reload when the config file changes\n"
@@ -101,6 +104,13 @@ enum mlv_err mlv_options_parse(int argc, char **argv,
 				fprintf(err, "maglevd: --log-level: '%s' is not "
 					"one of error, warning, info, debug\n",
 					optarg);
+				return MLV_E_INVAL;
+			}
+			break;
+		case OPT_LOG_FORMAT:
+			if (!mlv_log_format_parse(optarg, &opts->log_format)) {
+				fprintf(err, "maglevd: --log-format: '%s' is not "
+					"text or json\n", optarg);
 				return MLV_E_INVAL;
 			}
 			break;

@@ -39,6 +39,7 @@ struct mlv_options {
 					mlv_options_default_config */
 	bool config_is_default;      /* no -c: config_path is the default */
 	enum mlv_log_level log_level;
+	enum mlv_log_format log_format;   /* --log-format, text by default */
 	const char *stats_file;      /* NULL: no stats file */
 	uint32_t stats_interval_ms;
 	bool watch_config;           /* reload when the file changes (inotify);

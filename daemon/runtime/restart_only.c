@@ -107,6 +107,10 @@ uint32_t mlv_restart_only_changes(const struct mlv_config *running,
 	if (strcmp(running->metrics_listen, next->metrics_listen) != 0)
 		say(report, ctx, &n, "control.metrics_listen: \"%s\" -> \"%s\"",
 		    running->metrics_listen, next->metrics_listen);
+	if (running->metrics_backend_series != next->metrics_backend_series)
+		say(report, ctx, &n, "control.metrics_backend_series: %s -> %s",
+		    running->metrics_backend_series ? "true" : "false",
+		    next->metrics_backend_series ? "true" : "false");
 	if (memcmp(&running->metrics_limits, &next->metrics_limits,
 		   sizeof(next->metrics_limits)) != 0)
 		say(report, ctx, &n, "control.metrics_*: timeout %u -> %u ms, "
@@ -175,6 +179,7 @@ void mlv_restart_only_keep(struct mlv_config *running, struct mlv_config *next)
 	SWAP(running->control_socket_mode, next->control_socket_mode);
 	SWAP_ARRAY(running->metrics_listen, next->metrics_listen);
 	SWAP(running->metrics_limits, next->metrics_limits);
+	SWAP(running->metrics_backend_series, next->metrics_backend_series);
 	SWAP(running->build_threads, next->build_threads);
 	SWAP_ARRAY(running->build_cpus, next->build_cpus);
 	SWAP_ARRAY(running->socket_group, next->socket_group);

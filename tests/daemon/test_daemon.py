@@ -15,6 +15,7 @@ capture in cases_capture.py; helpers in daemon_util.py. Every wait has a
 deadline so a broken daemon fails the test instead of hanging it; only the
 daemons started here are ever signalled, by pid.
 """
+import json
 import os
 import struct
 import re
@@ -88,6 +89,78 @@ def case_check_config(maglevd, src, work):
     check(r.returncode == 1 and "port 'int' has no IPv6" in r.stderr,
           f"the start refuses it with the same words: {r.returncode} "
           f"{r.stderr[-300:]!r}")
+
+
+def case_check_cpus(maglevd, src, work):
+    """More workers than CPUs, when maglevd picks the lcores: refused by
+    --check-config and at start with one line naming the key and the
+    CPUs, before DPDK (no EAL usage text); a missing -c file is one line
+    too."""
+    cfg = null_config(work)
+    text = open(cfg).read()
+    check("workers: 1" in text, "the null config has one worker")
+
+    def only_cpu0():
+        os.sched_setaffinity(0, {0})
+
+    r = run([maglevd, "--check-config", cfg], preexec_fn=only_cpu0)
+    check(r.returncode == 1 and re.search(
+        r"error: dataplane\.workers: 1 worker needs CPUs 0-1 .* CPUs 0 only",
+        r.stderr), f"--check-config on CPU 0: {r.returncode} {r.stderr}")
+    r = run([maglevd, "-c", cfg], preexec_fn=only_cpu0)
+    errors = [l for l in r.stderr.splitlines() if " error: " in l]
+    check(r.returncode == 1 and len(errors) == 1 and
+          "dataplane.workers: 1 worker needs CPUs 0-1" in errors[0] and
+          "usage" not in r.stderr.lower(),
+          f"start on CPU 0: {r.returncode} {r.stderr}")
+    # with every CPU of the machine, the same file passes
+    r = run([maglevd, "--check-config", cfg])
+    check(r.returncode == 0, f"--check-config: {r.returncode} {r.stderr}")
+
+    missing = os.path.join(work, "nope.yaml")
+    r = run([maglevd, "-c", missing])
+    lines = r.stderr.splitlines()
+    check(r.returncode == 1 and len(lines) == 1 and
+          re.search(re.escape(missing) + r": cannot open: No such file",
+                    lines[0]), f"missing config: {r.returncode} {r.stderr!r}")
+
+
+def case_log_formats(maglevd, src, work):
+    """On the journal (JOURNAL_STREAM names stderr's dev:ino) every line
+    starts with its syslog priority; --log-format json writes one object
+    per line, DPDK's lines with source "dpdk"."""
+    cfg = null_config(work)
+    log = os.path.join(work, "maglevd.log")
+    open(log, "w").close()
+    st = os.stat(log)
+    env = dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
+    d = Daemon(maglevd, work, cfg, env=env)
+    try:
+        d.wait_stats(lambda s: s["generation"] == 1, "generation 1")
+        check(d.stop() == 0, "clean stop")
+    finally:
+        d.kill()
+    with open(log) as f:
+        lines = [l for l in f.read().splitlines() if l]
+    check(lines and all(re.match(r"<[3467]>maglevd: (error|warning|info|debug): ", l)
+                        for l in lines), f"journal lines: {lines[:5]}")
+    check(any(l.startswith("<6>maglevd: info: ") for l in lines),
+          "no info line at priority 6")
+
+    # a start that fails at the ports: DPDK's lines, then maglevd's error
+    r = run([maglevd, "--log-format", "json", "--log-level", "debug", "-c", cfg,
+             "--stats-file", os.path.join(work, "json.stats"), "--",
+             "--in-memory", "--no-pci", "--vdev=net_null7"])
+    objs = [json.loads(l) for l in r.stderr.splitlines() if l]
+    check(r.returncode == 1 and objs, f"json run: {r.returncode} {r.stderr}")
+    for o in objs:
+        check(set(o) <= {"time", "level", "source", "message"} and
+              re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["time"])
+              and o["level"] in ("error", "warning", "info", "debug"),
+              f"json line {o}")
+    check(any(o.get("source") == "dpdk" for o in objs), "no DPDK line")
+    check(any(o["level"] == "error" and "net_null0" in o["message"]
+              for o in objs), f"no error naming the device: {objs[-3:]}")
 
 
 def case_usage(maglevd, src, work):
@@ -271,8 +344,10 @@ def case_exception(maglevd, src, work):
           f"{doc['totals']['drops']}")
 
 
-def case_two_arm(maglevd, src, work):
-    n = 50
+def two_arm_config(work, n, metrics=""):
+    """Two net_pcap ports: ext receives n TCP frames for the VIP from a
+    file and hands them to int (tx_port), which writes what it sends.
+    Returns the config's path and the two output files."""
     inp = os.path.join(work, "in.pcap")
     ext_out = os.path.join(work, "ext_out.pcap")
     int_out = os.path.join(work, "int_out.pcap")
@@ -285,7 +360,13 @@ def case_two_arm(maglevd, src, work):
             port("int", "net_pcap1", "10.99.0.2"),
             ["--in-memory", "--no-pci",
              f"--vdev=net_pcap0,rx_pcap={inp},tx_pcap={ext_out}",
-             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip()))
+             f"--vdev=net_pcap1,tx_pcap={int_out}"], vip(), metrics=metrics))
+    return cfg, ext_out, int_out
+
+
+def case_two_arm(maglevd, src, work):
+    n = 50
+    cfg, ext_out, int_out = two_arm_config(work, n)
     d = Daemon(maglevd, work, cfg)
     try:
         d.wait_stats(lambda s: s["totals"]["counters"]["rx_packets"] >= n,
@@ -310,6 +391,62 @@ def case_two_arm(maglevd, src, work):
           f"VIP counters {web['counters']}")
     check(sum(b["counters"]["packets"] for b in web["backends"]) == n,
           "backend counters do not add up")
+
+
+def case_port_counters(maglevd, src, work):
+    """The NIC counters of each port (rte_eth_stats and xstats, read by
+    the control thread) in the stats file, `maglevctl stats --ports` and
+    /metrics, and they follow the traffic: the receiving net_pcap port
+    counts the frames of its file, the transmitting one the frames it
+    wrote."""
+    n = 37
+    listen = f"127.0.0.1:{cases_control.free_port()}"
+    cfg, _, _ = two_arm_config(work, n, metrics=listen)
+    d = Daemon(maglevd, work, cfg)
+
+    def ports_of(doc):
+        return {p["name"]: p for p in doc.get("ports", [])}
+
+    try:
+        doc = d.wait_stats(
+            lambda s: ports_of(s).get("ext", {}).get("counters", {})
+            .get("rx_packets") == n and
+            ports_of(s).get("int", {}).get("counters", {})
+            .get("tx_packets") == n, f"{n} frames in and out by the NICs")
+        ext, intp = ports_of(doc)["ext"], ports_of(doc)["int"]
+        check(ext["device"] == "net_pcap0", f"device {ext['device']}")
+        check(ext["counters"]["rx_bytes"] > 0 and
+              ext["counters"]["rx_missed"] == 0 and
+              ext["counters"]["tx_packets"] == 0 and
+              intp["counters"]["rx_packets"] == 0, f"counters {doc['ports']}")
+        # the PMD's extended statistics, every one, in the stats file
+        check(ext["xstats"].get("rx_good_packets") == n,
+              f"xstats {ext.get('xstats')}")
+        # the control socket: counters always, xstats with --ports
+        r = ctl_ok("stats")
+        cp = {p["name"]: p for p in r["ports"]}
+        check(cp["ext"]["counters"]["rx_packets"] == n and
+              "xstats" not in cp["ext"], f"stats ports {r['ports']}")
+        r = run([maglevctl(), "-s", CONTROL["socket"], "stats", "--ports"])
+        check(r.returncode == 0 and re.search(r"^rx_packets +%d +0$" % n,
+                                              r.stdout, re.M) and
+              re.search(r"^rx_good_packets +%d$" % n, r.stdout, re.M),
+              f"maglevctl stats --ports: {r.returncode} {r.stdout} {r.stderr}")
+        samples, _ = cases_control.scrape(listen)
+        for name, p, want in (("maglevd_port_rx_packets_total", "ext", n),
+                              ("maglevd_port_tx_packets_total", "int", n),
+                              ("maglevd_port_rx_missed_packets_total", "ext", 0)):
+            got = samples.get((name, f'{{port="{p}"}}'))
+            check(got == want, f"{name}{{port={p}}} = {got}, want {want}")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+    # the final file has the counters read just before the ports closed
+    final = ports_of(read_stats(d.stats))
+    check(final["ext"]["counters"]["rx_packets"] == n and
+          final["int"]["counters"]["tx_packets"] == n,
+          f"final ports {final}")
 
 
 def case_two_workers(maglevd, src, work):
@@ -394,10 +531,13 @@ CASES = {
     "two-workers": case_two_workers,
     "check-config": case_check_config,
     "usage": case_usage,
+    "check-cpus": case_check_cpus,
+    "log-formats": case_log_formats,
     "lifecycle": case_lifecycle,
     "reload": case_reload,
     "exception": case_exception,
     "two-arm": case_two_arm,
+    "port-counters": case_port_counters,
     "refuse": case_refuse,
 }
 CASES.update(cases_announce.CASES)

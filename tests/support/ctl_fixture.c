@@ -366,6 +366,7 @@ void ctl_fx_init(struct ctl_fx *fx)
 	fx->st.n_workers = FX_WORKERS;
 	fx->st.worker_ctr = fx->ctr_ptr;
 	fx->st.worker_ct = fx->ct_ptr;
+	fx->st.tsc_hz = 1000000000ull;   /* busy cycles in seconds */
 	clock_gettime(CLOCK_MONOTONIC, &fx->st.started);
 	fx->st.backend_state = backend_state;
 	fx->st.backend_state_ctx = fx;

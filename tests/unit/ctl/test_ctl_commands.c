@@ -1397,7 +1397,7 @@ static void test_command_line_mapping(void **state)
 	assert_string_equal(mlv_ctl_synopsis(mlv_ctl_cmd_find("whatif"), syn, sizeof(syn)),
 			    "whatif VIP remove|add BACKEND [WEIGHT]");
 	assert_string_equal(mlv_ctl_synopsis(mlv_ctl_cmd_find("stats"), syn, sizeof(syn)),
-			    "stats [--per-worker]");
+			    "stats [--per-worker] [--ports]");
 	/* truncation keeps the buffer terminated */
 	assert_string_equal(mlv_ctl_synopsis(mlv_ctl_cmd_find("whatif"), syn, 7), "whatif");
 }

@@ -68,6 +68,10 @@ static void test_all_options(void **state)
 	assert_int_equal(o.log_level, MLV_LOG_DEBUG);
 	assert_string_equal(o.stats_file, "/tmp/s.json");
 	assert_int_equal(o.stats_interval_ms, 50);
+	assert_int_equal(o.log_format, MLV_LOG_FORMAT_TEXT);
+	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a.yaml",
+			       "--log-format", "json", NULL), MLV_OK);
+	assert_int_equal(o.log_format, MLV_LOG_FORMAT_JSON);
 }
 
 static void test_eal_override(void **state)
@@ -136,6 +140,9 @@ static void test_bad_usage(void **state)
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--log-level",
 			       "loud", NULL), MLV_E_INVAL);
 	assert_non_null(strstr(e, "loud"));
+	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--log-format",
+			       "xml", NULL), MLV_E_INVAL);
+	assert_non_null(strstr(e, "--log-format: 'xml'"));
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--stats-interval",
 			       "5", NULL), MLV_E_INVAL);
 	assert_int_equal(parse(&o, e, sizeof(e), "-c", "a", "--stats-interval",
@@ -244,6 +251,34 @@ static void test_eal_bad_workers(void **state)
 					    &a), MLV_E_RANGE);
 }
 
+/* maglevd's own lcore choice (0..workers) needs CPUs 0..workers; named
+ * lcores are DPDK's to check. */
+static void test_eal_cpus(void **state)
+{
+	char *plain[] = { "--in-memory" };
+	char *named[] = { "--in-memory", "--lcores=0@0,1@1,2@1" };
+	bool two[] = { true, true }, gap[] = { true, false, true, true };
+	char why[512] = "";
+
+	(void)state;
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 1, two, 2, why,
+						 sizeof(why)), MLV_OK);
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 2, two, 2, why,
+						 sizeof(why)), MLV_E_CONFIG);
+	assert_non_null(strstr(why, "dataplane.workers: 2 workers need CPUs 0-2"));
+	assert_non_null(strstr(why, "may run on CPUs 0-1 only"));
+	/* a hole in the set: CPU 1 is missing */
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 2, gap, 4, why,
+						 sizeof(why)), MLV_E_CONFIG);
+	assert_non_null(strstr(why, "CPUs 0,2-3 only"));
+	assert_int_equal(mlv_eal_args_check_cpus(named, 2, 2, two, 2, why,
+						 sizeof(why)), MLV_OK);
+	/* this process's own set: one worker per CPU beyond the first fits */
+	assert_int_equal(mlv_eal_args_check_cpus(plain, 1, 1000, NULL, 0, why,
+						 sizeof(why)), MLV_E_CONFIG);
+	assert_non_null(strstr(why, "sched_getaffinity"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_eal_operator_lcores_kept),
 		cmocka_unit_test(test_eal_single_process),
 		cmocka_unit_test(test_eal_bad_workers),
+		cmocka_unit_test(test_eal_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,11 +115,12 @@ static void test_control_section(void **state)
 		"metrics_listen: \"127.0.0.1:9001\"}\n");
 	struct mlv_config *next = load_control(1, "net_null0", 4096, 80,
 		"control: {socket: /run/b.sock, socket_mode: \"0660\", "
-		"metrics_listen: \"\", metrics_timeout: 2s}\n");
+		"metrics_listen: \"\", metrics_timeout: 2s, "
+		"metrics_backend_series: false}\n");
 	struct seen s = { 0 };
 
 	(void)state;
-	assert_int_equal(mlv_restart_only_changes(running, next, collect, &s), 4);
+	assert_int_equal(mlv_restart_only_changes(running, next, collect, &s), 5);
 	assert_non_null(strstr(s.last, "timeout 5000 -> 2000 ms"));
 	mlv_restart_only_keep(running, next);
 	/* the sockets in use stay what the daemon runs */
@@ -127,6 +128,8 @@ static void test_control_section(void **state)
 	assert_int_equal(next->control_socket_mode, 0600);
 	assert_string_equal(next->metrics_listen, "127.0.0.1:9001");
 	assert_int_equal(next->metrics_limits.timeout_ms, 5000);
+	assert_true(next->metrics_backend_series);
+	assert_false(running->metrics_backend_series);
 	assert_string_equal(running->control_socket, "/run/b.sock");
 	assert_int_equal(mlv_restart_only_changes(next, next, NULL, NULL), 0);
 	mlv_config_free(running);

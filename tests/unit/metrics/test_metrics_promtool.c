@@ -56,14 +56,6 @@ static int promtool(const char *text, char **out)
 	return WEXITSTATUS(status);
 }
 
-static enum mlv_err fake_steer(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
-{
-	(void)ctx;
-	for (int i = 0; i < MLV_STEER_CTR__COUNT; i++)
-		out[i] = 1000u * (uint64_t)(i + 1);
-	return MLV_OK;
-}
-
 static void test_full_page_passes(void **state)
 {
 	struct mlv_health_options ho = { .seed = 7 };
@@ -98,7 +90,8 @@ static void test_full_page_passes(void **state)
 	tm_health_wait(h, "web", "web-2", 2);
 	fx.st.health = h;
 	src = (struct mlv_metrics_sources){ .ctl = &fx.st,
-					    .steer_counters = fake_steer };
+					    .steer_counters = tm_fake_steer };
+	fx.st.port_stats = tm_fake_ports;
 
 	page = tm_render(&src, NULL);
 	tm_check_structure(page);

@@ -6,6 +6,7 @@
  * back out of the text. */
 #define _GNU_SOURCE
 #include <netinet/in.h>
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -258,9 +259,9 @@ static void test_flow_counters_survive_reload(void **state)
 			     "{vip=\"web\",backend=\"web-1\"}") == 4);
 	assert_true(tm_value(page, "maglevd_backend_active_connections"
 			     "{vip=\"web\",backend=\"web-2\"}") == 0);
-	assert_true(tm_value(page, "maglevd_vip_drops_total"
+	assert_true(tm_value(page, "maglevd_vip_dropped_packets_total"
 			     "{vip=\"web\",reason=\"no_backend\"}") == 6 + 1);
-	assert_true(tm_value(page, "maglevd_vip_drops_total"
+	assert_true(tm_value(page, "maglevd_vip_dropped_packets_total"
 			     "{vip=\"dns\",reason=\"no_backend\"}") == 0);
 	assert_true(tm_value(page, "maglevd_generation") == fx.gen->number);
 	assert_true(fx.gen->number >= 2);
@@ -297,14 +298,32 @@ static void test_worker_counters_and_drops(void **state)
 			     "{worker=\"1\",reason=\"tx_full\"}") == 9);
 	assert_true(tm_value(page, "maglevd_dropped_packets_total"
 			     "{worker=\"0\",reason=\"tx_full\"}") == 0);
-	/* every counter of the X-macro has its family, by its name */
+	/* every counter of the X-macro has its family, with a unit where
+	 * its own name has none (docs/metrics.md, "Renamed metrics") */
 	for (int c = 0; c < MLV_CTR__COUNT; c++) {
+		const char *n = mlv_worker_counter_name((enum mlv_worker_counter)c);
 		char family[128];
 
-		snprintf(family, sizeof(family), "# TYPE maglevd_worker_%s_total counter",
-			 mlv_worker_counter_name((enum mlv_worker_counter)c));
-		assert_true(tm_has(page, family));
+		snprintf(family, sizeof(family), "# TYPE maglevd_worker_%s%s_total counter",
+			 strcmp(n, "busy_cycles") == 0 ? "busy_seconds" : n,
+			 strcmp(n, "forwarded") == 0 || strcmp(n, "icmp_sent") == 0 ||
+			 strcmp(n, "exception") == 0 ? "_packets" : "");
+		if (!tm_has(page, family))
+			fail_msg("no %s", family);
 	}
+	assert_false(tm_has(page, "maglevd_worker_forwarded_total"));
+	assert_false(tm_has(page, "maglevd_worker_busy_cycles_total"));
+	/* busy cycles in seconds, at the TSC rate the daemon reports */
+	fx.ctr[1].ctr[MLV_CTR_BUSY_CYCLES] = 3000000000ull;
+	fx.st.tsc_hz = 2000000000ull;
+	free(page);
+	page = tm_render(&src, NULL);
+	assert_true(tm_value(page, "maglevd_worker_busy_seconds_total{worker=\"1\"}") == 1.5);
+	/* an unknown rate leaves the family out rather than guess */
+	fx.st.tsc_hz = 0;
+	free(page);
+	page = tm_render(&src, NULL);
+	assert_false(tm_has(page, "maglevd_worker_busy_seconds_total"));
 	/* a missing worker block is skipped, not a crash */
 	fx.ctr_ptr[1] = NULL;
 	free(page);
@@ -469,15 +488,19 @@ static void test_reloads_and_times(void **state)
 
 /* ---- optional sources ---- */
 
-static uint64_t steer_base;
+/* The fake interfaces, eth0 unreadable when *ctx says so, or every
+ * one of them with fail_all. */
+static bool fail_all;
 
-static enum mlv_err fake_steer(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
+static enum mlv_err fake_steer(void *ctx, uint32_t i, const char **interface,
+			       uint64_t out[MLV_STEER_CTR__COUNT])
 {
 	const bool *fail = ctx;
+	enum mlv_err err = tm_fake_steer(NULL, i, interface, out);
 
-	for (int i = 0; i < MLV_STEER_CTR__COUNT; i++)
-		out[i] = steer_base + (uint64_t)i;
-	return *fail ? MLV_E_IO : MLV_OK;
+	if (err == MLV_OK && (fail_all || (*fail && i == 0)))
+		return MLV_E_IO;
+	return err;
 }
 
 static void test_xdp_steering(void **state)
@@ -494,21 +517,92 @@ static void test_xdp_steering(void **state)
 	assert_false(tm_has(page, "# TYPE maglevd_xdp_steer_frames_total"));
 	free(page);
 
-	steer_base = 500;
 	src.steer_counters = fake_steer;
 	src.steer_ctx = &fail;
 	page = tm_render(&src, NULL);
 	tm_check_structure(page);
-	assert_true(tm_value(page, "maglevd_xdp_steer_frames_total{outcome=\"redirect_vip\"}") ==
-		    500 + MLV_STEER_CTR_REDIRECT_VIP);
-	assert_true(tm_value(page, "maglevd_xdp_steer_frames_total{outcome=\"pass_not_ip\"}") ==
-		    500 + MLV_STEER_CTR_PASS_NOT_IP);
+	assert_true(tm_value(page, "maglevd_xdp_steer_frames_total"
+			     "{interface=\"eth0\",outcome=\"redirect_vip\"}") ==
+		    1000 + MLV_STEER_CTR_REDIRECT_VIP);
+	assert_true(tm_value(page, "maglevd_xdp_steer_frames_total"
+			     "{interface=\"eth1\",outcome=\"pass_no_socket\"}") ==
+		    2000 + MLV_STEER_CTR_PASS_NO_SOCKET);
 	free(page);
 
-	fail = true;                 /* maps unreadable: family left out */
+	fail = true;                 /* eth0's maps unreadable: eth1 only */
 	page = tm_render(&src, NULL);
-	assert_false(tm_has(page, "maglevd_xdp_steer_frames_total"));
 	tm_check_structure(page);
+	assert_false(tm_has(page, "maglevd_xdp_steer_frames_total{interface=\"eth0\""));
+	assert_true(tm_has(page, "maglevd_xdp_steer_frames_total{interface=\"eth1\""));
+	free(page);
+
+	fail_all = true;             /* none readable: family left out */
+	page = tm_render(&src, NULL);
+	assert_false(tm_has(page, "# TYPE maglevd_xdp_steer_frames_total"));
+	tm_check_structure(page);
+	free(page);
+	fail_all = false;
+	ctl_fx_free(&fx);
+}
+
+/* control.metrics_backend_series: false leaves out every family with a
+ * backend label, and nothing else. */
+static void test_no_backend_series(void **state)
+{
+	struct mlv_metrics_sources src;
+	struct ctl_fx fx;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	assert_true(fx.cfg->metrics_backend_series);    /* the default */
+	page = tm_render(&src, NULL);
+	assert_true(tm_has(page, "maglevd_backend_up{"));
+	assert_true(tm_has(page, "maglevd_backend_packets_total{"));
+	free(page);
+
+	fx.cfg->metrics_backend_series = false;
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_null(strstr(page, "backend=\""));
+	assert_null(strstr(page, "maglevd_backend_"));
+	assert_true(tm_has(page, "maglevd_vip_packets_total{vip=\"web\"}"));
+	assert_true(tm_has(page, "maglevd_vip_backends_usable{vip=\"web\"}"));
+	assert_true(tm_has(page, "maglevd_worker_rx_packets_total{"));
+	free(page);
+	ctl_fx_free(&fx);
+}
+
+/* NIC counters per port, with the error-like xstats only. */
+static void test_ports(void **state)
+{
+	struct mlv_metrics_sources src;
+	struct ctl_fx fx;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	assert_false(tm_has(page, "# TYPE maglevd_port_rx_packets_total"));
+	free(page);
+
+	fx.st.port_stats = tm_fake_ports;
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_port_rx_packets_total{port=\"ext\"}") == 100);
+	assert_true(tm_value(page, "maglevd_port_rx_missed_packets_total{port=\"ext\"}") == 7);
+	assert_true(tm_value(page, "maglevd_port_tx_bytes_total{port=\"ext\"}") == 6400);
+	assert_true(tm_value(page, "maglevd_port_rx_mbuf_allocation_errors_total{port=\"ext\"}") == 0);
+	/* a port without counters has no series rather than zeros */
+	assert_false(tm_has(page, "maglevd_port_rx_packets_total{port=\"int\"}"));
+	assert_true(tm_value(page, "maglevd_port_xstat_errors_total"
+			     "{port=\"ext\",xstat=\"rx_missed_errors\"}") == 7);
+	assert_true(tm_value(page, "maglevd_port_xstat_errors_total"
+			     "{port=\"ext\",xstat=\"rx_q0_errors\"}") == 1);
+	assert_false(tm_has(page, "maglevd_port_xstat_errors_total"
+			    "{port=\"ext\",xstat=\"rx_good_packets\"}"));
 	free(page);
 	ctl_fx_free(&fx);
 }
@@ -708,12 +802,6 @@ static char *slurp(const char *rel)
 	return text;
 }
 
-static enum mlv_err steer_zero(void *ctx, uint64_t out[MLV_STEER_CTR__COUNT])
-{
-	(void)ctx;
-	memset(out, 0, sizeof(uint64_t) * MLV_STEER_CTR__COUNT);
-	return MLV_OK;
-}
 
 /* Every family a full page has (all sources present) is documented in
  * docs/metrics.md, and every maglevd_ name the Grafana dashboard queries
@@ -874,6 +962,71 @@ static void test_announce(void **state)
 	ctl_fx_free(&fx);
 }
 
+/* The family a series name of a query belongs to: the name itself, or
+ * a histogram's name before _bucket / _sum / _count. */
+static bool page_has_family(const char *page, const char *p, size_t n)
+{
+	static const char *const parts[] = { "_bucket", "_sum", "_count" };
+	char family[160];
+	bool found;
+
+	snprintf(family, sizeof(family), "# TYPE %.*s ", (int)n, p);
+	found = strstr(page, family) != NULL;
+	for (size_t k = 0; !found && k < 3; k++) {
+		size_t sn = strlen(parts[k]);
+
+		if (n > sn && strncmp(p + n - sn, parts[k], sn) == 0) {
+			snprintf(family, sizeof(family), "# TYPE %.*s histogram\n",
+				 (int)(n - sn), p);
+			found = strstr(page, family) != NULL;
+		}
+	}
+	return found;
+}
+
+/* Every panel of the dashboard (rows aside) queries at least one
+ * maglevd metric, and every metric name in a panel's expressions is a
+ * family of page. */
+static void check_dashboard(const json_t *dash, const char *page)
+{
+	const json_t *panels = json_object_get(dash, "panels"), *panel;
+	size_t i, n_panels = 0;
+
+	assert_true(json_is_array(panels));
+	json_array_foreach(panels, i, panel) {
+		const char *title = json_string_value(json_object_get(panel, "title"));
+		const json_t *targets = json_object_get(panel, "targets"), *t;
+		size_t k, names = 0;
+
+		if (strcmp(json_string_value(json_object_get(panel, "type")), "row") == 0)
+			continue;
+		n_panels++;
+		json_array_foreach(targets, k, t) {
+			const char *expr = json_string_value(json_object_get(t, "expr"));
+
+			if (!expr)
+				fail_msg("panel \"%s\": a target without expr", title);
+			for (const char *p = expr; (p = strstr(p, "maglevd_")) != NULL; ) {
+				size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+
+				/* a name, not the tail of a longer identifier */
+				if (p > expr && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) {
+					p += n;
+					continue;
+				}
+				if (!page_has_family(page, p, n))
+					fail_msg("panel \"%s\" queries %.*s, which maglevd "
+						 "does not export", title, (int)n, p);
+				names++;
+				p += n;
+			}
+		}
+		if (names == 0)
+			fail_msg("panel \"%s\" queries no maglevd metric", title);
+	}
+	assert_true(n_panels > 10);
+}
+
 static void test_docs_and_dashboard(void **state)
 {
 	struct mlv_health_options ho = { .seed = 3 };
@@ -891,13 +1044,22 @@ static void test_docs_and_dashboard(void **state)
 	fx.st.health = h;
 	fx.st.announce = fake_announce;
 	src = (struct mlv_metrics_sources){ .ctl = &fx.st,
-					    .steer_counters = steer_zero };
+					    .steer_counters = tm_fake_steer };
+	fx.st.port_stats = tm_fake_ports;
 	page = tm_render(&src, NULL);
 	doc = slurp("docs/metrics.md");
 	for (const char *p = strstr(page, "# TYPE "); p; p = strstr(p + 1, "# TYPE ")) {
 		char quoted[140];
 
-		assert_int_equal(sscanf(p, "# TYPE %127s", name), 1);
+		char type[16];
+		size_t nl;
+
+		assert_int_equal(sscanf(p, "# TYPE %127s %15s", name, type), 2);
+		nl = strlen(name);
+		/* Prometheus's naming rules: a counter ends in _total */
+		if (strcmp(type, "counter") == 0 &&
+		    (nl < 6 || strcmp(name + nl - 6, "_total") != 0))
+			fail_msg("counter %s does not end in _total", name);
 		snprintf(quoted, sizeof(quoted), "`%s`", name);
 		if (!strstr(doc, quoted))
 			fail_msg("metric %s is not documented in docs/metrics.md", name);
@@ -906,30 +1068,8 @@ static void test_docs_and_dashboard(void **state)
 	j = json_loads(dash, 0, &jerr);
 	if (!j)
 		fail_msg("docs/grafana-maglevd.json: line %d: %s", jerr.line, jerr.text);
+	check_dashboard(j, page);
 	json_decref(j);
-	for (const char *p = strstr(dash, "maglevd_"); p; p = strstr(p + 1, "maglevd_")) {
-		static const char *const parts[] = { "_bucket", "_sum", "_count" };
-		char family[140];
-		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
-		bool found;
-
-		snprintf(family, sizeof(family), "# TYPE %.*s ", (int)n, p);
-		found = strstr(page, family) != NULL;
-		/* a histogram's series: its family's name and a suffix */
-		for (size_t k = 0; !found && k < 3; k++) {
-			size_t sn = strlen(parts[k]);
-
-			if (n > sn && strncmp(p + n - sn, parts[k], sn) == 0) {
-				snprintf(family, sizeof(family),
-					 "# TYPE %.*s histogram\n",
-					 (int)(n - sn), p);
-				found = strstr(page, family) != NULL;
-			}
-		}
-		if (!found)
-			fail_msg("the dashboard queries %.*s, which maglevd does not export",
-				 (int)n, p);
-	}
 	free(dash);
 	free(doc);
 	free(page);
@@ -973,6 +1113,8 @@ int main(void)
 		cmocka_unit_test(test_backend_state),
 		cmocka_unit_test(test_reloads_and_times),
 		cmocka_unit_test(test_xdp_steering),
+		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_no_backend_series),
 		cmocka_unit_test(test_health_engine),
 		cmocka_unit_test(test_health_check_histogram),
 		cmocka_unit_test(test_announce),

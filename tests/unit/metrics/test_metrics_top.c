@@ -20,6 +20,7 @@
 static const char *maglevctl;
 static struct ctl_fx *traffic_fx;
 static const struct mlv_generation *(*real_generation)(void *ctx);
+static bool heavy;     /* every counter and drop reason moves, by a lot */
 
 /* Runs on the server thread, inside the handlers. */
 static const struct mlv_generation *generation_with_traffic(void *ctx)
@@ -39,6 +40,13 @@ static const struct mlv_generation *generation_with_traffic(void *ctx)
 	fx->gen->backend_ctr[0][b].v[MLV_FLOW_NEW_FLOWS] += 1;
 	fx->ctr[1].ctr[MLV_CTR_RX_PACKETS] += 105;
 	fx->ctr[1].drop[MLV_DROP_NOT_VIP] += 5;
+	if (heavy) {
+		for (int c = 0; c < MLV_CTR__COUNT; c++)
+			fx->ctr[0].ctr[c] += 123456789012ull;
+		for (int d = 0; d < MLV_DROP__COUNT; d++)
+			fx->ctr[0].drop[d] += 98765432109ull;
+		fx->gen->backend_ctr[0][b].v[MLV_FLOW_BYTES] += 987654321098ull;
+	}
 	return real_generation(ctx);
 }
 
@@ -193,6 +201,42 @@ static void test_top_two_frames(void **state)
 	ctl_fx_free(&fx);
 }
 
+/* Every line of a frame fits an 80-column terminal, even with every
+ * rate at its widest and every drop reason listed. */
+static void test_top_fits_80_columns(void **state)
+{
+	struct ctl_fx fx;
+	struct mlv_ctl_server_params p = { 0 };
+	char args[256], *out;
+	int lines = 0;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	traffic_fx = &fx;
+	real_generation = fx.st.generation;
+	fx.st.generation = generation_with_traffic;
+	heavy = true;
+	ctl_fx_start(&fx, p);
+
+	snprintf(args, sizeof(args), "-s %s top -n 2 -i 0.05", fx.path);
+	if (run(args, &out) != 0)
+		fail_msg("maglevctl %s failed:\n%s", args, out);
+	for (const char *l = out; *l; lines++) {
+		size_t n = strcspn(l, "\n");
+
+		if (n > 80)
+			fail_msg("a %zu-column line: \"%.*s\"", n, (int)n, l);
+		l += n + (l[n] == '\n');
+	}
+	assert_true(lines > 10);
+	/* every reason is listed, wrapped onto further lines */
+	for (int d = 0; d < MLV_DROP__COUNT; d++)
+		assert_non_null(strstr(out, mlv_drop_reason_name((enum mlv_drop_reason)d)));
+	free(out);
+	heavy = false;
+	ctl_fx_free(&fx);
+}
+
 static void test_top_usage_and_errors(void **state)
 {
 	char *out;
@@ -216,6 +260,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_top_two_frames),
+		cmocka_unit_test(test_top_fits_80_columns),
 		cmocka_unit_test(test_top_usage_and_errors),
 	};
 

@@ -506,3 +506,37 @@ struct mlv_config *tm_checked_config(uint16_t port)
 	mlv_diags_free(&diags);
 	return cfg;
 }
+
+uint32_t tm_fake_ports(void *ctx, const struct mlv_port_stats **out)
+{
+	static const struct mlv_port_xstat x[] = {
+		{ "rx_good_packets", 100 }, { "rx_missed_errors", 7 },
+		{ "rx_q0_errors", 1 },
+	};
+	static struct mlv_port_stats ps[2] = {
+		{ .name = "ext", .device = "net_pcap0", .ok = true,
+		  .n_xstats = 3, .xstats = x },
+		{ .name = "int", .device = "net_null0", .ok = false },
+	};
+
+	(void)ctx;
+	ps[0].v[MLV_PORT_CTR_RX_PACKETS] = 100;
+	ps[0].v[MLV_PORT_CTR_RX_MISSED] = 7;
+	ps[0].v[MLV_PORT_CTR_TX_BYTES] = 6400;
+	*out = ps;
+	return 2;
+}
+
+enum mlv_err tm_fake_steer(void *ctx, uint32_t i, const char **interface,
+			   uint64_t out[MLV_STEER_CTR__COUNT])
+{
+	static const char *const names[] = { "eth0", "eth1" };
+
+	(void)ctx;
+	if (i >= 2)
+		return MLV_E_NOT_FOUND;
+	*interface = names[i];
+	for (int c = 0; c < MLV_STEER_CTR__COUNT; c++)
+		out[c] = 1000u * (i + 1) + (uint64_t)c;
+	return MLV_OK;
+}

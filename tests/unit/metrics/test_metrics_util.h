@@ -57,4 +57,15 @@ struct mlv_config *tm_checked_config(uint16_t port);
 void tm_health_wait(struct mlv_health *h, const char *vip,
 		    const char *backend, uint64_t checks);
 
+/* A port_stats source (struct mlv_ctl_state) with two ports: "ext"
+ * (rx_packets 100, rx_missed 7, tx_bytes 6400, xstats rx_good_packets 100,
+ * rx_missed_errors 7, rx_q0_errors 1) and "int" (whose PMD gave no
+ * counters: ok false). */
+uint32_t tm_fake_ports(void *ctx, const struct mlv_port_stats **out);
+
+/* A steer_counters source: interfaces "eth0" and "eth1", outcome c of
+ * interface i counting 1000 * (i + 1) + c. */
+enum mlv_err tm_fake_steer(void *ctx, uint32_t i, const char **interface,
+			   uint64_t out[MLV_STEER_CTR__COUNT]);
+
 #endif

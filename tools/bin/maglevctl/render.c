@@ -404,6 +404,54 @@ static bool counter_block(const char *title, const json_t *sum,
 	return ok;
 }
 
+/* The NIC counters: one row per counter, one column per port; then,
+ * when the reply has them (stats --ports), each port's xstats. */
+static bool port_blocks(const json_t *ports, FILE *out)
+{
+	const json_t *first = json_array_get(ports, 0), *p, *v;
+	const char *key;
+	struct table t;
+	size_t i;
+	bool ok;
+
+	if (!json_is_object(first))
+		return true;
+	fprintf(out, "\n");
+	table_init(&t, 1 + json_array_size(ports));
+	table_cell(&t, "NIC");
+	json_array_foreach(ports, i, p)
+		table_cell(&t, "%s", str(p, "name"));
+	json_object_foreach(json_object_get(first, "counters"), key, v) {
+		table_cell(&t, "%s", key);
+		json_array_foreach(ports, i, p) {
+			char buf[24];
+
+			table_cell(&t, "%s", num_text(json_object_get(p, "counters"),
+						      key, buf, sizeof(buf)));
+		}
+	}
+	ok = table_print(&t, out);
+	table_free(&t);
+	json_array_foreach(ports, i, p) {
+		const json_t *x = json_object_get(p, "xstats");
+		struct table xt;
+
+		if (!json_is_object(x))
+			continue;
+		fprintf(out, "\n");
+		table_init(&xt, 2);
+		table_cell(&xt, "XSTAT (%s)", str(p, "name"));
+		table_cell(&xt, "VALUE");
+		json_object_foreach((json_t *)x, key, v) {
+			table_cell(&xt, "%s", key);
+			table_cell(&xt, "%lld", (long long)json_integer_value(v));
+		}
+		ok = table_print(&xt, out) && ok;
+		table_free(&xt);
+	}
+	return ok;
+}
+
 static bool render_stats(const json_t *r, FILE *out)
 {
 	const json_t *pw = json_object_get(r, "per_worker");
@@ -422,6 +470,8 @@ static bool render_stats(const json_t *r, FILE *out)
 		fprintf(out, "\n");
 		ok = counter_block("CONNTRACK", ct, NULL, pw, "conntrack", out) && ok;
 	}
+	if (json_is_array(json_object_get(r, "ports")))
+		ok = port_blocks(json_object_get(r, "ports"), out) && ok;
 	return ok;
 }
 

@@ -2,11 +2,13 @@
 /* One frame of maglevctl top (top.h): rates from two samples, drawn as
  * a summary and a VIP / backend table.
  *
- * Layout (docs/metrics.md, "maglevctl top"):
+ * Layout (docs/metrics.md, "maglevctl top"), every line within 80
+ * columns so that it fits a default terminal:
  *   maglevd top: generation G, W workers, every I s
- *   rx R pkt/s B B/s, forwarded F pkt/s, tx T B/s, new flows N/s, drops D pkt/s
+ *   rx R pkt/s B B/s, forwarded F pkt/s, tx T B/s
+ *   new flows N/s, drops D pkt/s
  *   conntrack USED / CAPACITY entries (P %), evictions E/s
- *   drops/s: REASON RATE ... | none
+ *   drops/s: REASON RATE ... | none      (wrapped, indented)
  *
  *   VIP / BACKEND            STATE    WEIGHT   SLOTS     PKT/S   BYTES/S   FLOWS/S
  *   web                      3/4 up        -    1009     1.20k    76.8k     12.0
@@ -22,6 +24,7 @@
 #include "tools/bin/maglevctl/top.h"
 
 #define KEY_SEP "\x1f"   /* cannot occur in a config name */
+#define TOP_WIDTH 80      /* columns every line fits in */
 
 static uint64_t get_u64(const json_t *obj, const char *key)
 {
@@ -129,18 +132,20 @@ static void summary(struct frame *f, const struct top_sample *prev,
 	const json_t *pct = json_object_get(prev->stats, "conntrack");
 	char a[16], b[16], c[16], d[16], e[16], g[16];
 	bool any = false;
+	size_t col;
 
 	fprintf(f->out, "maglevd top: generation %u, %llu workers, every %.3g s",
 		cur->generation,
 		(unsigned long long)get_u64(cur->stats, "workers"),
 		f->o->interval_s);
 	eol(f);
-	fprintf(f->out, "rx %s pkt/s %s B/s, forwarded %s pkt/s, tx %s B/s, "
-		"new flows %s/s, drops %s pkt/s",
+	fprintf(f->out, "rx %s pkt/s %s B/s, forwarded %s pkt/s, tx %s B/s",
 		human(rate(cc, pc, mlv_worker_counter_name(MLV_CTR_RX_PACKETS), f->dt), a),
 		human(rate(cc, pc, mlv_worker_counter_name(MLV_CTR_RX_BYTES), f->dt), b),
 		human(rate(cc, pc, mlv_worker_counter_name(MLV_CTR_FORWARDED), f->dt), c),
-		human(rate(cc, pc, mlv_worker_counter_name(MLV_CTR_TX_BYTES), f->dt), d),
+		human(rate(cc, pc, mlv_worker_counter_name(MLV_CTR_TX_BYTES), f->dt), d));
+	eol(f);
+	fprintf(f->out, "new flows %s/s, drops %s pkt/s",
 		human(rate(cc, pc, mlv_worker_counter_name(MLV_CTR_CT_NEW), f->dt), e),
 		human(rate(cd, pd, "total", f->dt), g));
 	eol(f);
@@ -155,14 +160,24 @@ static void summary(struct frame *f, const struct top_sample *prev,
 		eol(f);
 	}
 	fputs("drops/s:", f->out);
+	col = strlen("drops/s:");
 	for (int r = 0; r < MLV_DROP__COUNT; r++) {
 		const char *name = mlv_drop_reason_name((enum mlv_drop_reason)r);
 		double v = rate(cd, pd, name, f->dt);
+		size_t w;
 
-		if (!isnan(v) && v > 0) {
-			fprintf(f->out, " %s %s", name, human(v, a));
-			any = true;
+		if (isnan(v) || v <= 0)
+			continue;
+		human(v, a);
+		w = 1 + strlen(name) + 1 + strlen(a);
+		if (col + w > TOP_WIDTH) {   /* wrap under the first reason */
+			eol(f);
+			fputs("        ", f->out);
+			col = strlen("drops/s:");
 		}
+		fprintf(f->out, " %s %s", name, a);
+		col += w;
+		any = true;
 	}
 	if (!any)
 		fputs(" none", f->out);
@@ -202,10 +217,15 @@ static void vip_rows(struct frame *f, const struct top_sample *prev,
 	if (!name || (f->o->vip && strcmp(f->o->vip, name) != 0))
 		return;
 	if (room(f)) {
-		snprintf(up, sizeof(up), "%llu/%llu up",
-			 (unsigned long long)get_u64(v, "usable_backends"),
-			 (unsigned long long)get_u64(v, "backends"));
-		fprintf(f->out, "%-24.24s %-8s %6s %7llu", name, up, "-",
+		unsigned long long n_up = get_u64(v, "usable_backends");
+		unsigned long long n_all = get_u64(v, "backends");
+
+		/* the STATE column is 8 wide: "3/4 up", else "100/120",
+		 * else the usable count alone */
+		if (snprintf(up, sizeof(up), "%llu/%llu up", n_up, n_all) > 8 &&
+		    snprintf(up, sizeof(up), "%llu/%llu", n_up, n_all) > 8)
+			snprintf(up, sizeof(up), "%llu up", n_up);
+		fprintf(f->out, "%-24.24s %-8.8s %6s %7llu", name, up, "-",
 			(unsigned long long)get_u64(v, "table_size"));
 		rates_cols(f, v, json_object_get(prev->vip_index, name));
 	}
