@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import threading
 
@@ -460,6 +461,44 @@ def case_xdp_steer(maglevd, src, work):
             d.kill()
 
 
+def case_unit_caps(maglevd, src, work):
+    """With exactly the unit's capabilities (its CapabilityBoundingSet,
+    through setpriv), maglevd starts with a control.socket_group: the
+    socket is made with that group and its new directory given it."""
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        raise Skip("setpriv not installed (util-linux)")
+    unit = open(os.environ["MAGLEVD_UNIT"]).read()
+    m = re.search(r"^CapabilityBoundingSet=(.+)$", unit, re.M)
+    check(m, "the unit has no CapabilityBoundingSet")
+    caps = ",".join("+" + c.lower().removeprefix("cap_")
+                    for c in m.group(1).split())
+    cfg = os.path.join(work, "maglevd.yaml")
+    with open(cfg, "w") as f:
+        f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
+                            vip(), control="  socket_group: nogroup\n"))
+    d = Daemon(maglevd, work, cfg,
+               prefix=(setpriv, "--bounding-set", "-all," + caps))
+    try:
+        wait_ctl(d, "a start with the unit's capabilities")
+        sock = CONTROL["socket"]
+        nogroup = 65534
+        check(os.stat(sock).st_gid == nogroup,
+              f"socket group {os.stat(sock).st_gid}, not nogroup")
+        st = os.stat(os.path.dirname(sock))
+        check(st.st_gid == nogroup and stat.S_IMODE(st.st_mode) == 0o750,
+              f"socket directory group {st.st_gid}, mode "
+              f"{oct(st.st_mode)}")
+        with open(f"/proc/{d.proc.pid}/status") as f:
+            bnd = int(re.search(r"CapBnd:\s+(\S+)", f.read()).group(1), 16)
+        check(bnd != (1 << 41) - 1 and not bnd & (1 << 17),
+              f"not run with the unit's set (CapBnd {bnd:x})")
+        rc = d.stop()
+    finally:
+        d.kill()
+    check(rc == 0, f"exit status {rc}")
+
+
 def case_unit_syscalls(maglevd, src, work):
     """The shipped unit's SystemCallFilter refuses whole groups of
     system calls: the daemon makes none of them while it starts, serves
@@ -558,6 +597,7 @@ def case_no_hugepages(maglevd, src, work):
 CASES = {
     "no-hugepages": case_no_hugepages,
     "unit-syscalls": case_unit_syscalls,
+    "unit-caps": case_unit_caps,
     "systemd": case_systemd,
     "next-hop-auto": case_next_hop_auto,
     "next-hop-families": case_next_hop_families,
