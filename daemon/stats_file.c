@@ -368,7 +368,7 @@ enum mlv_err mlv_stats_file_write(const char *path, const json_t *doc,
 	}
 	/* readable by all, like `maglevctl stats` is to the socket's group:
 	 * monitoring agents read it without privileges */
-	err = mlv_file_replace(path, text, strlen(text), 0644, why, why_len);
+	err = mlv_file_replace(path, text, strlen(text), 0644, 0, why, why_len);
 	free(text);
 	return err;
 }

@@ -139,7 +139,8 @@ static void temp_name(char *tmp, size_t len, const char *name)
 }
 
 enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
-			      mode_t mode, char *why, size_t why_len)
+			      mode_t mode, unsigned flags, char *why,
+			      size_t why_len)
 {
 	char dir[PATH_MAX], tmp[NAME_MAX + 1];
 	const char *name;
@@ -147,7 +148,7 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 	enum mlv_err rc = MLV_E_IO;
 
 	if (!path || split(path, dir, sizeof(dir), &name) != MLV_OK ||
-	    strlen(name) > NAME_MAX - 16) {
+	    strlen(name) > NAME_MAX - 22) {   /* ".NAME.<16 hex>.tmp" fits */
 		snprintf(why, why_len, "%s: not a file path", path ? path : "(null)");
 		return MLV_E_INVAL;
 	}
@@ -179,7 +180,8 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 		snprintf(why, why_len, "%s/%s: %s", dir, tmp, strerror(err));
 		goto out;
 	}
-	if (!write_all(fd, data, len) || fsync(fd) != 0) {
+	if (!write_all(fd, data, len) ||
+	    ((flags & MLV_FILE_DURABLE) && fsync(fd) != 0)) {
 		err = errno;
 		snprintf(why, why_len, "%s/%s: %s", dir, tmp, strerror(err));
 		goto out_unlink;
@@ -197,7 +199,8 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 		goto out_unlink;
 	}
 	/* the rename itself reaches the disk with the directory */
-	(void)fsync(dfd);
+	if (flags & MLV_FILE_DURABLE)
+		(void)fsync(dfd);
 	rc = MLV_OK;
 	goto out;
 out_unlink:

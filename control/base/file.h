@@ -4,7 +4,8 @@
  * one, where no one else can touch our names), never through a link.
  *
  * mlv_file_replace creates a temporary file next to the target with
- * openat(O_CREAT | O_EXCL | O_NOFOLLOW), writes and syncs it, and renames
+ * openat(O_CREAT | O_EXCL | O_NOFOLLOW), writes it (and syncs it when
+ * asked), and renames
  * it over the target, so a reader sees the old file or the new one, and a
  * crash leaves at most a stray temporary file. The directory is opened
  * once and checked (a directory, not group- or world-writable unless
@@ -32,13 +33,24 @@
 enum mlv_err mlv_dir_open(const char *dir, mode_t create_mode, int *dfd,
 			  char *why, size_t why_len);
 
+/* mlv_file_replace's flags. */
+enum {
+	/* fsync the file and its directory before returning: it must
+	 * survive a crash of the host (the state file). Without it the
+	 * rename is atomic but may be lost with the page cache (the stats
+	 * file, rewritten every second, need not wait for the disk). */
+	MLV_FILE_DURABLE = 1u << 0,
+};
+
 /* Replace path with len bytes of data (file mode `mode`, e.g. 0600,
  * whatever the umask), through a temporary file beside it under a name
- * no one can guess. The directory must pass mlv_dir_open's check.
- * Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL / MLV_E_PERM with a sentence
- * in why (the old file, if any, is untouched). */
+ * no one can guess; flags: MLV_FILE_*. The directory must pass
+ * mlv_dir_open's check. Returns MLV_OK, or MLV_E_IO / MLV_E_INVAL /
+ * MLV_E_PERM with a sentence in why (the old file, if any, is
+ * untouched). */
 enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
-			      mode_t mode, char *why, size_t why_len);
+			      mode_t mode, unsigned flags, char *why,
+			      size_t why_len);
 
 /* Read path, a regular file of at most max bytes, opened without
  * following a link at its last component, in a directory that, like the

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -44,7 +45,22 @@ static enum mlv_err make_ancestors(const char *dir, char *err, size_t len)
 		char saved = *p;
 
 		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+		if (mkdir(buf, 0755) == 0) {
+			/* 0755 whatever the umask (the unit's is 0027): the
+			 * socket's group must be able to pass; set through
+			 * the directory, not its path */
+			int fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				      O_CLOEXEC);
+
+			if (fd < 0 || fchmod(fd, 0755) != 0) {
+				snprintf(err, len, "cannot set up directory %s: %s",
+					 buf, strerror(errno));
+				if (fd >= 0)
+					close(fd);
+				return MLV_E_IO;
+			}
+			close(fd);
+		} else if (errno != EEXIST) {
 			snprintf(err, len, "cannot create directory %s: %s", buf,
 				 strerror(errno));
 			return MLV_E_IO;
@@ -139,10 +155,13 @@ static bool exiting(pid_t pid)
 	ssize_t n;
 	int fd;
 
+	/* pid 0: a peer in another pid namespace, which we cannot judge */
+	if (pid <= 0)
+		return false;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT;       /* gone already */
+	if (fd < 0)   /* gone already, not merely hidden (ProtectProc) */
+		return errno == ENOENT && kill(pid, 0) != 0 && errno == ESRCH;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)

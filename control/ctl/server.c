@@ -24,9 +24,6 @@
 #define ACCEPTS_PER_CALL  64
 #define IN_INITIAL        4096u
 #define IN_KEEP           (16u << 10)
-/* Output buffers above this are freed once flushed, so one big reply
- * (a table dump) does not pin memory for the client's lifetime. */
-#define OUT_KEEP          (64u << 10)
 /* How often deferred replies are polled while any is pending. */
 #define DEFER_POLL_NS     1000000L
 
@@ -56,6 +53,7 @@ struct client {
 	size_t out_len;
 	size_t out_cap;
 	uint64_t last_progress_ms;
+	uint64_t out_since_ms;      /* when the unsent output began */
 	TAILQ_ENTRY(client) link;   /* clients or graveyard */
 	TAILQ_ENTRY(client) backlog_link;
 	TAILQ_ENTRY(client) defer_link;
@@ -82,7 +80,9 @@ struct mlv_ctl_server {
 	uint32_t reply_max;
 	uint32_t stall_ms;
 	uint32_t idle_ms;
+	uint32_t reply_deadline_ms;
 	uint64_t out_total_max;
+	uint64_t admin_room;
 	struct client_list clients;
 	struct client_list backlog;
 	struct client_list deferred;    /* oldest first */
@@ -300,6 +300,9 @@ static enum reserve out_reserve(struct mlv_ctl_server *srv, struct client *c,
 		cap = limit;
 	if (cap <= MLV_CTL_SMALL_REPLY)
 		budget += MLV_CTL_SMALL_REPLY_ROOM;
+	/* readers cannot take an admin's answer away */
+	if (c->peer.admin)
+		budget += srv->admin_room;
 	others = srv->st.out_bytes - c->out_cap;
 	if (others + need > budget)
 		return RESERVE_OVER_BUDGET;
@@ -383,14 +386,17 @@ static void queue_oom(struct mlv_ctl_server *srv, struct client *c)
 static void queue_reply(struct mlv_ctl_server *srv, struct client *c,
 			const json_t *reply)
 {
-	enum reserve r = reply ? append_json(srv, c, reply,
-					     c->out_len + srv->reply_max)
-			       : RESERVE_NOMEM;
+	enum reserve r;
+
+	if (!out_pending(c))
+		c->out_since_ms = now_ms();
+	r = reply ? append_json(srv, c, reply, c->out_len + srv->reply_max) :
+		    RESERVE_NOMEM;
 	char msg[200];
 	json_t *e;
 
 	if (r == RESERVE_TOO_LARGE || r == RESERVE_OVER_BUDGET) {
-		if (!out_pending(c) && c->out_cap > OUT_KEEP)
+		if (!out_pending(c))
 			out_release(srv, c);
 		if (r == RESERVE_TOO_LARGE) {
 			srv->st.reply_too_large++;
@@ -442,9 +448,9 @@ static void flush(struct mlv_ctl_server *srv, struct client *c)
 		}
 	}
 	if (!c->dead) {
+		/* an idle client holds none of the budget */
 		c->out_off = c->out_len = 0;
-		if (c->out_cap > OUT_KEEP)
-			out_release(srv, c);
+		out_release(srv, c);
 	}
 }
 
@@ -556,7 +562,8 @@ static void run_lines(struct mlv_ctl_server *srv, struct client *c)
 	}
 	if (!c->dead && c->in && c->in_off == c->in_len) {
 		c->in_off = c->in_scan = c->in_len = 0;
-		/* like OUT_KEEP: one long request must not pin its buffer */
+		/* one long request must not pin its buffer (an output
+		 * buffer is freed once flushed, for the output budget) */
 		if (c->in_cap > IN_KEEP) {
 			free(c->in);
 			c->in = NULL;
@@ -780,7 +787,12 @@ static void check_stalls(struct mlv_ctl_server *srv)
 		return;
 	for (c = TAILQ_FIRST(&srv->clients); c; c = next) {
 		next = TAILQ_NEXT(c, link);
-		if (waiting(c) && now - c->last_progress_ms >= srv->stall_ms) {
+		if ((waiting(c) && now - c->last_progress_ms >= srv->stall_ms) ||
+		    (out_pending(c) &&
+		     now - c->out_since_ms >= srv->reply_deadline_ms)) {
+			/* a reader that takes a little now and then would
+			 * hold its share of the budget for ever: a reply is
+			 * read whole by its deadline, or dropped */
 			srv->st.stalled++;
 			drop(srv, c);
 		} else if (idle(c) &&
@@ -833,6 +845,10 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	srv->reply_max = p->reply_max ? p->reply_max : MLV_CTL_DEFAULT_REPLY_MAX;
 	srv->stall_ms = p->stall_timeout_ms ? p->stall_timeout_ms : MLV_CTL_DEFAULT_STALL_MS;
 	srv->idle_ms = p->idle_timeout_ms ? p->idle_timeout_ms : MLV_CTL_DEFAULT_IDLE_MS;
+	srv->reply_deadline_ms = p->reply_deadline_ms ? p->reply_deadline_ms :
+				 MLV_CTL_DEFAULT_REPLY_DEADLINE_MS;
+	srv->admin_room = p->admin_reply_room ? p->admin_reply_room :
+			  MLV_CTL_ADMIN_REPLY_ROOM;
 	srv->out_total_max = p->out_total_max ? p->out_total_max :
 			     MLV_CTL_DEFAULT_OUT_TOTAL;
 	TAILQ_INIT(&srv->clients);
@@ -918,7 +934,8 @@ enum mlv_err mlv_ctl_process(struct mlv_ctl_server *srv)
 
 	TAILQ_FOREACH(c, &srv->clients, link) {
 		if (waiting(c)) {
-			period = srv->stall_ms / 4;
+			period = (srv->stall_ms < srv->reply_deadline_ms ?
+				  srv->stall_ms : srv->reply_deadline_ms) / 4;
 			break;
 		}
 		period = srv->idle_ms / 4;

@@ -58,6 +58,13 @@
 #define MLV_CTL_DEFAULT_OUT_TOTAL     (128u << 20)
 #define MLV_CTL_SMALL_REPLY           (256u << 10)
 #define MLV_CTL_SMALL_REPLY_ROOM      (32u << 20)
+/* Room beyond the budget for the replies of admin peers, so that no
+ * read-level client can hold an operator's answer back. */
+#define MLV_CTL_ADMIN_REPLY_ROOM      (64u << 20)
+/* A reply is read whole within this long after it was queued, or its
+ * client is dropped (a reader taking a little now and then is making
+ * progress, yet would hold its share of the budget indefinitely). */
+#define MLV_CTL_DEFAULT_REPLY_DEADLINE_MS 30000u
 /* Connections beyond max_clients kept for admin peers (root,
  * control.admin_group), so that the operator can always connect. */
 #define MLV_CTL_ADMIN_RESERVE         16u
@@ -125,7 +132,9 @@ struct mlv_ctl_server_params {
 	uint32_t reply_max;          /* longest reply line, bytes */
 	uint32_t stall_timeout_ms;
 	uint32_t idle_timeout_ms;
+	uint32_t reply_deadline_ms;
 	uint32_t out_total_max;      /* queued replies of all clients, bytes */
+	uint32_t admin_reply_room;   /* more for admin peers' replies, bytes */
 };
 
 /* What the server has seen, for status and tests. */

@@ -353,19 +353,24 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 {
 	/* aligned as the kernel's struct requires */
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool seen = false, file = false;
+	bool seen = false, file = false, lost = false;
+	int gone = -1;
 	ssize_t n;
 
 	while ((n = read(w->inotify_fd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const void *)p;
 
-			/* IN_IGNORED also follows our own inotify_rm_watch
-			 * of a directory no include names any more */
-			if ((ev->mask & IN_IGNORED) && wd_in_use(w, ev->wd))
-				mlv_warn("config watch: a watched directory went "
-					 "away; file changes are no longer "
-					 "seen (SIGHUP still reloads)");
+			/* a watched directory went away (IN_IGNORED also
+			 * follows our own inotify_rm_watch, of a directory no
+			 * entry uses any more): on the config file's chain,
+			 * follow the links again; an include's, say so below
+			 * unless the rewatch replaced it */
+			if ((ev->mask & IN_IGNORED) && wd_in_use(w, ev->wd)) {
+				for (uint32_t i = 0; i < w->n_file; i++)
+					file |= w->dirs[i].wd == ev->wd;
+				gone = ev->wd;
+			}
 			if (matches(w, ev, &file))
 				seen = true;
 			p += sizeof(*ev) + ev->len;
@@ -378,6 +383,11 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 	 * from now on */
 	if (file)
 		rewatch(w);
+	lost = gone >= 0 && wd_in_use(w, gone);
+	if (lost)
+		mlv_warn("config watch: a watched directory went away; file "
+			 "changes there are no longer seen (SIGHUP still "
+			 "reloads)");
 	if (seen) {
 		w->changes++;
 		arm(w);

@@ -155,7 +155,8 @@ enum mlv_err mlv_state_file_save(const char *path,
 		snprintf(why, why_len, "%s: out of memory", path);
 		return err;
 	}
-	err = mlv_file_replace(path, text, strlen(text), 0600, why, why_len);
+	err = mlv_file_replace(path, text, strlen(text), 0600, MLV_FILE_DURABLE,
+			       why, why_len);
 	free(text);
 	return err;
 }

@@ -83,14 +83,15 @@ static void test_replace_mode_and_content(void **state)
 	mode_t old = umask(077);
 	struct stat st;
 
-	assert_int_equal(mlv_file_replace(t->path, "one\n", 4, 0644, t->why,
+	assert_int_equal(mlv_file_replace(t->path, "one\n", 4, 0644,
+					  MLV_FILE_DURABLE, t->why,
 					  sizeof(t->why)), MLV_OK);
 	umask(old);
 	assert_string_equal(slurp(t->path), "one\n");
 	assert_int_equal(lstat(t->path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0644);
-	assert_int_equal(mlv_file_replace(t->path, "two\n", 4, 0600, t->why,
+	assert_int_equal(mlv_file_replace(t->path, "two\n", 4, 0600, 0, t->why,
 					  sizeof(t->why)), MLV_OK);
 	assert_string_equal(slurp(t->path), "two\n");
 	{
@@ -121,7 +122,7 @@ static void test_replace_never_follows_links(void **state)
 	assert_int_equal(symlink(victim, planted), 0);
 	assert_int_equal(symlink(victim, t->path), 0);
 
-	assert_int_equal(mlv_file_replace(t->path, "new\n", 4, 0644, t->why,
+	assert_int_equal(mlv_file_replace(t->path, "new\n", 4, 0644, 0, t->why,
 					  sizeof(t->why)), MLV_OK);
 	assert_string_equal(slurp(victim), "precious\n");
 	/* the link at the name itself is replaced, not written through */
@@ -149,21 +150,21 @@ static void test_directory_checks(void **state)
 	snprintf(path, sizeof(path), "%s/f", sub);
 
 	assert_int_equal(chmod(sub, 0777), 0);
-	assert_int_equal(mlv_file_replace(path, "x", 1, 0600, t->why,
+	assert_int_equal(mlv_file_replace(path, "x", 1, 0600, 0, t->why,
 					  sizeof(t->why)), MLV_E_PERM);
 	assert_non_null(strstr(t->why, "writable by others without the sticky bit"));
 	assert_non_null(strstr(t->why, sub));
 	assert_int_equal(access(path, F_OK), -1);
 
 	assert_int_equal(chmod(sub, 01777), 0);
-	assert_int_equal(mlv_file_replace(path, "x", 1, 0600, t->why,
+	assert_int_equal(mlv_file_replace(path, "x", 1, 0600, 0, t->why,
 					  sizeof(t->why)), MLV_OK);
 
 	/* the directory itself a link: refused */
 	snprintf(link, sizeof(link), "%s/l", t->dir);
 	assert_int_equal(symlink(sub, link), 0);
 	snprintf(path, sizeof(path), "%s/f", link);
-	assert_int_equal(mlv_file_replace(path, "x", 1, 0600, t->why,
+	assert_int_equal(mlv_file_replace(path, "x", 1, 0600, 0, t->why,
 					  sizeof(t->why)), MLV_E_PERM);
 	assert_non_null(strstr(t->why, "symbolic link"));
 
@@ -172,7 +173,7 @@ static void test_directory_checks(void **state)
 	/* sticky but someone else's: refused */
 	assert_int_equal(chown(sub, OTHER_UID, OTHER_UID), 0);
 	snprintf(path, sizeof(path), "%s/f", sub);
-	assert_int_equal(mlv_file_replace(path, "y", 1, 0600, t->why,
+	assert_int_equal(mlv_file_replace(path, "y", 1, 0600, 0, t->why,
 					  sizeof(t->why)), MLV_E_PERM);
 	assert_non_null(strstr(t->why, "owner uid 65534"));
 }

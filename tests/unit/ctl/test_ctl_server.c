@@ -625,6 +625,49 @@ static void test_max_clients(void **state)
 		close(fd[i]);
 }
 
+/* A reader that takes a little now and then makes progress, yet would
+ * hold its reply's share of the budget for ever: dropped at the reply's
+ * deadline. */
+static void test_reply_deadline(void **state)
+{
+	struct ctl_fx *fx = *state;
+	struct mlv_ctl_server_params p = defaults();
+	const char *dump = "{\"command\": \"table\", \"args\": {\"vip\": "
+			   "\"big\", \"dump\": true}}\n";
+	int fd, bufsz = 4096;
+	bool closed = false;
+	static char buf[1 << 16];
+
+	p.reply_deadline_ms = 300;
+	p.stall_timeout_ms = 10000;
+	ctl_fx_start(fx, p);
+	fd = ctl_connect(fx->path);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz,
+				    sizeof(bufsz)), 0);
+	assert_true(ctl_send(fd, dump, strlen(dump)));
+	/* a few hundred bytes every 20 ms, past the deadline: progress,
+	 * never the whole */
+	for (int i = 0; i < 25; i++) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		assert_true(recv(fd, buf, 512, 0) > 0);
+		nanosleep(&ts, NULL);
+	}
+	/* then what the kernel holds, up to the close (10 s at most) */
+	for (int i = 0; i < 10000 && !closed; i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 1) == 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), 0);
+		closed = n == 0 || (n < 0 && errno == ECONNRESET);
+	}
+	close(fd);
+	assert_true(closed);
+	assert_int_equal(counter(fx, "stalled"), 1);
+}
+
 /* Idle clients are closed after idle_timeout_ms; one waiting on a reply
  * it asked for is not idle. */
 static void test_idle_clients_closed(void **state)
@@ -681,6 +724,9 @@ static void test_output_budget(void **state)
 	json_decref(r);
 	ctl_fx_stop(fx);
 	p.out_total_max = (uint32_t)(size * 3 / 2);
+	/* every peer is an admin here (no privilege levels): no room
+	 * beyond the budget for them, so that it binds */
+	p.admin_reply_room = 1;
 	ctl_fx_start(fx, p);
 	/* dumps no one reads fill the budget (whatever the kernel's socket
 	 * buffers take is out of it) */
@@ -1015,6 +1061,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_reply_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_clients_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reply_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_clients_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maglevctl, setup, teardown),
