@@ -515,11 +515,16 @@ def case_unit_syscalls(maglevd, src, work):
     for group in m.group(1).split():
         r = run([analyze, "syscall-filter", group])
         check(r.returncode == 0, f"syscall-filter {group}: {r.stderr}")
+        # "@group", a "# description" line, then one call per line (or
+        # "@other" groups it includes)
         denied |= {w for line in r.stdout.splitlines()[1:]
-                   for w in line.split()
-                   if not w.startswith(("#", "@"))}
+                   if not line.strip().startswith("#")
+                   for w in line.split() if not w.startswith("@")}
     check("ptrace" in denied and "mount" in denied,
           f"the deny list did not expand: {sorted(denied)[:10]}")
+    # EAL probes iopl at start and carries on when it is refused (as it
+    # is anyway without CAP_SYS_RAWIO, which the unit does not grant)
+    tolerated = {"iopl"}
     cfg = os.path.join(work, "maglevd.yaml")
     with open(cfg, "w") as f:
         f.write(config_text(port("ext", "net_null0", "10.99.0.1"), EAL_NULL,
@@ -546,7 +551,8 @@ def case_unit_syscalls(maglevd, src, work):
         if len(w) == 1 and re.fullmatch(r"[a-z0-9_]+", w[0]):
             used.add(w[0])
     check(len(used) > 20, f"strace saw too few calls: {sorted(used)}")
-    check(not used & denied, f"calls the unit refuses: {sorted(used & denied)}")
+    check(not used & denied - tolerated,
+          f"calls the unit refuses: {sorted(used & denied - tolerated)}")
 
 
 def free_hugepages():
