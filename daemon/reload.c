@@ -78,9 +78,6 @@ static enum mlv_err check_next(struct mlv_daemon *d,
 	return MLV_OK;
 }
 
-/* Whether the plan may go ahead: within budget (the running one: the
- * caller has swapped the restart-only part, budget included, into next),
- * or forced (then logged). A refusal is an error in diags. */
 /* A budget check's verdict: fits, beyond it but forced (logged), or
  * refused with the limit in the diagnostics. */
 static enum mlv_err budget_verdict(bool fits, const char *why, bool forced,

@@ -165,21 +165,20 @@ static enum mlv_err read_file(FILE *f, char **data, size_t *len)
 	return MLV_OK;
 }
 
-/* Whose files a load reads: any (the daemon's own config), or, for a
- * user's dry run, only what that user could read too. */
+/* Whose files a load reads: uid's (root, 0, reads any: the daemon's own
+ * config), so a user's dry run reads only what that user could read. */
 struct reader {
-	bool for_user;
 	uid_t uid;
 };
 
-static const struct reader any_reader;
+static const struct reader any_reader = { .uid = 0 };
 
 /* Whether the reader may read a file with these attributes: its owner's
  * own files and files anyone may read (o+r). Root reads anything. */
 static bool reader_may(const struct reader *rd, const struct stat *st,
 		       char *why, size_t why_len)
 {
-	if (!rd->for_user || rd->uid == 0 || st->st_uid == rd->uid ||
+	if (rd->uid == 0 || st->st_uid == rd->uid ||
 	    (st->st_mode & S_IROTH))
 		return true;
 	snprintf(why, why_len, "not read for uid %u: the file belongs to uid "
@@ -557,7 +556,7 @@ enum mlv_err mlv_config_load_for(const char *path, uint32_t uid,
 				 struct mlv_config **out,
 				 struct mlv_diags *diags)
 {
-	const struct reader rd = { .for_user = true, .uid = (uid_t)uid };
+	const struct reader rd = { .uid = (uid_t)uid };
 
 	return load_path(path, &rd, out, diags);
 }

@@ -111,20 +111,17 @@ static void add_host_port(struct mlv_cfg_ctx *ctx, struct mlv_config *cfg,
 	struct mlv_port_config *grown, *host;
 	const struct mlv_port_config *p;
 	char name[MLV_NAME_MAX];
-	uint32_t at = UINT32_MAX;
+	const uint32_t at = 0;
 
-	for (uint32_t i = 0; i < cfg->n_ports; i++) {
-		if (!cfg->ports[i].host_tap)
-			continue;
-		if (i != 0) {
+	for (uint32_t i = 1; i < cfg->n_ports; i++) {
+		if (cfg->ports[i].host_tap) {
 			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "host_tap"),
 				      "host_tap is for the first port only (port '%s' is number %u): the host's replies leave by the first port",
 				      cfg->ports[i].name, i + 1);
 			return;
 		}
-		at = i;
 	}
-	if (at == UINT32_MAX)
+	if (cfg->n_ports == 0 || !cfg->ports[at].host_tap)
 		return;
 	p = &cfg->ports[at];
 	if (exception != NULL) {

@@ -115,7 +115,7 @@ static bool add_conn(struct conns_wait *cw, const struct mlv_ctl_conn_page *pg,
 	const struct mlv_gen_backend *b =
 		gen ? mlv_gen_find_backend_uid(gen, e->backend_uid) : NULL;
 	const struct mlv_gen_vip *v = b ? &gen->vips[b->vip_index] : NULL;
-	char client[64], vaddr[64], proto[8];
+	char client[64], vaddr[64];
 	uint32_t left = e->expires_ms - pg->now_ms;
 	uint32_t timeout = e->state < MLV_CT__NSTATES ?
 			   pg->timeout_ms[e->state] : 0;
@@ -130,10 +130,10 @@ static bool add_conn(struct conns_wait *cw, const struct mlv_ctl_conn_page *pg,
 		return true;
 	endpoint(client, sizeof(client), &view, view.src, view.sport, true);
 	endpoint(vaddr, sizeof(vaddr), &view, view.dst, view.dport, false);
-	snprintf(proto, sizeof(proto), "%s", mlv_proto_name(view.proto));
 	o = json_pack("{s:I, s:s, s:i, s:s, s:s?, s:s, s:s?, s:s, s:I, s:I}",
 		      "worker", (json_int_t)cw->worker,
-		      "protocol", proto, "family", (int)view.family,
+		      "protocol", mlv_proto_name(view.proto),
+		      "family", (int)view.family,
 		      "client", client,
 		      "vip", v ? v->name : NULL, "vip_address", vaddr,
 		      "backend", b ? b->name : NULL,

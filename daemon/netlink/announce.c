@@ -63,12 +63,6 @@ static void note_error(struct mlv_announce *a, const char *what,
 	a->errors++;
 }
 
-static int transact(struct mlv_announce *a, struct nlmsghdr *nlh, mnl_cb_t cb,
-		    void *data)
-{
-	return mlv_nl_transact(a->nl, a->portid, &a->seq, nlh, cb, data);
-}
-
 /* Add ip's route on our device, or delete ip's route of our protocol in
  * our table (any device: a stale one may point elsewhere). */
 static int route_change(struct mlv_announce *a, const struct mlv_ip *ip,
@@ -93,7 +87,7 @@ static int route_change(struct mlv_announce *a, const struct mlv_ip *ip,
 	mnl_attr_put(nlh, RTA_DST, mlv_nl_alen(ip), ip->bytes);
 	if (add)
 		mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)a->ifindex);
-	return transact(a, nlh, NULL, NULL);
+	return mlv_nl_transact(a->nl, a->portid, &a->seq, nlh, NULL, NULL);
 }
 
 /* ---- stale routes: a dump of our protocol's routes in our table ---- */
@@ -168,7 +162,7 @@ static int remove_stale(struct mlv_announce *a)
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = AF_UNSPEC;
-	err = transact(a, nlh, on_route, s);
+	err = mlv_nl_transact(a->nl, a->portid, &a->seq, nlh, on_route, s);
 	for (uint32_t i = 0; !err && i < s->n; i++) {
 		/* a route of a device that is gone may already have gone */
 		int e = route_change(a, &s->ip[i], false);
@@ -184,18 +178,8 @@ static int remove_stale(struct mlv_announce *a)
 
 static int set_up(struct mlv_announce *a)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
-
-	nlh->nlmsg_type = RTM_NEWLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = a->ifindex;
-	ifi->ifi_flags = IFF_UP;
-	ifi->ifi_change = IFF_UP;
-	return transact(a, nlh, NULL, NULL);
+	return mlv_nl_link_set(a->nl, a->portid, &a->seq, a->ifindex, NULL,
+			       true);
 }
 
 static int open_tun(struct mlv_announce *a, const char *ifname)

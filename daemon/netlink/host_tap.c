@@ -23,29 +23,6 @@ struct conn {
 	uint32_t seq;
 };
 
-/* The MAC, then up: a TAP takes a new address while up, but the kernel
- * must not answer ARP with the random one it was made with. */
-static int link_set(struct conn *c, int ifindex, const uint8_t *mac,
-		    bool up)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
-
-	nlh->nlmsg_type = RTM_NEWLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = ifindex;
-	if (up) {
-		ifi->ifi_flags = IFF_UP;
-		ifi->ifi_change = IFF_UP;
-	}
-	if (mac)
-		mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
-	return mlv_nl_transact(c->nl, c->portid, &c->seq, nlh, NULL, NULL);
-}
-
 static int addr_add(struct conn *c, int ifindex, const struct mlv_ip *ip,
 		    uint32_t prefix)
 {
@@ -91,8 +68,11 @@ enum mlv_err mlv_host_tap_setup(const char *ifname, const uint8_t mac[6],
 		goto out;
 	}
 	c.portid = mnl_socket_get_portid(c.nl);
+	/* the MAC first: the kernel must not answer ARP with the random
+	 * one the TAP was made with */
 	step = "MAC";
-	if ((err = link_set(&c, ifindex, mac, false)))
+	if ((err = mlv_nl_link_set(c.nl, c.portid, &c.seq, ifindex, mac,
+				   false)))
 		goto out;
 	step = "address";
 	if (addr4->family != MLV_AF_NONE &&
@@ -106,7 +86,7 @@ enum mlv_err mlv_host_tap_setup(const char *ifname, const uint8_t mac[6],
 		goto out;
 	}
 	step = "up";
-	err = link_set(&c, ifindex, NULL, true);
+	err = mlv_nl_link_set(c.nl, c.portid, &c.seq, ifindex, NULL, true);
 out:
 	if (c.nl)
 		mnl_socket_close(c.nl);

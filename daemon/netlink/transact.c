@@ -3,7 +3,10 @@
 #include "daemon/netlink/transact_internal.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <sys/socket.h>
+
+#include <linux/rtnetlink.h>
 
 #include "daemon/netlink/msg_internal.h"
 
@@ -32,4 +35,25 @@ int mlv_nl_transact(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
 			return errno ? errno : EIO;
 	} while (rc > MNL_CB_STOP);
 	return 0;
+}
+
+int mlv_nl_link_set(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
+		    int ifindex, const uint8_t *mac, bool up)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = RTM_NEWLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	if (up) {
+		ifi->ifi_flags = IFF_UP;
+		ifi->ifi_change = IFF_UP;
+	}
+	if (mac)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+	return mlv_nl_transact(nl, portid, seq, nlh, NULL, NULL);
 }

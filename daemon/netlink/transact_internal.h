@@ -5,6 +5,7 @@
 #ifndef MLV_NETLINK_TRANSACT_INTERNAL_H
 #define MLV_NETLINK_TRANSACT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <libmnl/libmnl.h>
@@ -16,5 +17,10 @@
  * queued by an earlier request are read away first. */
 int mlv_nl_transact(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
 		    struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
+
+/* Set interface ifindex's MAC (mac, or NULL to leave it) and bring it up
+ * (up) through mlv_nl_transact. 0, or an errno value. */
+int mlv_nl_link_set(struct mnl_socket *nl, uint32_t portid, uint32_t *seq,
+		    int ifindex, const uint8_t *mac, bool up);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "control/config/config.h"
+#include "control/config/cpu_list.h"
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -83,21 +84,13 @@ static enum mlv_err push(struct mlv_eal_args *a, const char *s)
 /* "0-1,4" for the CPUs allowed; "none" when there is none. */
 static void cpu_list(const bool *allowed, size_t n, char *buf, size_t len)
 {
-	size_t used = 0;
+	cpu_set_t set;
 
-	buf[0] = '\0';
-	for (size_t c = 0; c < n && used < len; c++) {
-		size_t end = c;
-
-		if (!allowed[c])
-			continue;
-		while (end + 1 < n && allowed[end + 1])
-			end++;
-		used += (size_t)snprintf(buf + used, len - used,
-					 end > c ? "%s%zu-%zu" : "%s%zu",
-					 used ? "," : "", c, end);
-		c = end;
-	}
+	CPU_ZERO(&set);
+	for (size_t c = 0; c < n && c < CPU_SETSIZE; c++)
+		if (allowed[c])
+			CPU_SET(c, &set);
+	mlv_cpu_list_format(&set, buf, len);
 	if (!buf[0])
 		snprintf(buf, len, "none");
 }

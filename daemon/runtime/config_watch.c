@@ -353,7 +353,7 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 {
 	/* aligned as the kernel's struct requires */
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool seen = false, file = false, lost = false;
+	bool seen = false, file = false;
 	int gone = -1;
 	ssize_t n;
 
@@ -383,8 +383,7 @@ bool mlv_config_watch_on_inotify(struct mlv_config_watch *w)
 	 * from now on */
 	if (file)
 		rewatch(w);
-	lost = gone >= 0 && wd_in_use(w, gone);
-	if (lost)
+	if (gone >= 0 && wd_in_use(w, gone))
 		mlv_warn("config watch: a watched directory went away; file "
 			 "changes there are no longer seen (SIGHUP still "
 			 "reloads)");

@@ -301,7 +301,7 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 					is_new, bi_out);
 	*is_new = false;
 	if (likely(e->cached_gen == gen->number)) {
-		/* already counted in gen, and the entry holds b's index */
+		/* the entry holds b's index in gen */
 		bi = e->backend_all_idx;
 		*bi_out = bi;
 		mlv_ct_update(w->ct, e, p->tcp_flags, now_ms);
