@@ -34,6 +34,8 @@ enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP,
 		       MLV_HEALTH_UDP, MLV_HEALTH_DNS };
 enum mlv_idle_policy { MLV_IDLE_ADAPTIVE = 0, MLV_IDLE_POLL };
 enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_DOWN };
+/* What a VIP's address does with an ICMP/ICMPv6 echo request. */
+enum mlv_icmp_echo { MLV_ECHO_DROP = 0, MLV_ECHO_REPLY };
 
 /* Where a value came from, for diagnostics raised after parsing. */
 struct mlv_src_pos {
@@ -84,6 +86,7 @@ struct mlv_vip_config {
 	double max_load;           /* bounded loads: 0 = off, else >= 1.0 */
 	uint32_t vnodes;           /* ring: points per unit of weight */
 	uint32_t min_backends;     /* announce only with this many usable */
+	enum mlv_icmp_echo icmp_echo; /* echo requests to the address */
 };
 
 struct mlv_port_config {
@@ -197,6 +200,7 @@ struct mlv_config {
 	double default_max_load;
 	uint32_t default_vnodes;
 	uint32_t default_min_backends;
+	enum mlv_icmp_echo default_icmp_echo;
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

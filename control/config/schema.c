@@ -43,6 +43,12 @@ static const struct mlv_cfg_enum state_names[] = {
 	{ NULL, 0 },
 };
 
+static const struct mlv_cfg_enum icmp_echo_names[] = {
+	{ "drop", MLV_ECHO_DROP },
+	{ "reply", MLV_ECHO_REPLY },
+	{ NULL, 0 },
+};
+
 static const struct mlv_cfg_enum table_names[] = {
 #define TABLE_NAME(name, text) { text, MLV_TABLE_##name },
 	MLV_TABLE_KINDS(TABLE_NAME)
@@ -287,6 +293,8 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .min = 1, .max = MLV_RING_MAX_VNODES, .def = "10" },
 	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
 	  .sub = &defaults_announce_map },
+	{ .name = "icmp_echo", .type = MLV_CT_ENUM,
+	  FIELD(CF, default_icmp_echo), .def = "drop", .sub = icmp_echo_names },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -358,6 +366,8 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  .doc_default = "defaults.vnodes" },
 	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
 	  .sub = &vip_announce_map },
+	{ .name = "icmp_echo", .type = MLV_CT_ENUM, FIELD(VC, icmp_echo),
+	  .doc_default = "defaults.icmp_echo", .sub = icmp_echo_names },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",

@@ -249,6 +249,7 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->max_load = ctx->cfg->default_max_load;
 	vip->vnodes = ctx->cfg->default_vnodes;
 	vip->min_backends = ctx->cfg->default_min_backends;
+	vip->icmp_echo = ctx->cfg->default_icmp_echo;
 }
 
 /* A VIP's traffic may arrive on any port and leaves by that port's

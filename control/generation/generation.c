@@ -671,6 +671,27 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 	return MLV_OK;
 }
 
+/* Set echo_reply on the VIP that answers for each address (the one
+ * mlv_gen_find_echo_vip finds) when some VIP on the address says reply
+ * and can take new flows: a ping then says this instance serves the
+ * address. One look-up per such VIP. */
+static void mark_echo_reply(const struct mlv_config *cfg,
+			    struct mlv_generation *gen)
+{
+	for (uint32_t v = 0; v < gen->n_vips; v++) {
+		const struct mlv_gen_vip *vip = &gen->vips[v];
+		struct mlv_flow_key key = { .family = vip->family };
+		const struct mlv_gen_vip *answers;
+
+		if (cfg->vips[v].icmp_echo != MLV_ECHO_REPLY || vip->n_usable == 0)
+			continue;
+		memcpy(key.dst, vip->address, sizeof(key.dst));
+		answers = mlv_gen_find_echo_vip(gen, &key);
+		if (answers)
+			((struct mlv_gen_vip *)answers)->echo_reply = true;
+	}
+}
+
 static enum mlv_err build_indices(struct mlv_generation *gen)
 {
 	struct gen_priv *p = gen->priv;
@@ -830,6 +851,7 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	err = build_indices(gen);
 	if (err)
 		goto fail;
+	mark_echo_reply(cfg, gen);
 
 	*out = gen;
 	gen = NULL;
@@ -916,6 +938,20 @@ const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
 	memcpy(k.addr, key->dst, sizeof(k.addr));
 	v = mlv_gen_vip_index_find(any_port ? &p->any_port : &p->exact, &k);
 	return v == MLV_GEN_INDEX_NONE ? NULL : &gen->vips[v];
+}
+
+const struct mlv_gen_vip *mlv_gen_find_echo_vip(const struct mlv_generation *gen,
+						const struct mlv_flow_key *key)
+{
+	struct mlv_flow_key k = *key;
+	const struct mlv_gen_vip *v;
+
+	k.proto = IPPROTO_TCP;
+	v = mlv_gen_find_vip(gen, &k, true);
+	if (v)
+		return v;
+	k.proto = IPPROTO_UDP;
+	return mlv_gen_find_vip(gen, &k, true);
 }
 
 const struct mlv_gen_backend *mlv_gen_find_backend(

@@ -74,6 +74,11 @@ struct mlv_gen_vip {
 	uint32_t n_usable;            /* backends that can take new flows */
 	uint16_t mtu_room;            /* largest inner IP packet that fits the
 					 transmit port MTU after encapsulation */
+	/* Echo requests to the address are answered (mlv_gen_find_echo_vip
+	 * finds this VIP for them): some VIP on the address says
+	 * icmp_echo: reply and has a backend that takes new flows. Set on
+	 * that one VIP only. */
+	bool echo_reply;
 	char name[MLV_NAME_MAX];
 };
 
@@ -308,6 +313,14 @@ void mlv_gen_free(struct mlv_generation *gen);
 const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
 					   const struct mlv_flow_key *key,
 					   bool any_port);
+
+/* The VIP that answers for an ICMP echo request to key->dst: any VIP on
+ * that address, whatever its protocol and port (the echo key carries the
+ * ICMP protocol, which no VIP balances): the TCP VIP with the lowest port,
+ * else the UDP one; NULL if the address has none. Its echo_reply says
+ * whether the request is answered. Any thread holding gen. */
+const struct mlv_gen_vip *mlv_gen_find_echo_vip(const struct mlv_generation *gen,
+						const struct mlv_flow_key *key);
 
 /* The backend with uid in vip, or NULL if it is no longer there. */
 const struct mlv_gen_backend *mlv_gen_find_backend(

@@ -297,6 +297,21 @@ static enum mlv_err build_records(struct mlv_xdp_steer *s,
 		r->addr_vals[r->n_addrs].n_vips = 1;
 		r->n_addrs++;
 	}
+	/* an address answers pings if any of its VIPs says so */
+	for (i = 0; i < n; i++) {
+		struct mlv_bpf_addr_key ak = { 0 }, *hit;
+		struct mlv_steer_vip_key vk;
+
+		if (!vips[i].echo_reply)
+			continue;
+		vip_key(s, &vips[i], &vk);   /* valid: checked above */
+		ak.family = vk.family;
+		memcpy(ak.addr, vk.addr, sizeof(ak.addr));
+		hit = bsearch(&ak, r->addr_keys, r->n_addrs, sizeof(ak),
+			      cmp_addr_key);
+		if (hit)
+			r->addr_vals[hit - r->addr_keys].flags |= MLV_STEER_ADDR_ECHO;
+	}
 	return MLV_OK;
 }
 
@@ -361,6 +376,7 @@ enum mlv_err mlv_xdp_steer_sync_config(struct mlv_xdp_steer *s,
 		vips[i].address = cfg->vips[i].address;
 		vips[i].port = cfg->vips[i].port;
 		vips[i].protocol = cfg->vips[i].protocol;
+		vips[i].echo_reply = cfg->vips[i].icmp_echo == MLV_ECHO_REPLY;
 	}
 	err = mlv_xdp_steer_sync(s, vips, cfg->n_vips, res);
 	free(vips);

@@ -54,6 +54,8 @@ struct mlv_xdp_vip {
 	struct mlv_ip address;  /* MLV_AF_INET or MLV_AF_INET6 */
 	uint16_t port;          /* host order */
 	uint8_t protocol;       /* IPPROTO_TCP or IPPROTO_UDP */
+	bool echo_reply;        /* icmp_echo: reply: echo requests to the
+				   address are steered to maglevd */
 };
 
 /* What a sync changed (VIP entries and VIP-address entries). */

@@ -20,7 +20,7 @@
 	X(RX_BYTES,         "bytes received")                                \
 	X(FORWARDED,        "frames forwarded to a backend")                 \
 	X(TX_BYTES,         "bytes transmitted to backends")                 \
-	X(ICMP_SENT,        "ICMP too-big replies sent to clients")           \
+	X(ICMP_SENT,        "ICMP replies sent to clients: too-big and echo") \
 	X(EXCEPTION,        "non-VIP frames passed to the exception port")   \
 	X(CT_NEW,           "connection-tracking entries created")            \
 	X(CT_EVICTED,       "live entries evicted from a full bucket")        \
@@ -28,7 +28,8 @@
 	X(SECOND_DOWN,      "new flows sent to their slot's second choice because the first is down") \
 	X(SECOND_LOADED,    "new flows sent to their slot's second choice because the first is above max_load") \
 	X(BURSTS,           "non-empty receive bursts")                       \
-	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")
+	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")         \
+	X(ECHO_REPLIES,     "ICMP echo requests to a VIP answered (also in icmp_sent)")
 
 /* Drop reasons: X(name, help). The parser's verdicts come first, with the
  * same names (see parse.h). */
@@ -43,7 +44,7 @@
 	X(NO_BACKEND,       "VIP has no usable backend")                     \
 	X(TOO_BIG,          "too big after encapsulation, DF clear or no reply possible") \
 	X(NO_HEADROOM,      "no mbuf headroom for the outer headers")        \
-	X(ICMP_ECHO,        "ICMP echo to a VIP (not answered, see docs)")   \
+	X(ICMP_ECHO,        "ICMP echo to a VIP not answered (icmp_echo: drop, no backend, bad request)") \
 	X(TX_FULL,          "transmit queue full")
 
 enum mlv_worker_counter {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Outer headers and ICMP too-big replies (see encap.h; the byte layouts,
- * and the reasons for each constant, are in docs/forwarding.md).
+/* Outer headers, ICMP too-big replies and echo replies (see encap.h;
+ * the byte layouts, and the reasons for each constant, are in
+ * docs/forwarding.md).
  *
  * Why not rte_ipv4_cksum()/rte_ipv6_udptcp_cksum(): this file has no DPDK
  * types so that tools, tests and the fuzzer share it, and the per-packet
@@ -350,4 +351,81 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 	memcpy(buf, buf + ETH_ALEN, ETH_ALEN);
 	memcpy(buf + ETH_ALEN, mac, ETH_ALEN);
 	return total;
+}
+
+uint32_t mlv_icmp_echo_reply(uint8_t *buf, uint32_t len,
+			     const struct mlv_pkt *pkt)
+{
+	uint32_t l3 = pkt->l3_off, l4 = pkt->l4_off;
+	bool v4 = pkt->key.family == 4;
+	uint32_t ip_hlen = v4 ? IPV4_HLEN : IPV6_HLEN;
+
+	if (!(pkt->flags & MLV_PKT_F_ICMP_ECHO) ||
+	    (pkt->flags & MLV_PKT_F_FRAGMENT) || (!v4 && pkt->key.family != 6) ||
+	    l3 < ETH_HLEN || l4 < l3 + ip_hlen || l3 + pkt->l3_len > len ||
+	    l4 + ICMP_HLEN > l3 + pkt->l3_len)
+		return 0;
+	if (!unicast_source(pkt))
+		return 0;
+
+	uint8_t *ip = buf + l3;
+	uint8_t *icmp = buf + l4;
+	uint32_t icmp_len = l3 + pkt->l3_len - l4;
+	uint32_t s;
+
+	/* A request with a bad checksum is not answered (RFC 792, RFC 4443
+	 * 2.4: the kernel drops it too). The sum covers the pseudo-header
+	 * of the final destination, which is the VIP: key.dst. */
+	if (v4) {
+		s = sum16(icmp, icmp_len);
+	} else {
+		s = sum16(pkt->key.src, 16) + sum16(pkt->key.dst, 16) +
+		    icmp_len + PROTO_ICMPV6 + sum16(icmp, icmp_len);
+	}
+	if (mlv_encap__fold32(s) != 0xFFFF)
+		return 0;
+
+	/* The reply carries a bare IP header: IPv4 options and IPv6
+	 * extension headers of the request (a routing header, say) are
+	 * not echoed back. */
+	if (l4 != l3 + ip_hlen) {
+		memmove(ip + ip_hlen, icmp, icmp_len);
+		icmp = ip + ip_hlen;
+	}
+	if (v4) {
+		ip[0] = 0x45;
+		/* TOS and ID as the request's (Linux keeps the TOS); DF kept,
+		 * no fragment offset (the request was not a fragment). */
+		mlv_encap__put16(ip + 2, IPV4_HLEN + icmp_len);
+		ip[6] &= 0x40;
+		ip[7] = 0;
+		ip[8] = ICMP_REPLY_TTL;
+		ip[9] = PROTO_ICMP;
+		memcpy(ip + 12, pkt->key.dst, 4);
+		memcpy(ip + 16, pkt->key.src, 4);
+		ip[10] = ip[11] = 0;
+		mlv_encap__put16(ip + 10, (uint16_t)~sum16(ip, IPV4_HLEN));
+		icmp[0] = 0;   /* echo reply */
+		icmp[2] = icmp[3] = 0;
+		mlv_encap__put16(icmp + 2, (uint16_t)~sum16(icmp, icmp_len));
+	} else {
+		/* traffic class kept, flow label cleared */
+		wr32(ip, 0x60000000u | (uint32_t)pkt->tos << 20);
+		mlv_encap__put16(ip + 4, icmp_len);
+		ip[6] = PROTO_ICMPV6;
+		ip[7] = ICMP_REPLY_TTL;
+		memcpy(ip + 8, pkt->key.dst, 16);
+		memcpy(ip + 24, pkt->key.src, 16);
+		icmp[0] = 129;   /* echo reply */
+		icmp[2] = icmp[3] = 0;
+		s = sum16(ip + 8, 32) + icmp_len + PROTO_ICMPV6 +
+		    sum16(icmp, icmp_len);
+		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(s));
+	}
+
+	uint8_t mac[ETH_ALEN];
+	memcpy(mac, buf, ETH_ALEN);
+	memcpy(buf, buf + ETH_ALEN, ETH_ALEN);
+	memcpy(buf + ETH_ALEN, mac, ETH_ALEN);
+	return l3 + ip_hlen + icmp_len;
 }

@@ -85,6 +85,17 @@ static inline void mlv_encap_apply(uint8_t *out,
 uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 			  const struct mlv_pkt *pkt, uint16_t mtu);
 
+/* Turn a received ICMP echo request (pkt->flags has MLV_PKT_F_ICMP_ECHO)
+ * into the echo reply to its sender, in place: from the address it was
+ * sent to (the VIP), TTL / hop limit 64, the request's identifier,
+ * sequence number and data, the Ethernet addresses swapped (any VLAN tag
+ * kept). IPv4 options and IPv6 extension headers are not echoed. Returns
+ * the reply frame length written at buf (never longer than the request),
+ * or 0 when no reply is sent: a fragment, a bad checksum, a source that is
+ * not one host, or headers beyond len. Pure; any thread. */
+uint32_t mlv_icmp_echo_reply(uint8_t *buf, uint32_t len,
+			     const struct mlv_pkt *pkt);
+
 /* ---- Implementation of the inline fast path. Internal. ----
  * Inline because the out-of-line, length-generic version (kept for outer
  * IPv6) costs 67 instructions per ipip packet, a tenth of the worker's

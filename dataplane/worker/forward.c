@@ -29,23 +29,6 @@
 #include "dataplane/ports/plan.h"
 #include "dataplane/worker/worker.h"
 
-/* The VIP an ICMP echo request is addressed to: any VIP on that address,
- * whatever its protocol and port (the echo key carries the ICMP protocol,
- * which no VIP balances). Only echo requests come here. */
-static const struct mlv_gen_vip *echo_vip(const struct mlv_generation *gen,
-					  const struct mlv_flow_key *key)
-{
-	struct mlv_flow_key k = *key;
-	const struct mlv_gen_vip *v;
-
-	k.proto = IPPROTO_TCP;
-	v = mlv_gen_find_vip(gen, &k, true);
-	if (v)
-		return v;
-	k.proto = IPPROTO_UDP;
-	return mlv_gen_find_vip(gen, &k, true);
-}
-
 static inline bool memo_holds(const struct mlv_vip_memo_entry *m,
 			      const uint64_t dst[2], uint32_t ppf)
 {
@@ -400,6 +383,32 @@ static inline void too_big(struct mlv_worker *w, struct drops *d,
 	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
 }
 
+/* An echo request to v's address: answered in place, back out the port
+ * it came in, when v says so (echo_reply: icmp_echo: reply and a backend
+ * that takes new flows); else a drop. */
+static inline void echo(struct mlv_worker *w, struct drops *d,
+			const struct mlv_rxq *rxq,
+			const struct mlv_generation *gen,
+			const struct mlv_gen_vip *v, struct rte_mbuf *m,
+			const struct mlv_pkt *p)
+{
+	uint32_t len;
+
+	if (!v->echo_reply || m->nb_segs > 1) {
+		DROP_FOR_VIP(w, d, m, gen, v, ICMP_ECHO);
+		return;
+	}
+	len = mlv_icmp_echo_reply(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, p);
+	if (len == 0) {
+		DROP_FOR_VIP(w, d, m, gen, v, ICMP_ECHO);
+		return;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	w->ctr.ctr[MLV_CTR_ECHO_REPLIES]++;
+	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
+}
+
 /* Measurement builds (pass_cycles.h): the TSC cycles since `since` to
  * pass p; returns now. Nothing in other builds. */
 static inline uint64_t pass_mark(struct mlv_worker *w, enum mlv_pass p,
@@ -444,8 +453,7 @@ untracked_frame(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq
 		return NULL;
 	}
 	if (p->flags & MLV_PKT_F_ICMP_ECHO) {
-		/* not answered: see docs/architecture.md */
-		DROP_FOR_VIP(w, d, m, gen, v, ICMP_ECHO);
+		echo(w, d, rxq, gen, v, m, p);
 		return NULL;
 	}
 	if (p->l3_len > v->mtu_room) {
@@ -568,7 +576,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		else if (p->flags & MLV_PKT_F_FRAGMENT)
 			vip[i] = mlv_gen_find_vip(gen, &p->key, true);
 		else
-			vip[i] = echo_vip(gen, &p->key);
+			vip[i] = mlv_gen_find_echo_vip(gen, &p->key);
 		if (likely(vip[i] != NULL)) {
 			const struct mlv_gen_vip *v = vip[i];
 

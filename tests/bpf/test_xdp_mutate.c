@@ -578,13 +578,14 @@ struct steer_vip {
 	uint8_t family, proto;
 	uint16_t port;
 	const char *addr;
+	int echo;               /* icmp_echo: reply */
 };
 
 static const struct steer_vip steer_vips[] = {
-	{ 4, IPPROTO_TCP, 80, "192.0.2.10" },
-	{ 6, IPPROTO_UDP, 53, "2001:db8::10" },
-	{ 6, IPPROTO_TCP, 443, "2001:db8::10" },
-	{ 4, IPPROTO_UDP, 53, "192.0.2.20" },
+	{ 4, IPPROTO_TCP, 80, "192.0.2.10", 0 },
+	{ 6, IPPROTO_UDP, 53, "2001:db8::10", 1 },
+	{ 6, IPPROTO_TCP, 443, "2001:db8::10", 0 },
+	{ 4, IPPROTO_UDP, 53, "192.0.2.20", 1 },
 };
 #define N_STEER_VIPS (sizeof(steer_vips) / sizeof(steer_vips[0]))
 
@@ -600,6 +601,16 @@ static int steer_vip_address(uint8_t family, const uint8_t *a)
 {
 	for (unsigned i = 0; i < N_STEER_VIPS; i++)
 		if (steer_vips[i].family == family &&
+		    addr_equal(family, a, steer_vips[i].addr))
+			return 1;
+	return 0;
+}
+
+/* Some VIP on the address answers pings. */
+static int steer_echo_address(uint8_t family, const uint8_t *a)
+{
+	for (unsigned i = 0; i < N_STEER_VIPS; i++)
+		if (steer_vips[i].family == family && steer_vips[i].echo &&
 		    addr_equal(family, a, steer_vips[i].addr))
 			return 1;
 	return 0;
@@ -689,8 +700,12 @@ static unsigned steer_expect(const uint8_t *f, uint32_t len)
 			return MLV_STEER_CTR_PASS_MALFORMED;
 		too_big = family == 4 ? f[l4] == 3 && f[l4 + 1] == 4 :
 			  f[l4] == 2;
+		int echo = f[l4] == (family == 4 ? 8 : 128) && f[l4 + 1] == 0;
+
 		if (too_big && steer_vip_address(family, dst))
 			return MLV_STEER_CTR_REDIRECT_ICMP;
+		if (echo && steer_echo_address(family, dst))
+			return MLV_STEER_CTR_REDIRECT_ECHO;
 	}
 	return MLV_STEER_CTR_PASS_NOT_VIP;
 }
@@ -699,7 +714,8 @@ static int steer_is_redirect(unsigned c)
 {
 	return c == MLV_STEER_CTR_REDIRECT_VIP ||
 	       c == MLV_STEER_CTR_REDIRECT_FRAGMENT ||
-	       c == MLV_STEER_CTR_REDIRECT_ICMP;
+	       c == MLV_STEER_CTR_REDIRECT_ICMP ||
+	       c == MLV_STEER_CTR_REDIRECT_ECHO;
 }
 
 /* Steering never rewrites a frame: whatever the verdict, data_out is
@@ -767,6 +783,8 @@ static const struct steer_seed steer_seed_list[] = {
 	{ "icmp4 frag needed", 4, IPPROTO_ICMP, NULL, 0, 3, 4,
 	  .payload_len = 28 },
 	{ "icmp4 echo", 4, IPPROTO_ICMP, NULL, 0, 8, 0, .payload_len = 28 },
+	{ "icmp4 echo, answered", 4, IPPROTO_ICMP, "192.0.2.20", 0, 8, 0,
+	  .payload_len = 28 },
 	{ "gre4", 4, 47, NULL, 0, .payload_len = 8 },
 	{ "udp6 vip", 6, IPPROTO_UDP, NULL, 53 },
 	{ "udp6 vip, VLAN", 6, IPPROTO_UDP, NULL, 53, .vlan = true },
@@ -784,6 +802,8 @@ static const struct steer_seed steer_seed_list[] = {
 	{ "icmp6 packet too big", 6, IPPROTO_ICMPV6, NULL, 0, 2, 0,
 	  .payload_len = 48 },
 	{ "icmp6 neighbour solicitation", 6, IPPROTO_ICMPV6, NULL, 0, 135, 0,
+	  .payload_len = 48 },
+	{ "icmp6 echo, answered", 6, IPPROTO_ICMPV6, NULL, 0, 128, 0,
 	  .payload_len = 48 },
 };
 
@@ -852,6 +872,7 @@ static int steer_attach(void **state)
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].port = steer_vips[i].port;
 		v[i].protocol = steer_vips[i].proto;
+		v[i].echo_reply = steer_vips[i].echo;
 		assert_true(mlv_ip_parse(steer_vips[i].addr, &v[i].address));
 	}
 	assert_int_equal(mlv_xdp_steer_sync(steer, v, N_STEER_VIPS, NULL),

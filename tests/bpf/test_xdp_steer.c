@@ -92,6 +92,10 @@ static int group_setup(void **state)
 	base_vips[1] = vip("2001:db8::10", 53, IPPROTO_UDP);
 	base_vips[2] = vip("2001:db8::10", 443, IPPROTO_TCP);
 	base_vips[3] = vip("192.0.2.20", 53, IPPROTO_UDP);
+	/* pings answered on 192.0.2.20 and, through its TCP VIP only, on
+	 * 2001:db8::10 (an address answers if any of its VIPs says so) */
+	base_vips[2].echo_reply = true;
+	base_vips[3].echo_reply = true;
 	sync_base();
 	return 0;
 }
@@ -322,6 +326,37 @@ static void icmp_too_big_to_vip_redirects(void **state)
 	s.icmp_type = 135;       /* neighbour solicitation */
 	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
 	s.icmp_type = 2;
+	frame_addr(s.dst, "2001:db8::99");
+	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
+}
+
+/* Echo requests go to maglevd only for addresses that answer pings
+ * (icmp_echo: reply on some VIP there); the rest are the kernel's. */
+static void echo_to_answering_address_redirects(void **state)
+{
+	struct frame_spec s;
+
+	(void)state;
+	frame_spec_init(&s, 4, IPPROTO_ICMP);
+	s.icmp_type = 8;
+	s.icmp_rest = 0x12340001;
+	s.payload_len = 56;
+	frame_addr(s.dst, "192.0.2.20");
+	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_ECHO);
+	s.icmp_code = 1;         /* not an echo request */
+	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
+	s.icmp_code = 0;
+	frame_addr(s.dst, "192.0.2.10");   /* a VIP address that does not answer */
+	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
+
+	spec6(&s, IPPROTO_ICMPV6, 0);
+	s.icmp_type = 128;
+	s.icmp_rest = 0x12340001;
+	s.payload_len = 56;
+	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_ECHO);
+	s.icmp_type = 129;       /* an echo reply is not ours */
+	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
+	s.icmp_type = 128;
 	frame_addr(s.dst, "2001:db8::99");
 	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
 }
@@ -648,6 +683,7 @@ int main(void)
 		cmocka_unit_test(ipv6_fragments_to_vip_address_redirect),
 		cmocka_unit_test(ipv6_atomic_fragment_is_parsed_through),
 		cmocka_unit_test(icmp_too_big_to_vip_redirects),
+		cmocka_unit_test(echo_to_answering_address_redirects),
 		cmocka_unit_test(truncated_frames_pass),
 		cmocka_unit_test(bad_headers_pass),
 		cmocka_unit_test(garbage_never_drops),

@@ -28,7 +28,7 @@ struct check_ctx {
 
 	/* Results per input frame. */
 	uint64_t *forwarded;            /* output frames carrying it */
-	uint64_t *icmp_replies;         /* ICMP too-big replies about it */
+	uint64_t *icmp_replies;         /* ICMP replies to it: too-big, echo */
 	uint8_t *backend_of;            /* backend index + 1 (0: none yet) */
 
 	/* The backend each input frame must reach (index, -1 for none), for
@@ -79,6 +79,11 @@ void check_totals(struct check_ctx *c);
 
 /* The daemon's stats file accounts for every input frame. */
 void check_stats(struct check_ctx *c, const char *stats_path);
+
+/* Verify an ICMP echo reply byte for byte (check_echo.c); false if the
+ * frame is not an echo reply at all. */
+bool check_echo_reply(struct check_ctx *c, uint64_t out_no,
+		      const uint8_t *data, uint32_t len);
 
 /* Fill c->want and the second-choice totals (not for storms): every
  * input frame in order, each new flow (group) placed as the data path

@@ -460,8 +460,10 @@ void check_output_frame(struct check_ctx *c, uint64_t out_no,
 		check_encap(c, out_no, data, len);
 	else if (is_backend_mac(c, data))
 		check_l2dsr(c, out_no, data, len);
-	else if (!check_icmp_reply(c, out_no, data, len))
+	else if (!check_icmp_reply(c, out_no, data, len) &&
+		 !check_echo_reply(c, out_no, data, len))
 		check_fail(c, "output frame %" PRIu64 ": unexpected frame to %s "
-			   "(neither the next hop, an L2 DSR backend nor an ICMP "
-			   "too-big reply), %u bytes", out_no, mac_str(data, m), len);
+			   "(neither the next hop, an L2 DSR backend, an ICMP "
+			   "too-big reply nor an echo reply), %u bytes", out_no,
+			   mac_str(data, m), len);
 }

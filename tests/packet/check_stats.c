@@ -81,7 +81,7 @@ static void check_per_backend(struct check_ctx *c, json_t *doc)
 void check_stats(struct check_ctx *c, const char *path)
 {
 	uint64_t want_drop[MLV_DROP__COUNT] = {0};
-	uint64_t want_fwd = 0, want_icmp = 0, rx_bytes = 0;
+	uint64_t want_fwd = 0, want_icmp = 0, want_echo = 0, rx_bytes = 0;
 	uint64_t rx, fwd, icmp, exc, sum;
 	char why[256];
 	json_t *doc = stats_load(path, why, sizeof(why));
@@ -97,6 +97,10 @@ void check_stats(struct check_ctx *c, const char *path)
 		switch (fr->exp.outcome) {
 		case SC_FORWARD:      want_fwd += c->fed[i]; break;
 		case SC_ICMP_TOO_BIG: want_icmp += c->fed[i]; break;
+		case SC_ICMP_ECHO_REPLY:
+			want_icmp += c->fed[i];
+			want_echo += c->fed[i];
+			break;
 		case SC_DROP:         want_drop[fr->exp.drop] += c->fed[i]; break;
 		}
 	}
@@ -105,6 +109,7 @@ void check_stats(struct check_ctx *c, const char *path)
 	want_counter(c, doc, "rx_bytes", rx_bytes, NULL);
 	want_counter(c, doc, "forwarded", want_fwd, &fwd);
 	want_counter(c, doc, "icmp_sent", want_icmp, &icmp);
+	want_counter(c, doc, "echo_replies", want_echo, NULL);
 	want_counter(c, doc, "exception", 0, &exc);
 	if (c->want) {
 		want_counter(c, doc, "second_down", c->want_second_down, NULL);

@@ -24,6 +24,7 @@ void check_totals(struct check_ctx *c)
 					   fwd, icmp);
 			break;
 		case SC_ICMP_TOO_BIG:
+		case SC_ICMP_ECHO_REPLY:
 			if (icmp != fed || fwd)
 				check_fail(c, "input frame %u (%s): fed %" PRIu64
 					   " times, %" PRIu64 " ICMP replies, "

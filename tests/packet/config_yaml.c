@@ -50,6 +50,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    vnodes: %u\n", v->vnodes);
 	if (v->max_load > 0)
 		fprintf(f, "    max_load: %.6f\n", v->max_load);
+	if (v->echo_reply)
+		fprintf(f, "    icmp_echo: reply\n");
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		const struct sc_backend *b = &v->backends[i];

@@ -397,3 +397,10 @@ void sc_expect_icmp(struct sc_frame *fr, uint16_t vip, uint16_t mtu,
 	fr->exp.icmp_mtu = mtu;
 	snprintf(fr->exp.what, sizeof(fr->exp.what), "%s", what);
 }
+
+void sc_expect_echo_reply(struct sc_frame *fr, uint16_t vip, const char *what)
+{
+	fr->exp.outcome = SC_ICMP_ECHO_REPLY;
+	fr->exp.vip = vip;
+	snprintf(fr->exp.what, sizeof(fr->exp.what), "%s", what);
+}

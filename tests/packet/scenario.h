@@ -51,6 +51,7 @@ struct sc_vip {
 	uint8_t table;           /* enum mlv_table_kind; 0 = maglev */
 	double max_load;         /* bounded loads; 0 = off */
 	uint32_t vnodes;         /* ring only; 0 = the default */
+	bool echo_reply;         /* icmp_echo: reply */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -68,6 +69,7 @@ enum sc_outcome {
 	SC_FORWARD = 0,          /* encapsulated (or MAC-rewritten) to a backend */
 	SC_ICMP_TOO_BIG,         /* answered with ICMP frag-needed / PTB */
 	SC_DROP,                 /* counted under drop */
+	SC_ICMP_ECHO_REPLY,      /* an echo request answered by the daemon */
 };
 
 struct sc_expect {
@@ -211,6 +213,7 @@ void sc_expect_drop(struct sc_frame *fr, enum mlv_drop_reason reason,
 		    const char *what);
 void sc_expect_icmp(struct sc_frame *fr, uint16_t vip, uint16_t mtu,
 		    const char *what);
+void sc_expect_echo_reply(struct sc_frame *fr, uint16_t vip, const char *what);
 
 /* Scenario definitions, one per file. */
 void sc_def_basic4(struct scenario *sc);

@@ -8,7 +8,8 @@
  *  - Client packets that fit exactly after encapsulation (forwarded) and
  *    one byte more: with DF (always for IPv6) answered with an ICMP
  *    too-big reporting the room left; IPv4 without DF dropped as too_big.
- *  - ICMP echo requests to a VIP: counted as icmp_echo drops. */
+ *  - ICMP echo requests to a VIP: answered where the VIP says
+ *    icmp_echo: reply and has a usable backend, else icmp_echo drops. */
 #include <stdio.h>
 #include <string.h>
 
@@ -133,33 +134,87 @@ static void emit_too_big(struct scenario *sc, uint16_t v)
 	}
 }
 
-static void emit_echo(struct scenario *sc, const struct sc_vip *vip)
+/* How an echo request is built and what must come of it. */
+struct echo_case {
+	bool vlan;
+	uint8_t v4_opt_len;      /* IPv4 options the reply does not echo */
+	uint8_t n_v6_ext;        /* a hop-by-hop header the reply drops */
+	bool bad_csum;
+	uint32_t data_len;
+	uint8_t tos;
+	bool df;
+};
+
+/* One echo request from client 70 to vip, expected answered when the
+ * VIP answers pings (and the request is well formed), else an icmp_echo
+ * drop. */
+static void emit_echo_case(struct scenario *sc, const struct sc_vip *vip,
+			   const struct echo_case *e, bool answered,
+			   const char *what)
 {
 	struct sc_flow fl = sc_flow_to_vip(vip, 70, 0);
-	static uint8_t icmp[128], ip[256], frame[300];
-	struct pkt_l3 l3 = {.family = vip->family, .ttl = 64};
+	static uint8_t icmp[1600], ip[1700], frame[1800];
+	struct pkt_l3 l3 = {
+		.family = vip->family, .ttl = 61, .tos = e->tos, .df = e->df,
+		.ip_id = (uint16_t)(0x4000 + sc->next_id),
+		.v4_opt_len = e->v4_opt_len, .n_v6_ext = e->n_v6_ext,
+	};
 	struct pkt_l4 echo = {
 		.proto = vip->family == 4 ? 1 : 58,
 		.icmp_type = vip->family == 4 ? 8 : 128,
-		.icmp_rest = 0x12340001,
+		.icmp_rest = 0x12340000u | (sc->next_id & 0xffff),
 	};
-	struct pkt_l2 l2 = {0};
-	uint8_t payload[56];
-	uint32_t len;
+	struct pkt_l2 l2 = { .vlan = e->vlan, .vlan_tci = 7 };
+	uint8_t payload[1400];
+	uint32_t len, data_len = e->data_len ? e->data_len : 56;
 	uint16_t l3_off;
 
+	if (e->n_v6_ext)
+		l3.v6_ext[0] = PKT_V6_HOPOPTS;
 	memcpy(l3.src, fl.src, 16);
 	memcpy(l3.dst, vip->addr, 16);
-	pkt_fill_payload(payload, sizeof(payload), sc->next_id++);
-	len = pkt_build_l4(icmp, &l3, &echo, payload, sizeof(payload));
+	pkt_fill_payload(payload, data_len, sc->next_id++);
+	len = pkt_build_l4(icmp, &l3, &echo, payload, data_len);
+	if (e->bad_csum)
+		icmp[3] ^= 0x01;
 	len = pkt_build_ip(ip, &l3, echo.proto, icmp, len, NULL);
 	memcpy(l2.dst, sc->port.mac, 6);
 	sc_mac("02:00:00:c1:00:01", l2.src);
 	len = pkt_build_eth(frame, &l2, vip->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
 			    ip, len, &l3_off);
-	sc_expect_drop(sc_emit_raw(sc, frame, len), MLV_DROP_ICMP_ECHO,
+	struct sc_frame *fr = sc_emit_raw(sc, frame, len);
+	if (answered && !e->bad_csum)
+		sc_expect_echo_reply(fr, sc_vip_index(sc, vip), what);
+	else
+		sc_expect_drop(fr, MLV_DROP_ICMP_ECHO, what);
+}
+
+static void emit_echo(struct scenario *sc, const struct sc_vip *vip)
+{
+	static const struct echo_case plain = { 0 };
+
+	emit_echo_case(sc, vip, &plain, vip->echo_reply,
 		       vip->family == 4 ? "echo request to VIP" :
 					  "echo6 request to VIP");
+}
+
+/* Requests to VIPs that answer pings, in the shapes the reply must
+ * handle: VLAN tag kept, IPv4 options and IPv6 extension headers not
+ * echoed, DSCP kept, a bad checksum not answered. */
+static void emit_answered_echoes(struct scenario *sc, const struct sc_vip *vip)
+{
+	const struct echo_case cases[] = {
+		{ .data_len = 56 },
+		{ .vlan = true, .tos = 0xb8, .df = true, .data_len = 1000 },
+		{ .v4_opt_len = 8, .n_v6_ext = 1, .data_len = 8 },
+		{ .bad_csum = true },
+	};
+	char what[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(what, sizeof(what), "%s echo case %zu", vip->name, i);
+		emit_echo_case(sc, vip, &cases[i], true, what);
+	}
 }
 
 void sc_def_icmp(struct scenario *sc)
@@ -196,4 +251,21 @@ void sc_def_icmp(struct scenario *sc)
 		emit_too_big(sc, i);
 	emit_echo(sc, &sc->vips[0]);
 	emit_echo(sc, &sc->vips[3]);
+
+	/* Pings answered: on a UDP VIP's address, and on an IPv6 address
+	 * whose TCP VIP answers for it; not on an address whose only VIP
+	 * has no backend that takes new flows. */
+	v = sc_add_vip(sc, "ping4", "192.0.2.53", 53, 17, SC_FWD_IPIP);
+	v->echo_reply = true;
+	sc_add_backend(v, "pg4-1", "10.99.3.31", 100);
+	emit_answered_echoes(sc, v);
+	v = sc_add_vip(sc, "ping6", "2001:db8::53", 443, 6, SC_FWD_IPIP);
+	v->echo_reply = true;
+	sc_add_backend(v, "pg6-1", "fd00:99:3::31", 100);
+	emit_answered_echoes(sc, v);
+	v = sc_add_vip(sc, "ping4-down", "192.0.2.54", 80, 6, SC_FWD_IPIP);
+	v->echo_reply = true;
+	sc_add_backend(v, "pgd-1", "10.99.3.41", 100)->down = true;
+	emit_echo_case(sc, v, &(struct echo_case){ 0 }, false,
+		       "echo request to a VIP with no usable backend");
 }

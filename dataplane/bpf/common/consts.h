@@ -18,6 +18,10 @@
 #define MLV_ICMP_FRAG_NEEDED 4
 /* ICMPv6 packet too big (RFC 4443 3.2; its code is ignored). */
 #define MLV_ICMPV6_PKT_TOO_BIG 2
+/* ICMP echo request (RFC 792; code 0). */
+#define MLV_ICMP_ECHO_REQUEST 8
+/* ICMPv6 echo request (RFC 4443 4.1; code 0). */
+#define MLV_ICMPV6_ECHO_REQUEST 128
 
 /* IPv6 next-header values the parser walks over. */
 #define MLV_NEXTHDR_HOP 0

@@ -13,6 +13,8 @@
 	  "IPv4/IPv6 fragment to a VIP address: redirected")               \
 	X(REDIRECT_ICMP, "redirect_icmp_too_big",                          \
 	  "ICMP frag-needed / ICMPv6 packet-too-big to a VIP address: redirected") \
+	X(REDIRECT_ECHO, "redirect_echo",                                  \
+	  "ICMP/ICMPv6 echo request to a VIP address that answers pings: redirected") \
 	X(PASS_NO_SOCKET, "pass_no_socket",                                \
 	  "for maglevd, but no AF_XDP socket on this RX queue: to the kernel") \
 	X(PASS_NOT_VIP, "pass_not_vip",                                    \

@@ -24,10 +24,15 @@ struct mlv_steer_vip_val {
 	__u32 flags;    /* reserved, zero */
 };
 
-/* vip_addrs value: how many VIPs share the address, for operators
- * reading the map with bpftool; the program only tests presence. */
+/* vip_addrs value: how many VIPs share the address (for operators
+ * reading the map with bpftool) and what else is steered to it. */
 struct mlv_steer_addr_val {
 	__u32 n_vips;
+	__u32 flags;    /* MLV_STEER_ADDR_* */
 };
+
+/* Echo requests to the address go to maglevd, which answers them (some
+ * VIP on it says icmp_echo: reply); without it they go to the kernel. */
+#define MLV_STEER_ADDR_ECHO 1u
 
 #endif

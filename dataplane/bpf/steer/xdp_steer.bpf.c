@@ -14,7 +14,9 @@
  *    later fragments carry no port, and maglevd keeps every fragment of
  *    a datagram together by a 3-tuple hash;
  *  - ICMP frag-needed / ICMPv6 packet-too-big to a VIP address, which
- *    maglevd forwards to the backend owning the quoted flow.
+ *    maglevd forwards to the backend owning the quoted flow;
+ *  - ICMP/ICMPv6 echo requests to a VIP address that answers pings
+ *    (MLV_STEER_ADDR_ECHO in vip_addrs: icmp_echo: reply).
  * A truncated or unparseable frame is passed, not dropped: the steering
  * program only decides "maglevd's or not", and the kernel is better
  * placed to judge (and count) what it cannot parse.
@@ -53,18 +55,34 @@ static __always_inline int is_redirect(__u32 verdict)
 {
 	return verdict == MLV_STEER_CTR_REDIRECT_VIP ||
 	       verdict == MLV_STEER_CTR_REDIRECT_FRAGMENT ||
-	       verdict == MLV_STEER_CTR_REDIRECT_ICMP;
+	       verdict == MLV_STEER_CTR_REDIRECT_ICMP ||
+	       verdict == MLV_STEER_CTR_REDIRECT_ECHO;
 }
 
 /* len is a constant at every call site, so the copy is inlined. */
-static __always_inline int vip_address(__u8 family, const void *addr,
-				       __u32 len)
+static __always_inline struct mlv_steer_addr_val *
+vip_address_val(__u8 family, const void *addr, __u32 len)
 {
 	struct mlv_bpf_addr_key key = {};
 
 	key.family = family;
 	__builtin_memcpy(key.addr, addr, len);
-	return bpf_map_lookup_elem(&vip_addrs, &key) != NULL;
+	return bpf_map_lookup_elem(&vip_addrs, &key);
+}
+
+static __always_inline int vip_address(__u8 family, const void *addr,
+				       __u32 len)
+{
+	return vip_address_val(family, addr, len) != NULL;
+}
+
+/* An echo request to addr: maglevd's when the address answers pings. */
+static __always_inline int echo_address(__u8 family, const void *addr,
+					__u32 len)
+{
+	struct mlv_steer_addr_val *v = vip_address_val(family, addr, len);
+
+	return v && (v->flags & MLV_STEER_ADDR_ECHO);
 }
 
 /* verdict for a TCP/UDP header at c->pos addressed to addr */
@@ -111,6 +129,9 @@ static __always_inline __u32 steer_ipv4(struct mlv_cursor *c)
 		    icmp->code == MLV_ICMP_FRAG_NEEDED &&
 		    vip_address(MLV_BPF_FAMILY_V4, &ip->daddr, 4))
 			return MLV_STEER_CTR_REDIRECT_ICMP;
+		if (icmp->type == MLV_ICMP_ECHO_REQUEST && icmp->code == 0 &&
+		    echo_address(MLV_BPF_FAMILY_V4, &ip->daddr, 4))
+			return MLV_STEER_CTR_REDIRECT_ECHO;
 	}
 	return MLV_STEER_CTR_PASS_NOT_VIP;
 }
@@ -149,6 +170,9 @@ static __always_inline __u32 steer_ipv6(struct mlv_cursor *c)
 		if (icmp6->type == MLV_ICMPV6_PKT_TOO_BIG &&
 		    vip_address(MLV_BPF_FAMILY_V6, &ip6->daddr, 16))
 			return MLV_STEER_CTR_REDIRECT_ICMP;
+		if (icmp6->type == MLV_ICMPV6_ECHO_REQUEST && icmp6->code == 0 &&
+		    echo_address(MLV_BPF_FAMILY_V6, &ip6->daddr, 16))
+			return MLV_STEER_CTR_REDIRECT_ECHO;
 	}
 	return MLV_STEER_CTR_PASS_NOT_VIP;
 }

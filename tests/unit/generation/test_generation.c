@@ -1096,11 +1096,75 @@ static void test_from_yaml(void **state)
 	mlv_diags_free(&diags);
 }
 
+/* icmp_echo: the VIP mlv_gen_find_echo_vip finds for an address says
+ * echo_reply when any VIP on the address says reply and can take new
+ * flows, whatever its own setting. */
+static const char echo_yaml[] =
+	"dataplane:\n"
+	"  workers: 1\n"
+	"  ports:\n"
+	"    - {name: ext, device: net_null0, address: 10.99.0.1,\n"
+	"       address6: \"fd00:99::1\", next_hop: \"02:00:00:00:00:fe\"}\n"
+	"defaults: {health: {type: none}, table_size: 251}\n"
+	"vips:\n"
+	"  - {name: web, address: 192.0.2.10, port: 80, protocol: tcp,\n"
+	"     backends: [{name: a, address: 10.99.1.1}]}\n"
+	"  - {name: dns, address: 192.0.2.10, port: 53, protocol: udp,\n"
+	"     icmp_echo: reply, backends: [{name: a, address: 10.99.1.1}]}\n"
+	"  - {name: down, address: 192.0.2.20, port: 80, protocol: tcp,\n"
+	"     icmp_echo: reply,\n"
+	"     backends: [{name: a, address: 10.99.1.1, state: down}]}\n"
+	"  - {name: quiet, address: 192.0.2.30, port: 80, protocol: tcp,\n"
+	"     backends: [{name: a, address: 10.99.1.1}]}\n"
+	"  - {name: web6, address: \"2001:db8::10\", port: 443, protocol: tcp,\n"
+	"     icmp_echo: reply, backends: [{name: a, address: \"fd00:99:1::1\"}]}\n";
+
+static void test_echo_reply(void **state)
+{
+	struct mlv_config *cfg = NULL;
+	struct mlv_diags diags;
+	struct mlv_gen_port_info info = { .mac = { 2, 0, 0, 0, 0, 1 } };
+	struct mlv_generation *g = NULL;
+	struct mlv_flow_key k = { .proto = IPPROTO_ICMP, .family = 4 };
+
+	(void)state;
+	mlv_diags_init(&diags);
+	assert_int_equal(mlv_config_load_buffer("echo.yaml", echo_yaml,
+						sizeof(echo_yaml) - 1, &cfg,
+						&diags), MLV_OK);
+	memcpy(info.next_hop, cfg->ports[0].next_hop.bytes, 6);
+	assert_int_equal(mlv_gen_build(cfg, &info, 1, 1, NULL, NULL, NULL, &g),
+			 MLV_OK);
+
+	memcpy(k.dst, (uint8_t[]){ 192, 0, 2, 10 }, 4);
+	assert_ptr_equal(mlv_gen_find_echo_vip(g, &k), vip_named(g, "web"));
+	assert_true(vip_named(g, "web")->echo_reply);
+	assert_false(vip_named(g, "dns")->echo_reply);
+	k.dst[3] = 20;
+	assert_ptr_equal(mlv_gen_find_echo_vip(g, &k), vip_named(g, "down"));
+	assert_false(vip_named(g, "down")->echo_reply);
+	k.dst[3] = 30;
+	assert_false(mlv_gen_find_echo_vip(g, &k)->echo_reply);
+	k.dst[3] = 40;
+	assert_null(mlv_gen_find_echo_vip(g, &k));
+	memset(&k, 0, sizeof(k));
+	k.family = 6;
+	k.proto = IPPROTO_ICMPV6;
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::10", k.dst), 1);
+	assert_ptr_equal(mlv_gen_find_echo_vip(g, &k), vip_named(g, "web6"));
+	assert_true(vip_named(g, "web6")->echo_reply);
+
+	mlv_gen_free(g);
+	mlv_config_free(cfg);
+	mlv_diags_free(&diags);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_vip),
 		cmocka_unit_test(test_find_vip_many),
+		cmocka_unit_test(test_echo_reply),
 		cmocka_unit_test(test_uid_stability),
 		cmocka_unit_test(test_drain_and_health),
 		cmocka_unit_test(test_state_positions),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Unit tests for encapsulation and ICMP too-big replies: byte-exact
+/* Unit tests for encapsulation, ICMP too-big and echo replies: byte-exact
  * output against headers the test writes itself from docs/forwarding.md,
  * every checksum verified with the test's own RFC 1071 routine
  * (tests/support/frames.c), all method x family combinations. */
@@ -483,6 +483,70 @@ static void test_too_big_refusals(void **state)
 	assert_int_equal(mlv_icmp_too_big(buf, n, n - 1, &pkt, 1400), 0);
 }
 
+/* Echo replies: the reply is answered in place and is a valid echo
+ * reply (its byte layout is checked by the packet test "icmp"); no
+ * reply, and the frame untouched, for sources that are not one host, a
+ * bad checksum, a frame shorter than its headers, and a frame that is
+ * not an echo request. */
+static void expect_no_echo(uint8_t *buf, uint32_t n, const struct mlv_pkt *pkt)
+{
+	uint8_t orig[TB_CAP];
+
+	memcpy(orig, buf, n);
+	assert_int_equal(mlv_icmp_echo_reply(buf, n, pkt), 0);
+	assert_memory_equal(buf, orig, n);
+}
+
+static void test_echo_reply(void **state)
+{
+	(void)state;
+	static const char *const bad_src[] = {
+		"0.0.0.0", "127.0.0.1", "224.0.0.1", "255.255.255.255", "::",
+		"::1", "ff02::1",
+	};
+	uint8_t buf[TB_CAP], a[16];
+	struct frame_spec s;
+	struct mlv_pkt pkt;
+	uint32_t n;
+
+	for (int fam = 4; fam <= 6; fam += 2) {
+		frame_spec_init(&s, (uint8_t)fam, fam == 4 ? 1 : 58);
+		s.icmp_type = fam == 4 ? 8 : 128;
+		s.payload_len = 100;
+		n = frame_build(buf, TB_CAP, &s, NULL, NULL);
+		assert_int_equal(mlv_parse(buf, n, &pkt), MLV_PARSE_OK);
+		assert_true(pkt.flags & MLV_PKT_F_ICMP_ECHO);
+		/* shorter than the IP packet */
+		expect_no_echo(buf, pkt.l3_off + pkt.l3_len - 1, &pkt);
+		/* a bad checksum */
+		buf[pkt.l4_off + 2] ^= 0x40;
+		expect_no_echo(buf, n, &pkt);
+		buf[pkt.l4_off + 2] ^= 0x40;
+		assert_int_equal(mlv_icmp_echo_reply(buf, n, &pkt),
+				 pkt.l3_off + pkt.l3_len);
+		assert_int_equal(buf[pkt.l4_off], fam == 4 ? 0 : 129);
+		assert_true(frame_ip_checksums_ok(buf + pkt.l3_off, pkt.l3_len));
+		/* from the VIP to the client */
+		assert_memory_equal(buf + pkt.l3_off + (fam == 4 ? 12 : 8),
+				    s.dst, fam == 4 ? 4 : 16);
+	}
+	for (size_t i = 0; i < sizeof(bad_src) / sizeof(bad_src[0]); i++) {
+		int fam = frame_addr(a, bad_src[i]);
+
+		frame_spec_init(&s, (uint8_t)fam, fam == 4 ? 1 : 58);
+		memcpy(s.src, a, 16);
+		s.icmp_type = fam == 4 ? 8 : 128;
+		n = frame_build(buf, TB_CAP, &s, NULL, NULL);
+		assert_int_equal(mlv_parse(buf, n, &pkt), MLV_PARSE_OK);
+		expect_no_echo(buf, n, &pkt);
+	}
+	/* not an echo request */
+	frame_spec_init(&s, 4, 17);
+	n = frame_build(buf, TB_CAP, &s, NULL, NULL);
+	assert_int_equal(mlv_parse(buf, n, &pkt), MLV_PARSE_OK);
+	expect_no_echo(buf, n, &pkt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_template_lengths_and_refusals),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_too_big_refusals),
+		cmocka_unit_test(test_echo_reply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
