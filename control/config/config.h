@@ -28,6 +28,8 @@
 #define MLV_MAX_PORTS     16
 #define MLV_MAX_VIPS      65535
 #define MLV_CONFIG_MAX_FILE_BYTES (64u << 20) /* refuse larger YAML files */
+#define MLV_FLOW_RATE_MAX  100000000u /* new_flows_per_second: 10^8 */
+#define MLV_FLOW_BURST_MAX 1000000000u /* new_flows_burst: 10^9 */
 
 enum mlv_forwarding { MLV_FWD_IPIP = 0, MLV_FWD_GUE, MLV_FWD_L2DSR };
 enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP,
@@ -87,6 +89,8 @@ struct mlv_vip_config {
 	uint32_t vnodes;           /* ring: points per unit of weight */
 	uint32_t min_backends;     /* announce only with this many usable */
 	enum mlv_icmp_echo icmp_echo; /* echo requests to the address */
+	uint32_t new_flows_per_second;  /* 0 = no limit */
+	uint32_t new_flows_burst;  /* 0 = a tenth of a second's worth */
 };
 
 struct mlv_port_config {
@@ -201,6 +205,8 @@ struct mlv_config {
 	uint32_t default_vnodes;
 	uint32_t default_min_backends;
 	enum mlv_icmp_echo default_icmp_echo;
+	uint32_t default_new_flows_per_second;
+	uint32_t default_new_flows_burst;
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

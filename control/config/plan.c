@@ -24,6 +24,8 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->table != b->table || a->max_load != b->max_load ||
 	       a->vnodes != b->vnodes || a->min_backends != b->min_backends ||
 	       a->icmp_echo != b->icmp_echo ||
+	       a->new_flows_per_second != b->new_flows_per_second ||
+	       a->new_flows_burst != b->new_flows_burst ||
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
 }
 

@@ -295,6 +295,12 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .sub = &defaults_announce_map },
 	{ .name = "icmp_echo", .type = MLV_CT_ENUM,
 	  FIELD(CF, default_icmp_echo), .def = "drop", .sub = icmp_echo_names },
+	{ .name = "new_flows_per_second", .type = MLV_CT_UINT,
+	  FIELD(CF, default_new_flows_per_second), .min = 0,
+	  .max = MLV_FLOW_RATE_MAX, .def = "0" },
+	{ .name = "new_flows_burst", .type = MLV_CT_UINT,
+	  FIELD(CF, default_new_flows_burst), .min = 0,
+	  .max = MLV_FLOW_BURST_MAX, .def = "0" },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -368,6 +374,12 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  .sub = &vip_announce_map },
 	{ .name = "icmp_echo", .type = MLV_CT_ENUM, FIELD(VC, icmp_echo),
 	  .doc_default = "defaults.icmp_echo", .sub = icmp_echo_names },
+	{ .name = "new_flows_per_second", .type = MLV_CT_UINT,
+	  FIELD(VC, new_flows_per_second), .min = 0, .max = MLV_FLOW_RATE_MAX,
+	  .doc_default = "defaults.new_flows_per_second" },
+	{ .name = "new_flows_burst", .type = MLV_CT_UINT,
+	  FIELD(VC, new_flows_burst), .min = 0, .max = MLV_FLOW_BURST_MAX,
+	  .doc_default = "defaults.new_flows_burst" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",

@@ -250,6 +250,8 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->vnodes = ctx->cfg->default_vnodes;
 	vip->min_backends = ctx->cfg->default_min_backends;
 	vip->icmp_echo = ctx->cfg->default_icmp_echo;
+	vip->new_flows_per_second = ctx->cfg->default_new_flows_per_second;
+	vip->new_flows_burst = ctx->cfg->default_new_flows_burst;
 }
 
 /* A VIP's traffic may arrive on any port and leaves by that port's
@@ -596,6 +598,13 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			     "%u is more than its %u backends", vip->name,
 			     vip->min_backends, vip->n_backends);
 	check_table_choice(ctx, vip, seen);
+	if (mlv_cfg_given(seen, "new_flows_burst") && vip->new_flows_burst &&
+	    mlv_cfg_usable(seen, "new_flows_per_second") &&
+	    vip->new_flows_per_second == 0)
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "new_flows_burst"),
+			      "new_flows_burst limits nothing without "
+			      "new_flows_per_second (VIP '%s' has no rate)",
+			      vip->name);
 	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
 	    (vip->health.type == MLV_HEALTH_TCP ||
 	     vip->health.type == MLV_HEALTH_HTTP))

@@ -42,6 +42,8 @@ struct gen_layout {
 	size_t backend_ctr_ptrs, backend_ctr;
 	size_t backend_ctr_stride; /* bytes per worker */
 	size_t vip_drops_ptrs, vip_drops, vip_drops_stride;
+	size_t buckets_ptrs, buckets, buckets_stride;
+	uint32_t n_limited;   /* VIPs with new_flows_per_second */
 	size_t tables, total;
 	uint32_t vip_index_slots, backend_uid_slots;
 };
@@ -160,10 +162,11 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 {
 	const struct mlv_backend_config **sorted = NULL;
 	uint64_t n_all = 0;
-	uint32_t max_backends = 0;
+	uint32_t max_backends = 0, n_limited;
 	size_t c = 0;
 	enum mlv_err err;
 
+	l->n_limited = 0;
 	for (uint32_t v = 0; v < cfg->n_vips; v++) {
 		const struct mlv_vip_config *vc = &cfg->vips[v];
 
@@ -176,6 +179,7 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		if (err)
 			return err;
 		n_all += vc->n_backends;
+		l->n_limited += vc->new_flows_per_second > 0;
 		if (vc->n_backends > max_backends)
 			max_backends = vc->n_backends;
 	}
@@ -216,13 +220,17 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		k += vc->n_backends;
 	}
 
+	n_limited = l->n_limited;
 	memset(l, 0, sizeof(*l));
+	l->n_limited = n_limited;
 	l->vip_index_slots = mlv_gen_index_slots(cfg->n_vips);
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
 					 GEN_ALIGN);
 	l->vip_drops_stride = round_up(cfg->n_vips * sizeof(struct mlv_vip_drops),
 				       GEN_ALIGN);
+	l->buckets_stride = round_up((l->n_limited ? l->n_limited : 1) *
+				     sizeof(struct mlv_flow_bucket), GEN_ALIGN);
 	c = sizeof(struct mlv_generation);
 	if (!place(&c, GEN_ALIGN, 1, sizeof(struct gen_priv), &l->priv) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_vip), &l->vips) ||
@@ -237,6 +245,8 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, n_workers, l->backend_ctr_stride, &l->backend_ctr) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->vip_drops_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->vip_drops_stride, &l->vip_drops) ||
+	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->buckets_ptrs) ||
+	    !place(&c, GEN_ALIGN, n_workers, l->buckets_stride, &l->buckets) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables)) {
 		free(sorted);
 		return MLV_E_NOMEM;
@@ -671,6 +681,50 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 	return MLV_OK;
 }
 
+/* Each limited VIP's new-flow limit and buckets: its level carried over
+ * from previous when the VIP was limited there too (read racily from the
+ * workers' buckets: a publish neither refills a bucket nor empties it;
+ * the flows admitted between this read and the workers' switch to gen are
+ * admitted twice, at most one grace period's worth), else full. */
+static void fill_flow_limits(const struct mlv_config *cfg,
+			     struct mlv_generation *gen,
+			     const struct mlv_generation *previous)
+{
+	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
+	uint32_t k = 0;
+
+	for (uint32_t v = 0; v < gen->n_vips; v++) {
+		const struct mlv_vip_config *vc = &cfg->vips[v];
+		struct mlv_gen_vip *vip = &vips[v];
+		const struct mlv_gen_vip *pv;
+
+		vip->flow_limit = mlv_flow_limit_make(vc->new_flows_per_second,
+						      vc->new_flows_burst,
+						      gen->n_workers);
+		if (vip->flow_limit.rate == 0)
+			continue;
+		vip->flow_bucket = k++;
+		pv = previous && previous->n_workers == gen->n_workers ?
+			mlv_gen_find_vip_uid(previous, vip->uid) : NULL;
+		for (uint32_t w = 0; w < gen->n_workers; w++) {
+			struct mlv_flow_bucket *b = &gen->flow_buckets[w][vip->flow_bucket];
+
+			if (pv && pv->flow_limit.rate) {
+				const struct mlv_flow_bucket *o =
+					&previous->flow_buckets[w][pv->flow_bucket];
+
+				b->tokens = __atomic_load_n(&o->tokens, __ATOMIC_RELAXED);
+				b->last_ms = __atomic_load_n(&o->last_ms, __ATOMIC_RELAXED);
+				if (b->tokens > vip->flow_limit.cap)
+					b->tokens = vip->flow_limit.cap;
+			} else {
+				/* full: the first take refills it anyway */
+				b->tokens = vip->flow_limit.cap;
+			}
+		}
+	}
+}
+
 /* Set echo_reply on the VIP that answers for each address (the one
  * mlv_gen_find_echo_vip finds) when some VIP on the address says reply
  * and can take new flows: a ping then says this instance serves the
@@ -827,7 +881,10 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	gen->tallies = opts ? opts->tallies : NULL;
 	gen->backend_ctr = (void *)(base + l.backend_ctr_ptrs);
 	gen->vip_drops = (void *)(base + l.vip_drops_ptrs);
+	gen->flow_buckets = (void *)(base + l.buckets_ptrs);
 	for (uint32_t w = 0; w < n_workers; w++) {
+		gen->flow_buckets[w] = (void *)(base + l.buckets +
+						w * l.buckets_stride);
 		gen->backend_ctr[w] = (void *)(base + l.backend_ctr +
 					       w * l.backend_ctr_stride);
 		gen->vip_drops[w] = (void *)(base + l.vip_drops +
@@ -852,6 +909,7 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	if (err)
 		goto fail;
 	mark_echo_reply(cfg, gen);
+	fill_flow_limits(cfg, gen, previous);
 
 	*out = gen;
 	gen = NULL;

@@ -20,6 +20,7 @@
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_key.h"
+#include "dataplane/packet/flow_limit.h"
 #include "dataplane/packet/flow_tally.h"
 
 /* One backend of one VIP, as the workers see it. */
@@ -79,6 +80,10 @@ struct mlv_gen_vip {
 	 * icmp_echo: reply and has a backend that takes new flows. Set on
 	 * that one VIP only. */
 	bool echo_reply;
+	/* new_flows_per_second (dataplane/packet/flow_limit.h); rate 0: no
+	 * limit. Its buckets are gen->flow_buckets[w][flow_bucket]. */
+	struct mlv_flow_limit flow_limit;
+	uint32_t flow_bucket;
 	char name[MLV_NAME_MAX];
 };
 
@@ -166,6 +171,10 @@ struct mlv_generation {
 	 * (dataplane/packet/counters.h, MLV_VIP_DROP_REASONS). Folded across
 	 * generations like the backend rows (control/generation/stats.h). */
 	struct mlv_vip_drops **vip_drops;
+	/* The new-flow token buckets of the VIPs with a limit, per worker:
+	 * flow_buckets[w][vip->flow_bucket]. Written by worker w only; set
+	 * up by the builder (carried over from the previous generation). */
+	struct mlv_flow_bucket **flow_buckets;
 	/* The workers' tallies of tracked flows by uid (dataplane/packet/
 	 * flow_tally.h), which outlive generations: for the control plane's
 	 * readers (mlv_gen_backend_flows). NULL when the builder was given

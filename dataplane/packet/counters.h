@@ -45,6 +45,7 @@
 	X(TOO_BIG,          "too big after encapsulation, DF clear or no reply possible") \
 	X(NO_HEADROOM,      "no mbuf headroom for the outer headers")        \
 	X(ICMP_ECHO,        "ICMP echo to a VIP not answered (icmp_echo: drop, no backend, bad request)") \
+	X(NEW_FLOW_LIMIT,   "new flow over its VIP's new_flows_per_second")  \
 	X(TX_FULL,          "transmit queue full")
 
 enum mlv_worker_counter {
@@ -82,7 +83,8 @@ enum mlv_flow_counter {
 	X(NO_BACKEND)                                                        \
 	X(TOO_BIG)                                                           \
 	X(NO_HEADROOM)                                                       \
-	X(ICMP_ECHO)
+	X(ICMP_ECHO)                                                         \
+	X(NEW_FLOW_LIMIT)
 
 enum mlv_vip_drop {
 #define MLV_VDROP_ENUM(name) MLV_VDROP_##name,

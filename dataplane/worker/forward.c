@@ -232,26 +232,52 @@ remembered(const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
 	return b && b->usable ? b : NULL;
 }
 
+/* What tracked_backend did with the flow's conntrack entry. */
+enum flow_outcome {
+	FLOW_TRACKED = 0,   /* an entry already held it */
+	FLOW_NEW = 1,       /* an entry was made (counts as a new flow) */
+	FLOW_LIMITED = 2,   /* none: the VIP's new-flow rate is used up */
+};
+
+/* Whether the VIP's new-flow limit admits one more new flow on this
+ * worker now (always, for a VIP without one). */
+static inline bool flow_admitted(const struct mlv_worker *w,
+				 const struct mlv_generation *gen,
+				 const struct mlv_gen_vip *vip, uint32_t now_ms)
+{
+	if (likely(vip->flow_limit.rate == 0))
+		return true;
+	return mlv_flow_bucket_take(&gen->flow_buckets[w->id][vip->flow_bucket],
+				    &vip->flow_limit, now_ms);
+}
+
 /* A flow the table does not hold: the table's choice (choose), which an
- * entry claimed for it then remembers; NULL if no backend can take it,
- * and then nothing is claimed (no tracked flow is evicted for a frame
- * that is dropped). A path of its own, so that the entry is written once,
- * whole, with its state machine folded to the first state
- * (mlv_ct_insert). */
+ * entry claimed for it then remembers; NULL if the VIP's new-flow limit
+ * refuses it (*outcome FLOW_LIMITED, before choose, so that its counts
+ * are of flows that go somewhere) or no backend can take it, and then
+ * nothing is claimed (no tracked flow is evicted for a frame that is
+ * dropped). A path of its own, so that the entry is written once, whole,
+ * with its state machine folded to the first state (mlv_ct_insert). */
 static inline const struct mlv_gen_backend *
 new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		 const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
 		 uint32_t hash, uint32_t slot, uint32_t now_ms,
-		 const struct mlv_ct_probe *probe, bool *is_new, uint32_t *bi_out)
+		 const struct mlv_ct_probe *probe, uint8_t *outcome,
+		 uint32_t *bi_out)
 {
-	const struct mlv_gen_backend *b = choose(w, vip, slot);
+	const struct mlv_gen_backend *b;
 	uint32_t bi;
 
-	if (unlikely(!b)) {
-		*is_new = false;
+	if (unlikely(!flow_admitted(w, gen, vip, now_ms))) {
+		*outcome = FLOW_LIMITED;
 		return NULL;
 	}
-	*is_new = true;
+	b = choose(w, vip, slot);
+	if (unlikely(!b)) {
+		*outcome = FLOW_TRACKED;
+		return NULL;
+	}
+	*outcome = FLOW_NEW;
 	w->ctr.ctr[MLV_CTR_CT_NEW]++;
 	bi = mlv_gen_backend_index(gen, b);
 	*bi_out = bi;
@@ -262,8 +288,8 @@ new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 
 /* The backend for a balanced (non-ICMP-error) packet: the tracked one, or
  * a new choice (choose) that the entry then remembers. NULL: no backend
- * (a tracked flow's entry is released; a new flow claims none). *is_new:
- * a conntrack entry was made. *bi: the
+ * (a tracked flow's entry is released; a new flow claims none), or a new
+ * flow over the VIP's rate. *outcome: enum flow_outcome. *bi: the
  * backend's index in gen->all_backends (for its counters), which a flow
  * already seen in gen has in its entry: no look-up for it. The tally of
  * tracked flows is the conntrack table's (mlv_ct_set_tally): a flow
@@ -273,7 +299,8 @@ static inline const struct mlv_gen_backend *
 tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
 		uint32_t hash, uint32_t slot, uint32_t now_ms,
-		const struct mlv_ct_probe *probe, bool *is_new, uint32_t *bi_out)
+		const struct mlv_ct_probe *probe, uint8_t *outcome,
+		uint32_t *bi_out)
 {
 	struct mlv_ct_entry *e = probe->hit;
 	const struct mlv_gen_backend *b;
@@ -281,8 +308,8 @@ tracked_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 
 	if (unlikely(e == NULL))
 		return new_flow_backend(w, gen, vip, p, hash, slot, now_ms, probe,
-					is_new, bi_out);
-	*is_new = false;
+					outcome, bi_out);
+	*outcome = FLOW_TRACKED;
 	if (likely(e->cached_gen == gen->number)) {
 		/* the entry holds b's index in gen */
 		bi = e->backend_all_idx;
@@ -604,7 +631,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		const struct mlv_gen_vip *v = vip[i];
 		const struct mlv_gen_backend *b;
 		const struct mlv_encap_tmpl *t;
-		bool is_new = false;
+		uint8_t outcome = FLOW_TRACKED;
 		uint32_t bi;
 		uint8_t *hdr;
 
@@ -620,9 +647,12 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 						    &p->key, hash[i], now_ms,
 						    &probe[i]);
 			b = tracked_backend(w, gen, v, p, hash[i], slot[i], now_ms,
-					    &probe[i], &is_new, &bi);
+					    &probe[i], &outcome, &bi);
 			if (unlikely(!b)) {
-				DROP_FOR_VIP(w, &d, m, gen, v, NO_BACKEND);
+				if (outcome == FLOW_LIMITED)
+					DROP_FOR_VIP(w, &d, m, gen, v, NEW_FLOW_LIMIT);
+				else
+					DROP_FOR_VIP(w, &d, m, gen, v, NO_BACKEND);
 				continue;
 			}
 		} else {
@@ -645,7 +675,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		 * sum of its backends' rows (control/generation/stats.c). */
 		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
 		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
-		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += is_new;
+		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += outcome;   /* 0 or 1 here */
 		fwd[n_fwd++] = m;
 		fwd_bytes += (uint32_t)p->l3_len + t->len;   /* m->pkt_len */
 	}

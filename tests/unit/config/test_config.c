@@ -408,6 +408,45 @@ static void test_wrong_types(void **state)
 	unload(&l);
 }
 
+/* new_flows_per_second / new_flows_burst: inherited from defaults,
+ * overridden per VIP, and a burst without a rate is an error at the
+ * burst. */
+static void test_new_flow_limits(void **state)
+{
+	const char *ok = DP
+		"defaults: {new_flows_per_second: 500, new_flows_burst: 40}\n"
+		"vips:\n"
+		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp}\n"
+		"  - {name: b, address: 192.0.2.2, port: 80, protocol: tcp,\n"
+		"     new_flows_per_second: 0}\n"
+		"  - {name: c, address: 192.0.2.3, port: 80, protocol: tcp,\n"
+		"     new_flows_per_second: 100000000, new_flows_burst: 7}\n";
+	const char *bad = DP
+		"vips:\n"
+		"  - {name: a, address: 192.0.2.1, port: 80, protocol: tcp,\n"
+		"     new_flows_burst: 77}\n"
+		"  - {name: b, address: 192.0.2.2, port: 80, protocol: tcp,\n"
+		"     new_flows_per_second: 100000001}\n";
+	struct load l;
+
+	(void)state;
+	load(&l, ok);
+	expect_ok(&l);
+	assert_int_equal(l.cfg->vips[0].new_flows_per_second, 500);
+	assert_int_equal(l.cfg->vips[0].new_flows_burst, 40);
+	assert_int_equal(l.cfg->vips[1].new_flows_per_second, 0);
+	assert_int_equal(l.cfg->vips[2].new_flows_per_second, 100000000);
+	assert_int_equal(l.cfg->vips[2].new_flows_burst, 7);
+	unload(&l);
+
+	load(&l, bad);
+	expect_rejected(&l);
+	expect_error(&l, bad, "77", "new_flows_burst limits nothing without "
+		     "new_flows_per_second (VIP 'a' has no rate)");
+	expect_error(&l, bad, "100000001", "between 0 and 100000000");
+	unload(&l);
+}
+
 static void test_out_of_range(void **state)
 {
 	const char *y =
@@ -1952,6 +1991,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_new_flow_limits),
 		cmocka_unit_test(test_next_hop6),
 		cmocka_unit_test(test_host_tap),
 		cmocka_unit_test(test_bad_addresses_macs),

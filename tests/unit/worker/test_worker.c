@@ -701,6 +701,85 @@ static void test_no_backend_claims_nothing(void **state)
 	mlv_publish_wait(E.pub);
 }
 
+/* new_flows_per_second: a VIP's new flows beyond its bucket are dropped
+ * as new_flow_limit and claim no entry; its established flows, and
+ * another VIP's new flows, always pass; the bucket refills at the rate
+ * and a publish does not refill it. */
+static struct rte_mbuf *tcp_to(const char *dst, uint16_t sport)
+{
+	struct frame_spec s;
+
+	frame_spec_init(&s, 4, 6);
+	frame_addr(s.dst, dst);
+	s.sport = sport;
+	s.payload_len = 10;
+	return frame(&s);
+}
+
+/* Forward n frames to dst from sports first.. at now; returns how many
+ * left (the rest must be new_flow_limit drops). */
+static unsigned flows_at(const char *dst, uint16_t first, unsigned n,
+			 uint32_t now)
+{
+	struct rte_mbuf *m[32], *out[32];
+	uint64_t limited = E.w->ctr.drop[MLV_DROP_NEW_FLOW_LIMIT];
+	unsigned sent;
+
+	assert_true(n <= 32);
+	for (unsigned i = 0; i < n; i++)
+		m[i] = tcp_to(dst, (uint16_t)(first + i));
+	mlv_forward_burst(E.w, mlv_publish_current(E.pub), &E.w->rxq[0], m,
+			  (uint16_t)n, now);
+	mlv_worker_flush(E.w);
+	sent = take_tx(out, 32);
+	rte_pktmbuf_free_bulk(out, sent);
+	assert_int_equal(sent + (E.w->ctr.drop[MLV_DROP_NEW_FLOW_LIMIT] - limited),
+			 n);
+	return sent;
+}
+
+static void test_new_flow_limit(void **state)
+{
+	static const char limited_vip[] =
+		"  - {name: lim, address: 192.0.2.30, port: 80, protocol: tcp, "
+		"table_size: 251, health: {type: none}, "
+		"new_flows_per_second: 1000, new_flows_burst: 10, "
+		"backends: [{name: l1, address: 10.99.1.31}]}\n";
+	struct mlv_config *cfg = config(NULL, limited_vip);
+	uint32_t occupancy;
+
+	(void)state;
+	publish(cfg);
+	mlv_publish_wait(E.pub);
+	counters_zero();
+	/* a full bucket: 10 flows; 8 become established flows */
+	assert_int_equal(flows_at("192.0.2.30", 61000, 8, 50000), 8);
+	occupancy = mlv_ct_occupancy(E.w->ct);
+	assert_int_equal(flows_at("192.0.2.30", 61100, 20, 50000), 2);
+	assert_int_equal(E.w->ctr.drop[MLV_DROP_NEW_FLOW_LIMIT], 18);
+	assert_int_equal(vip_drops_of("lim").v[MLV_VDROP_NEW_FLOW_LIMIT], 18);
+	assert_int_equal(vip_drops_of("web").v[MLV_VDROP_NEW_FLOW_LIMIT], 0);
+	/* refused flows claim no entry */
+	assert_int_equal(mlv_ct_occupancy(E.w->ct), occupancy + 2);
+	/* established flows are never limited, nor another VIP's flows */
+	assert_int_equal(flows_at("192.0.2.30", 61000, 8, 50000), 8);
+	assert_int_equal(flows_at("192.0.2.10", 61200, 30, 50000), 30);
+	/* 1000/s: one flow a millisecond */
+	assert_int_equal(flows_at("192.0.2.30", 61300, 20, 50005), 5);
+	/* never more than the burst, however long the quiet */
+	assert_int_equal(flows_at("192.0.2.30", 61400, 20, 60000), 10);
+	/* a publish keeps the empty bucket empty */
+	publish(cfg);
+	mlv_publish_wait(E.pub);
+	assert_int_equal(flows_at("192.0.2.30", 61500, 20, 60000), 0);
+	assert_int_equal(flows_at("192.0.2.30", 61600, 20, 60003), 3);
+	/* without the limit, everything passes */
+	publish(E.cfg);
+	mlv_publish_wait(E.pub);
+	assert_int_equal(flows_at("192.0.2.10", 61700, 30, 60003), 30);
+	mlv_config_free(cfg);
+}
+
 /* The key the parser builds for tcp_to_vip(sport, ...). */
 static void tcp_key(uint16_t sport, struct mlv_flow_key *key)
 {
@@ -938,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_vip_memo_follows_the_generation),
 		cmocka_unit_test(test_interleaved_vips_in_one_burst),
 		cmocka_unit_test(test_no_backend_claims_nothing),
+		cmocka_unit_test(test_new_flow_limit),
 		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
 		cmocka_unit_test(test_tx_full_mixed_outcomes),
