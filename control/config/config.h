@@ -65,6 +65,8 @@ struct mlv_backend_config {
 	enum mlv_backend_state state;
 	bool has_mac;
 	struct mlv_mac mac;        /* l2dsr: the backend's MAC on the link */
+	uint32_t quic_server_id;   /* quic VIPs: the server ID its QUIC
+				      connection IDs carry; 0 = none */
 	struct mlv_src_pos pos;
 };
 
@@ -84,6 +86,8 @@ struct mlv_vip_config {
 	double max_load;           /* bounded loads: 0 = off, else >= 1.0 */
 	uint32_t vnodes;           /* ring: points per unit of weight */
 	uint32_t min_backends;     /* announce only with this many usable */
+	bool quic;                 /* UDP: route QUIC short headers by the
+				      server ID in their connection ID */
 };
 
 struct mlv_port_config {

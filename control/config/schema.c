@@ -10,6 +10,7 @@
 #include "control/tables/maglev.h"
 #include "control/config/mbuf_size.h"
 #include "control/tables/builder.h"
+#include "dataplane/packet/quic.h"
 
 #define N_KEYS(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 #define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
@@ -306,6 +307,9 @@ static const struct mlv_cfg_key backend_keys[] = {
 	  .def = "active", .sub = state_names },
 	{ .name = "mac", .type = MLV_CT_MAC, FIELD(BC, mac),
 	  .aux = offsetof(BC, has_mac), .doc_default = "none" },
+	{ .name = "quic_server_id", .type = MLV_CT_UINT,
+	  FIELD(BC, quic_server_id), .min = 1, .max = MLV_QUIC_SERVER_ID_MAX,
+	  .doc_default = "none" },
 };
 #undef BC
 
@@ -358,6 +362,7 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  .doc_default = "defaults.vnodes" },
 	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
 	  .sub = &vip_announce_map },
+	{ .name = "quic", .type = MLV_CT_BOOL, FIELD(VC, quic), .def = "false" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",
