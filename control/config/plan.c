@@ -23,6 +23,7 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->gue_port != b->gue_port || a->table_size != b->table_size ||
 	       a->table != b->table || a->max_load != b->max_load ||
 	       a->vnodes != b->vnodes || a->min_backends != b->min_backends ||
+	       a->quic != b->quic ||
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
 }
 
@@ -110,6 +111,7 @@ static void compare_vip(const struct mlv_vip_config *old,
 				     !(usable(ob) && !usable(b))) ||
 				    !mlv_ip_equal(&ob->address, &b->address) ||
 				    ob->has_mac != b->has_mac ||
+				    ob->quic_server_id != b->quic_server_id ||
 				    memcmp(&ob->mac, &b->mac, sizeof(b->mac)) != 0);
 	}
 	if (out->backends_added || out->backends_removed ||

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "control/config/config.h"
+#include "control/config/plan.h"
 #include "tests/support/config_fixture.h"
 
 #define DP                                                                   \
@@ -156,6 +157,43 @@ static void test_warnings(void **state)
 	unload(&l);
 }
 
+/* A reload that turns quic on, or changes a server ID, changes the VIP
+ * (the reload plan's log line and budget see it). */
+static void test_reload_plan(void **state)
+{
+	static const char *const texts[] = {
+		DP "vips:\n"
+		"  - {name: q, address: 192.0.2.1, port: 443, protocol: udp,\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n",
+		DP "vips:\n"
+		"  - {name: q, address: 192.0.2.1, port: 443, protocol: udp, quic: true,\n"
+		"     backends: [{name: b1, address: 10.0.0.11, quic_server_id: 4}]}\n",
+		DP "vips:\n"
+		"  - {name: q, address: 192.0.2.1, port: 443, protocol: udp, quic: true,\n"
+		"     backends: [{name: b1, address: 10.0.0.11, quic_server_id: 5}]}\n",
+	};
+	struct load l[3];
+	struct mlv_plan p;
+	(void)state;
+
+	for (int i = 0; i < 3; i++) {
+		load(&l[i], texts[i]);
+		expect_ok(&l[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(mlv_plan_make(l[i].cfg, l[i + 1].cfg, &p), MLV_OK);
+		assert_int_equal(p.vips_changed, 1);
+		assert_int_equal(p.n, 1);
+		assert_true(p.vips[0].other);
+		mlv_plan_free(&p);
+	}
+	assert_int_equal(mlv_plan_make(l[2].cfg, l[2].cfg, &p), MLV_OK);
+	assert_int_equal(p.vips_changed, 0);
+	mlv_plan_free(&p);
+	for (int i = 0; i < 3; i++)
+		unload(&l[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_ids),
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_warnings),
+		cmocka_unit_test(test_reload_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
