@@ -69,6 +69,8 @@ struct mlv_backend_config {
 	enum mlv_backend_state state;
 	bool has_mac;
 	struct mlv_mac mac;        /* l2dsr: the backend's MAC on the link */
+	uint32_t quic_server_id;   /* quic VIPs: the server ID its QUIC
+				      connection IDs carry; 0 = none */
 	struct mlv_src_pos pos;
 };
 
@@ -91,6 +93,8 @@ struct mlv_vip_config {
 	enum mlv_icmp_echo icmp_echo; /* echo requests to the address */
 	uint32_t new_flows_per_second;  /* 0 = no limit */
 	uint32_t new_flows_burst;  /* 0 = a tenth of a second's worth */
+	bool quic;                 /* UDP: route QUIC short headers by the
+				      server ID in their connection ID */
 };
 
 struct mlv_port_config {

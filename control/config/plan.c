@@ -26,6 +26,7 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->icmp_echo != b->icmp_echo ||
 	       a->new_flows_per_second != b->new_flows_per_second ||
 	       a->new_flows_burst != b->new_flows_burst ||
+	       a->quic != b->quic ||
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
 }
 
@@ -113,6 +114,7 @@ static void compare_vip(const struct mlv_vip_config *old,
 				     !(usable(ob) && !usable(b))) ||
 				    !mlv_ip_equal(&ob->address, &b->address) ||
 				    ob->has_mac != b->has_mac ||
+				    ob->quic_server_id != b->quic_server_id ||
 				    memcmp(&ob->mac, &b->mac, sizeof(b->mac)) != 0);
 	}
 	if (out->backends_added || out->backends_removed ||

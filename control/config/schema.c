@@ -10,6 +10,7 @@
 #include "control/tables/maglev.h"
 #include "control/config/mbuf_size.h"
 #include "control/tables/builder.h"
+#include "dataplane/packet/quic.h"
 
 #define N_KEYS(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 #define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
@@ -320,6 +321,9 @@ static const struct mlv_cfg_key backend_keys[] = {
 	  .def = "active", .sub = state_names },
 	{ .name = "mac", .type = MLV_CT_MAC, FIELD(BC, mac),
 	  .aux = offsetof(BC, has_mac), .doc_default = "none" },
+	{ .name = "quic_server_id", .type = MLV_CT_UINT,
+	  FIELD(BC, quic_server_id), .min = 1, .max = MLV_QUIC_SERVER_ID_MAX,
+	  .doc_default = "none" },
 };
 #undef BC
 
@@ -380,6 +384,7 @@ static const struct mlv_cfg_key vip_keys[] = {
 	{ .name = "new_flows_burst", .type = MLV_CT_UINT,
 	  FIELD(VC, new_flows_burst), .min = 0, .max = MLV_FLOW_BURST_MAX,
 	  .doc_default = "defaults.new_flows_burst" },
+	{ .name = "quic", .type = MLV_CT_BOOL, FIELD(VC, quic), .def = "false" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",

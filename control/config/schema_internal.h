@@ -20,7 +20,7 @@
 #include "control/config/config.h"
 #include "control/config/yaml_tree_internal.h"
 
-#define MLV_CFG_MAX_KEYS 16          /* keys in one mapping table */
+#define MLV_CFG_MAX_KEYS 32          /* keys in one mapping table */
 #define MLV_CFG_MAX_EAL_ARGS 256
 #define MLV_CFG_SOCKET_PATH_MAX 107  /* sun_path holds 108 bytes with NUL */
 #define MLV_CFG_MAX_MBUFS 16777216   /* 32 GiB of 2 KiB mbufs per pool */

@@ -589,6 +589,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			      "gue_port is only used with forwarding: gue (VIP '%s' uses %s)",
 			      vip->name, fwd_name(vip->forwarding));
 	check_backends(ctx, vip, seen);
+	mlv_cfg_check_quic(ctx, vip, seen);
 	if (ctx->nomem)
 		return;
 	if (ctx->cfg->announce_table != 0 && vip->min_backends > vip->n_backends)

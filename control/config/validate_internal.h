@@ -27,6 +27,12 @@ void mlv_cfg_finish_announce(struct mlv_cfg_ctx *ctx, void *obj,
  * the backends by name (the Maglev builder relies on it). */
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			const struct mlv_cfg_seen *seen);
+/* One VIP's QUIC routing (validate_quic.c): quic only on UDP, server
+ * IDs unique within the VIP, ignored IDs and ID-less quic VIPs warned
+ * about. Before the backends are sorted: reads them in file order. */
+void mlv_cfg_check_quic(struct mlv_cfg_ctx *ctx,
+			const struct mlv_vip_config *vip,
+			const struct mlv_cfg_seen *seen);
 /* The whole file: unique VIP names and (address, port, protocol). */
 void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
 			 const struct mlv_cfg_seen *seen);

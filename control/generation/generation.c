@@ -44,8 +44,9 @@ struct gen_layout {
 	size_t vip_drops_ptrs, vip_drops, vip_drops_stride;
 	size_t buckets_ptrs, buckets, buckets_stride;
 	uint32_t n_limited;   /* VIPs with new_flows_per_second */
-	size_t tables, total;
+	size_t tables, quic_ids, total;
 	uint32_t vip_index_slots, backend_uid_slots;
+	uint64_t quic_slots;       /* every quic VIP's server-ID map */
 };
 
 /* Transmit plan resolved from the config before anything is allocated. */
@@ -223,6 +224,9 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	n_limited = l->n_limited;
 	memset(l, 0, sizeof(*l));
 	l->n_limited = n_limited;
+	for (uint32_t v = 0; v < cfg->n_vips; v++)
+		if (cfg->vips[v].quic)
+			l->quic_slots += mlv_gen_index_slots(cfg->vips[v].n_backends);
 	l->vip_index_slots = mlv_gen_index_slots(cfg->n_vips);
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
@@ -247,7 +251,8 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, n_workers, l->vip_drops_stride, &l->vip_drops) ||
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->buckets_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->buckets_stride, &l->buckets) ||
-	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables)) {
+	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables) ||
+	    !place(&c, GEN_ALIGN, l->quic_slots, sizeof(struct mlv_gen_quic_slot), &l->quic_ids)) {
 		free(sorted);
 		return MLV_E_NOMEM;
 	}
@@ -388,6 +393,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		vip->table_kind = vc->table;
 		vip->vnodes = vc->vnodes;
 		vip->max_load = vc->max_load;
+		vip->quic = vc->quic;
 		vip->n_backends = vc->n_backends;
 		/* VIP v's backends are all_backends[k, k + n_backends): one
 		 * contiguous slice per VIP, in VIP order, no backend shared.
@@ -414,6 +420,7 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 			b->all_index = k;
 			b->vip_bounded = vc->max_load > 0;
 			b->address = bc->address;
+			b->quic_server_id = vc->quic ? bc->quic_server_id : 0;
 			apply_state(vc, v, bc, state, ctx, b, macs[k],
 				    &kept[k]);
 			if (b->weight > 0 && b->usable)
@@ -746,6 +753,41 @@ static void mark_echo_reply(const struct mlv_config *cfg,
 	}
 }
 
+/* Each quic VIP's server-ID map, in slots (zeroed: all empty), one
+ * mlv_gen_index_slots(n_backends) run per quic VIP in VIP order, as
+ * plan_layout sized them. MLV_E_INVAL for an ID two backends share. */
+static enum mlv_err build_quic(struct mlv_generation *gen,
+			       struct mlv_gen_quic_slot *slots)
+{
+	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
+
+	for (uint32_t v = 0; v < gen->n_vips; v++) {
+		struct mlv_gen_vip *vip = &vips[v];
+		uint32_t n = mlv_gen_index_slots(vip->n_backends);
+
+		if (!vip->quic)
+			continue;
+		vip->quic_ids = slots;
+		vip->quic_mask = n - 1;
+		for (uint32_t b = 0; b < vip->n_backends; b++) {
+			uint32_t id = vip->backends[b].quic_server_id;
+			uint32_t i = mlv_fmix32(id) & vip->quic_mask;
+
+			if (id == 0)
+				continue;
+			while (slots[i].id != 0) {
+				if (slots[i].id == id)
+					return MLV_E_INVAL;
+				i = (i + 1) & vip->quic_mask;
+			}
+			slots[i].id = id;
+			slots[i].backend = b;
+		}
+		slots += n;
+	}
+	return MLV_OK;
+}
+
 static enum mlv_err build_indices(struct mlv_generation *gen)
 {
 	struct gen_priv *p = gen->priv;
@@ -906,6 +948,9 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	if (err)
 		goto fail;
 	err = build_indices(gen);
+	if (err)
+		goto fail;
+	err = build_quic(gen, (void *)(base + l.quic_ids));
 	if (err)
 		goto fail;
 	mark_echo_reply(cfg, gen);

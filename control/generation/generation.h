@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "control/base/hash.h"
 #include "control/config/config.h"
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
@@ -49,7 +50,15 @@ struct mlv_gen_backend {
 	 * has no max_load or the backend takes no new flows. */
 	double load_bound;
 	const struct mlv_encap_tmpl *encap; /* [gen->n_tx] one per transmit slot */
+	uint32_t quic_server_id; /* its VIP's QUIC routing: 0 = none */
 	char name[MLV_NAME_MAX];
+};
+
+/* One entry of a quic VIP's server-ID map (mlv_gen_quic_backend): id 0
+ * marks an empty slot. */
+struct mlv_gen_quic_slot {
+	uint32_t id;
+	uint32_t backend;    /* index in vip->backends */
 };
 
 struct mlv_gen_vip {
@@ -84,6 +93,12 @@ struct mlv_gen_vip {
 	 * limit. Its buckets are gen->flow_buckets[w][flow_bucket]. */
 	struct mlv_flow_limit flow_limit;
 	uint32_t flow_bucket;
+	bool quic;                    /* QUIC connection-ID routing: read
+					 next to mtu_room, per packet */
+	/* quic: server ID -> backend, open addressing with linear probing,
+	 * load factor <= 1/2 (quic_mask + 1 slots); NULL otherwise. */
+	uint32_t quic_mask;
+	const struct mlv_gen_quic_slot *quic_ids;
 	char name[MLV_NAME_MAX];
 };
 
@@ -235,8 +250,11 @@ struct mlv_generation {
  *   they stay valid while any generation holding them is alive.
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
+ * - A VIP with quic has a map from its backends' quic_server_ids to them
+ *   (mlv_gen_quic_backend), in gen's allocation.
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
- * (address, port, protocol), duplicate backend names, an unknown tx_port,
+ * (address, port, protocol), duplicate backend names or quic server
+ * IDs within a quic VIP, an unknown tx_port,
  * or bad table-builder input; MLV_E_RANGE for n_workers 0 or above
  * MLV_MAX_WORKERS, too many ports/VIPs/backends, or a ring with more than
  * MLV_RING_MAX_POINTS points; MLV_E_CONFIG when a
@@ -370,6 +388,28 @@ static inline uint32_t mlv_fastmod(uint32_t a, uint64_t m, uint32_t d)
 	uint64_t frac = m * a;
 
 	return (uint32_t)(((unsigned __int128)frac * d) >> 64);
+}
+
+/* The backend of quic VIP vip whose quic_server_id is id, or NULL (id 0
+ * is never one). Whether it is usable is the caller's question. Pure;
+ * any thread holding the generation. */
+static inline const struct mlv_gen_backend *
+mlv_gen_quic_backend(const struct mlv_gen_vip *vip, uint32_t id)
+{
+	uint32_t i = mlv_fmix32(id) & vip->quic_mask;
+
+	if (id == 0)
+		return NULL;
+	/* Load factor <= 1/2: an empty slot ends every probe. */
+	for (;;) {
+		const struct mlv_gen_quic_slot *s = &vip->quic_ids[i];
+
+		if (s->id == id)
+			return &vip->backends[s->backend];
+		if (s->id == 0)
+			return NULL;
+		i = (i + 1) & vip->quic_mask;
+	}
 }
 
 /* Index of backend in gen->all_backends (for counters). */

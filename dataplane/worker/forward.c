@@ -26,6 +26,7 @@
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_hash.h"
 #include "dataplane/packet/parse.h"
+#include "dataplane/packet/quic.h"
 #include "dataplane/ports/plan.h"
 #include "dataplane/worker/worker.h"
 
@@ -351,6 +352,43 @@ icmp_error_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	return b ? b : from_table(vip, slot);
 }
 
+/* QUIC connection-ID routing (docs/forwarding.md): the backend of quic
+ * VIP v whose server ID the destination connection ID of p, a
+ * short-header packet, carries, if that backend is usable; else NULL,
+ * and p goes the usual way (conntrack, the table). Counts which. No
+ * conntrack entry is made or read for a routed packet: a client that
+ * migrated arrives with a 5-tuple no entry knows, and its connection ID
+ * already says where it goes. Out of line: only quic VIPs come here. */
+static __rte_noinline const struct mlv_gen_backend *
+quic_backend(struct mlv_worker *w, const struct mlv_gen_vip *v,
+	     const struct rte_mbuf *m, const struct mlv_pkt *p)
+{
+	const struct mlv_gen_backend *b;
+	const uint8_t *q;
+	uint32_t len, id;
+
+	/* within the first segment: the parser read p from it alone */
+	q = mlv_quic_udp_payload(rte_pktmbuf_mtod(m, const uint8_t *), p, &len);
+	if (q == NULL)
+		return NULL;
+	switch (mlv_quic_server_id(q, len, &id)) {
+	case MLV_QUIC_ID:
+		break;
+	case MLV_QUIC_NO_ID:
+		w->ctr.ctr[MLV_CTR_QUIC_NO_ID]++;
+		return NULL;
+	default:
+		return NULL;   /* a long header: the client chose the ID */
+	}
+	b = mlv_gen_quic_backend(v, id);
+	if (b == NULL || !b->usable) {
+		w->ctr.ctr[MLV_CTR_QUIC_UNKNOWN_ID]++;
+		return NULL;
+	}
+	w->ctr.ctr[MLV_CTR_QUIC_ROUTED]++;
+	return b;
+}
+
 /* Replace the frame's L2 header (and any Ethernet padding after the IP
  * packet) by hdr_len bytes of room for the template; returns where they
  * start, or NULL without enough headroom. A single-segment frame (the
@@ -642,6 +680,12 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 				too_big(w, &d, rxq, gen, v, m, p);
 				continue;
 			}
+			/* the one test a VIP without quic pays */
+			if (unlikely(v->quic) &&
+			    (b = quic_backend(w, v, m, p)) != NULL) {
+				bi = mlv_gen_backend_index(gen, b);
+				goto forward;
+			}
 			if (unlikely(probe[i].bucket == probe[i - 1].bucket))
 				mlv_ct_probe_bucket(w->ct, probe[i].bucket,
 						    &p->key, hash[i], now_ms,
@@ -663,6 +707,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			bi = mlv_gen_backend_index(gen, b);
 		}
 
+forward:
 		t = &b->encap[tx_slot];
 		hdr = replace_l2(m, p, t->len);
 		if (unlikely(!hdr)) {
@@ -671,8 +716,9 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		}
 		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
 		/* Only the backend's row: b is always one of v->backends
-		 * (tracked_backend, icmp_error_backend), so v's counts are the
-		 * sum of its backends' rows (control/generation/stats.c). */
+		 * (tracked_backend, icmp_error_backend, quic_backend), so
+		 * v's counts are the sum of its backends' rows
+		 * (control/generation/stats.c). */
 		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
 		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
 		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += outcome;   /* 0 or 1 here */

@@ -14,6 +14,7 @@
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_hash.h"
 #include "dataplane/packet/parse.h"
+#include "dataplane/packet/quic.h"
 #include "tests/fuzz/fuzz_check.h"
 
 static struct mlv_encap_tmpl tmpls[10];
@@ -84,6 +85,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (v != MLV_PARSE_OK)
 		return 0;
 	check_pkt(&p, size);
+
+	/* The QUIC server ID as a QUIC VIP reads it: within the frame. */
+	uint32_t qlen, qid = 0;
+	const uint8_t *q = mlv_quic_udp_payload(data, &p, &qlen);
+	if (q) {
+		CHECK(q >= data && q + qlen <= data + size);
+		if (mlv_quic_server_id(q, qlen, &qid) == MLV_QUIC_ID)
+			CHECK(qid >= 1 && qid <= MLV_QUIC_SERVER_ID_MAX);
+	}
 
 	unsigned n_impl;
 	const struct mlv_flow_hash_ops *const *impl = mlv_flow_hash_impls(&n_impl);

@@ -131,6 +131,12 @@ void check_plan_choices(struct check_ctx *c)
 			c->want[i] = -1;
 			continue;
 		}
+		if (e->to_backend) {
+			/* routed by its QUIC connection ID: neither the
+			 * table nor conntrack, so no flow is placed */
+			c->want[i] = (int16_t)(e->to_backend - 1);
+			continue;
+		}
 		if (!l->stateful) {
 			c->want[i] = (int16_t)expect_backend(&c->tabs, e->vip, &e->key);
 			continue;

@@ -130,8 +130,10 @@ static void record_forward(struct check_ctx *c, uint64_t out_no, int64_t idx,
 		want_alt = expect_backend(&c->alt_tabs, e->vip, &e->key);
 	if (b != want && b != want_alt) {
 		check_fail(c, "output frame %" PRIu64 ": input frame %" PRId64
-			   " (%s) went to backend %s, the table says %s%s%s",
+			   " (%s) went to backend %s, %s %s%s%s",
 			   out_no, idx, e->what, backend_name(c, e->vip, b),
+			   e->to_backend ? "its QUIC connection ID names" :
+			   "the table says",
 			   backend_name(c, e->vip, want),
 			   c->storm ? " or " : "",
 			   c->storm ? backend_name(c, e->vip, want_alt) : "");

@@ -82,6 +82,7 @@ void check_stats(struct check_ctx *c, const char *path)
 {
 	uint64_t want_drop[MLV_DROP__COUNT] = {0};
 	uint64_t want_fwd = 0, want_icmp = 0, want_echo = 0, rx_bytes = 0;
+	uint64_t want_quic[4] = {0};   /* by enum sc_quic */
 	uint64_t rx, fwd, icmp, exc, sum;
 	char why[256];
 	json_t *doc = stats_load(path, why, sizeof(why));
@@ -94,6 +95,7 @@ void check_stats(struct check_ctx *c, const char *path)
 		const struct sc_frame *fr = &c->sc->frames[i];
 
 		rx_bytes += c->fed[i] * fr->len;
+		want_quic[fr->exp.quic & 3] += c->fed[i];
 		switch (fr->exp.outcome) {
 		case SC_FORWARD:      want_fwd += c->fed[i]; break;
 		case SC_ICMP_TOO_BIG: want_icmp += c->fed[i]; break;
@@ -111,6 +113,9 @@ void check_stats(struct check_ctx *c, const char *path)
 	want_counter(c, doc, "icmp_sent", want_icmp, &icmp);
 	want_counter(c, doc, "echo_replies", want_echo, NULL);
 	want_counter(c, doc, "exception", 0, &exc);
+	want_counter(c, doc, "quic_routed", want_quic[SC_QUIC_ROUTED], NULL);
+	want_counter(c, doc, "quic_unknown_id", want_quic[SC_QUIC_UNKNOWN_ID], NULL);
+	want_counter(c, doc, "quic_no_id", want_quic[SC_QUIC_NO_ID], NULL);
 	if (c->want) {
 		want_counter(c, doc, "second_down", c->want_second_down, NULL);
 		want_counter(c, doc, "second_loaded", c->want_second_loaded, NULL);

@@ -52,6 +52,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    max_load: %.6f\n", v->max_load);
 	if (v->echo_reply)
 		fprintf(f, "    icmp_echo: reply\n");
+	if (v->quic)
+		fprintf(f, "    quic: true\n");
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		const struct sc_backend *b = &v->backends[i];
@@ -63,6 +65,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 			fprintf(f, ", state: drain");
 		if (b->down)
 			fprintf(f, ", state: down");
+		if (b->quic_server_id)
+			fprintf(f, ", quic_server_id: %u", b->quic_server_id);
 		if (b->has_mac) {
 			mac_text(b->mac, m, sizeof(m));
 			fprintf(f, ", mac: \"%s\"", m);

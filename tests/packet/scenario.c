@@ -20,6 +20,7 @@ static const struct sc_entry registry[] = {
 	{"flows",     sc_def_flows},
 	{"storm",     sc_def_storm},
 	{"tables",    sc_def_tables},
+	{"quic",      sc_def_quic},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))
@@ -316,6 +317,32 @@ struct sc_frame *sc_emit(struct scenario *sc, const struct sc_flow *f,
 	len = pkt_build_eth(frame, &l2, f->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
 			    ip, ip_len, &l3_off);
 	return append(sc, frame, len, l3_off, (uint16_t)ip_len);
+}
+
+struct sc_frame *sc_emit_payload(struct scenario *sc, const struct sc_flow *f,
+				 const struct sc_opts *o, const uint8_t *payload,
+				 uint32_t len)
+{
+	static uint8_t seg[PKT_FRAME_MAX], ip[PKT_FRAME_MAX],
+		frame[PKT_FRAME_MAX];
+	uint32_t id = sc->next_id++;
+	struct pkt_l2 l2;
+	struct pkt_l3 l3;
+	struct pkt_l4 l4 = {
+		.proto = f->proto, .sport = f->sport, .dport = f->dport,
+		.tcp_flags = o->tcp_flags,
+	};
+	uint32_t seg_len, ip_len, n;
+	uint16_t l3_off;
+
+	if (len > PKT_FRAME_MAX - 200)
+		die("payload too large");
+	fill_l2l3(sc, f, o, id, &l2, &l3);
+	seg_len = pkt_build_l4(seg, &l3, &l4, payload, len);
+	ip_len = pkt_build_ip(ip, &l3, f->proto, seg, seg_len, NULL);
+	n = pkt_build_eth(frame, &l2, f->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
+			  ip, ip_len, &l3_off);
+	return append(sc, frame, n, l3_off, (uint16_t)ip_len);
 }
 
 void sc_emit_fragments(struct scenario *sc, const struct sc_flow *f,

@@ -37,6 +37,7 @@ struct sc_backend {
 	bool down;               /* state: down (keeps its slots, no flows) */
 	bool has_mac;
 	uint8_t mac[6];
+	uint32_t quic_server_id; /* quic VIPs: 0 = none */
 };
 
 struct sc_vip {
@@ -52,6 +53,7 @@ struct sc_vip {
 	double max_load;         /* bounded loads; 0 = off */
 	uint32_t vnodes;         /* ring only; 0 = the default */
 	bool echo_reply;         /* icmp_echo: reply */
+	bool quic;               /* QUIC connection-ID routing */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -72,6 +74,11 @@ enum sc_outcome {
 	SC_ICMP_ECHO_REPLY,      /* an echo request answered by the daemon */
 };
 
+/* The QUIC counter a frame to a quic VIP counts in (none for anything
+ * else: long headers, non-QUIC payloads, fragments, other VIPs). */
+enum sc_quic { SC_QUIC_NONE = 0, SC_QUIC_ROUTED, SC_QUIC_UNKNOWN_ID,
+	       SC_QUIC_NO_ID };
+
 struct sc_expect {
 	enum sc_outcome outcome;
 	uint16_t vip;            /* FORWARD, ICMP_TOO_BIG: index in vips[] */
@@ -81,6 +88,11 @@ struct sc_expect {
 	struct mlv_flow_key key; /* FORWARD: the key whose hash picks the slot */
 	enum mlv_drop_reason drop;
 	uint16_t icmp_mtu;       /* ICMP_TOO_BIG: MTU the reply must report */
+	/* FORWARD: nonzero = the backend (index + 1) the frame must reach
+	 * whatever its key hashes to (QUIC connection-ID routing); 0 = the
+	 * one the key selects */
+	uint8_t to_backend;
+	uint8_t quic;            /* enum sc_quic */
 	char what[64];           /* for failure messages */
 };
 
@@ -192,6 +204,12 @@ struct mlv_flow_key sc_key(const struct sc_flow *f, bool with_ports);
 struct sc_frame *sc_emit(struct scenario *sc, const struct sc_flow *f,
 			 const struct sc_opts *o);
 
+/* sc_emit with the UDP/TCP payload given (len bytes, 0 allowed) instead
+ * of a generated one. */
+struct sc_frame *sc_emit_payload(struct scenario *sc, const struct sc_flow *f,
+				 const struct sc_opts *o, const uint8_t *payload,
+				 uint32_t len);
+
 /* Append raw bytes as a frame (for non-IP and hand-made frames). */
 struct sc_frame *sc_emit_raw(struct scenario *sc, const uint8_t *data,
 			     uint32_t len);
@@ -224,5 +242,6 @@ void sc_def_malformed(struct scenario *sc);
 void sc_def_flows(struct scenario *sc);
 void sc_def_storm(struct scenario *sc);
 void sc_def_tables(struct scenario *sc);
+void sc_def_quic(struct scenario *sc);
 
 #endif
