@@ -20,6 +20,13 @@ enum mlv_hash_fields {
 	MLV_HASH_SOURCE,      /* both ports zero, IPv6 source masked */
 };
 
+/* "5tuple", "3tuple" or "source", as the config writes them. Pure. */
+static inline const char *mlv_hash_fields_name(enum mlv_hash_fields f)
+{
+	return f == MLV_HASH_SOURCE ? "source" :
+	       f == MLV_HASH_3TUPLE ? "3tuple" : "5tuple";
+}
+
 /* The source mask of an IPv6 prefix length 0..128 as two 64-bit words in
  * key memory order (mlv_flow_key_fields); IPv4 keys ignore it. Pure. */
 static inline void mlv_flow_src_mask6(uint32_t prefix, uint64_t mask[2])
