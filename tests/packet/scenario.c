@@ -20,6 +20,8 @@ static const struct sc_entry registry[] = {
 	{"flows",     sc_def_flows},
 	{"storm",     sc_def_storm},
 	{"tables",    sc_def_tables},
+	{"ports",     sc_def_ports},
+	{"affinity",  sc_def_affinity},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

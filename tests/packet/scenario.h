@@ -51,6 +51,10 @@ struct sc_vip {
 	uint8_t table;           /* enum mlv_table_kind; 0 = maglev */
 	double max_load;         /* bounded loads; 0 = off */
 	uint32_t vnodes;         /* ring only; 0 = the default */
+	uint16_t port_last;      /* a range's last port; 0: one port. `any`:
+				    port 0, port_last 65535 */
+	uint8_t hash;            /* 0 5tuple, 1 3tuple, 2 source */
+	uint8_t prefix6;         /* source_prefix6; 0 = the default (128) */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -221,5 +225,7 @@ void sc_def_malformed(struct scenario *sc);
 void sc_def_flows(struct scenario *sc);
 void sc_def_storm(struct scenario *sc);
 void sc_def_tables(struct scenario *sc);
+void sc_def_ports(struct scenario *sc);
+void sc_def_affinity(struct scenario *sc);
 
 #endif
