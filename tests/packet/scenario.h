@@ -208,6 +208,14 @@ void sc_emit_fragments(struct scenario *sc, const struct sc_flow *f,
 		       const uint32_t *order, uint32_t n_order,
 		       uint16_t vip, uint32_t group, const char *what);
 
+/* Append an ICMP frag-needed (IPv4) / packet-too-big (IPv6) with MTU mtu
+ * from a router on the client's side to vip, quoting a packet of flow f
+ * on its way back (VIP -> client). The expectation is left zeroed. */
+struct sc_frame *sc_emit_icmp_error(struct scenario *sc,
+				    const struct sc_vip *vip,
+				    const struct sc_flow *f, uint16_t mtu,
+				    bool vlan);
+
 void sc_expect_forward(struct sc_frame *fr, uint16_t vip,
 		       const struct mlv_flow_key *key, uint32_t group,
 		       const char *what);

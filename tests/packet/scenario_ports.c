@@ -9,8 +9,9 @@
  * over many clients the groups follow the weights (the checker's
  * binomial bound); IPv6 with source_prefix6 64: hosts of one /64 are one
  * group. `3tuple`: a client's source ports share a backend. Fragmented
- * datagrams of a client join its group: they must reach the backend of
- * its whole packets. The checker computes each expected slot from the
+ * datagrams of a client, and ICMP too-big errors about flows of it the
+ * daemon never saw, join its group: they must reach the backend of its
+ * whole packets. The checker computes each expected slot from the
  * key reduced to the VIP's fields (expect.c), not from the daemon's. */
 #include <stdio.h>
 #include <string.h>
@@ -143,6 +144,26 @@ static void client_flows(struct scenario *sc, uint16_t v,
 	}
 }
 
+/* An ICMP too-big about a flow of src the daemon has not seen (so not
+ * tracked), in group: under source or 3tuple the quoted flow's reduced
+ * key is the client's, so the table sends it to the client's backend. */
+static void client_icmp_error(struct scenario *sc, uint16_t v,
+			      const uint8_t src[16], uint32_t group,
+			      const char *who)
+{
+	const struct sc_vip *vip = &sc->vips[v];
+	struct sc_flow fl = sc_flow_to_vip(vip, 0,
+					   (uint16_t)(1024 + sc_rand(sc, 64000)));
+	struct mlv_flow_key key;
+	char what[64];
+
+	memcpy(fl.src, src, 16);
+	key = sc_key(&fl, true);
+	snprintf(what, sizeof(what), "%s %s too-big", vip->name, who);
+	sc_expect_forward(sc_emit_icmp_error(sc, vip, &fl, 1280, false), v,
+			  &key, group, what);
+}
+
 /* A fragmented datagram from src to vip in group: the client's
  * backend. */
 static void client_fragments(struct scenario *sc, uint16_t v,
@@ -202,6 +223,8 @@ void sc_def_affinity(struct scenario *sc)
 		client_flows(sc, 0, src, 4, g, who);
 		if (c % 10 == 0)
 			client_fragments(sc, 0, src, g, who);
+		if (c % 10 == 5)
+			client_icmp_error(sc, 0, src, g, who);
 	}
 	for (uint32_t p = 0; p < SRC6_PREFIXES; p++) {
 		uint32_t g = sc_new_group(sc);
@@ -217,6 +240,8 @@ void sc_def_affinity(struct scenario *sc)
 			client_flows(sc, 1, src, 2, g, who);
 			if (p % 10 == 0 && h == 1)
 				client_fragments(sc, 1, src, g, who);
+			if (p % 10 == 5 && h == 2)
+				client_icmp_error(sc, 1, src, g, who);
 		}
 	}
 	for (uint32_t c = 0; c < T3_CLIENTS; c++) {
@@ -227,6 +252,8 @@ void sc_def_affinity(struct scenario *sc)
 		client_flows(sc, 2, src, 3, g, who);
 		if (c % 10 == 0)
 			client_fragments(sc, 2, src, g, who);
+		if (c % 10 == 5)
+			client_icmp_error(sc, 2, src, g, who);
 	}
 	for (uint32_t c = 0; c < SRCR_CLIENTS; c++) {
 		uint32_t g = sc_new_group(sc);
