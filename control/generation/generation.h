@@ -231,7 +231,8 @@ struct mlv_generation {
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
- * (address, port, protocol), duplicate backend names, an unknown tx_port,
+ * (address, port, protocol), two `port: any` VIPs or overlapping port
+ * ranges on one address and protocol, duplicate backend names, an unknown tx_port,
  * or bad table-builder input; MLV_E_RANGE for n_workers 0 or above
  * MLV_MAX_WORKERS, too many ports/VIPs/backends, or a ring with more than
  * MLV_RING_MAX_POINTS points; MLV_E_CONFIG when a
