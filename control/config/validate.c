@@ -598,6 +598,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 	check_table_choice(ctx, vip, seen);
 	mlv_cfg_check_vip_ports_hash(ctx, vip, seen);
 	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
+	    !mlv_vip_port_wild(vip) &&   /* an error already: no one port */
 	    (vip->health.type == MLV_HEALTH_TCP ||
 	     vip->health.type == MLV_HEALTH_HTTP))
 		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "health") ?
