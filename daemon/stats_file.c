@@ -147,7 +147,7 @@ static json_t *vip_json(const struct mlv_daemon *d,
 {
 	struct mlv_flow_counters c;
 	struct mlv_ip ip = { .family = v->family };
-	char addr[MLV_IP_STRLEN], fp[19];
+	char addr[MLV_IP_STRLEN], fp[19], ports[16];
 	json_t *backends = json_array(), *o;
 
 	if (!backends)
@@ -163,10 +163,13 @@ static json_t *vip_json(const struct mlv_daemon *d,
 	/* 64 bits do not survive a JSON number (IEEE doubles): hex text */
 	snprintf(fp, sizeof(fp), "0x%016llx", (unsigned long long)v->fingerprint);
 	mlv_stats_vip(d->stats, gen, v, &c);
-	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:s, s:I, s:I, s:o*, s:o}",
+	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:o*, s:o}",
 			 "name", v->name,
 			 "address", mlv_ip_format(&ip, addr, sizeof(addr)),
 			 "port", (int)ntohs(v->port_be),
+			 "ports", mlv_vip_port_format(ntohs(v->port_be),
+						      v->port_last, ports,
+						      sizeof(ports)),
 			 "protocol", mlv_proto_name(v->protocol),
 			 "forwarding", mlv_forwarding_name(v->forwarding),
 			 "table_size", (json_int_t)v->table_size,

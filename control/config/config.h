@@ -20,6 +20,7 @@
 #include "control/base/addr.h"
 #include "control/base/error.h"
 #include "control/tables/builder.h"
+#include "dataplane/packet/flow_fields.h"
 
 #define MLV_NAME_MAX      64    /* VIP, backend and port names, with NUL */
 #define MLV_PATH_MAX      256   /* file paths, HTTP paths, device names */
@@ -77,7 +78,11 @@ struct mlv_backend_config {
 struct mlv_vip_config {
 	char name[MLV_NAME_MAX];
 	struct mlv_ip address;
-	uint16_t port;             /* host byte order */
+	/* Host byte order. One port: port, and port_last equal to it or 0
+	 * (a model built by hand). A range A-B: port A, port_last B
+	 * (A < B). `any`: 0 and 65535 (mlv_vip_port_any). */
+	uint16_t port;
+	uint16_t port_last;
 	uint8_t protocol;          /* IPPROTO_TCP or IPPROTO_UDP */
 	enum mlv_forwarding forwarding;
 	uint16_t gue_port;         /* gue: outer UDP destination port */
@@ -95,7 +100,32 @@ struct mlv_vip_config {
 	uint32_t new_flows_burst;  /* 0 = a tenth of a second's worth */
 	bool quic;                 /* UDP: route QUIC short headers by the
 				      server ID in their connection ID */
+	enum mlv_hash_fields hash; /* which key fields choose the slot */
+	uint32_t source_prefix6;   /* hash: source, IPv6 source bits kept */
 };
+
+/* Whether a VIP takes every port of its protocol (`port: any`). Pure. */
+static inline bool mlv_vip_port_any(const struct mlv_vip_config *v)
+{
+	return v->port == 0 && v->port_last == 65535;
+}
+
+/* Whether a VIP has more than one port (a range or `any`). Pure. */
+static inline bool mlv_vip_port_wild(const struct mlv_vip_config *v)
+{
+	return v->port_last != 0 && v->port_last != v->port;
+}
+
+/* A VIP's last port (its only one if it has one). Pure. */
+static inline uint16_t mlv_vip_port_last(const struct mlv_vip_config *v)
+{
+	return v->port_last ? v->port_last : v->port;
+}
+
+/* A VIP's port as written: "80", "8000-8100" or "any" in buf (at least
+ * 12 bytes). Pure; any thread. */
+const char *mlv_vip_port_format(uint16_t port, uint16_t port_last,
+				char *buf, size_t len);
 
 struct mlv_port_config {
 	char name[MLV_NAME_MAX];
@@ -211,6 +241,7 @@ struct mlv_config {
 	enum mlv_icmp_echo default_icmp_echo;
 	uint32_t default_new_flows_per_second;
 	uint32_t default_new_flows_burst;
+	enum mlv_hash_fields default_hash;
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

@@ -49,6 +49,8 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k)
 		return "an octal mode";
 	case MLV_CT_HOST_PORT:
 		return "host:port";
+	case MLV_CT_PORT_SPEC:
+		return "a port, a range A-B or any";
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_LIST:
 		return "a list";
@@ -448,6 +450,8 @@ bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k
 		return convert_table_size(ctx, k, n, dst);
 	case MLV_CT_LOAD_FACTOR:
 		return convert_load_factor(ctx, k, n, dst);
+	case MLV_CT_PORT_SPEC:
+		return mlv_cfg_convert_port_spec(ctx, k, n, obj);
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_MAP:
 	case MLV_CT_LIST:

@@ -19,6 +19,8 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 				  const struct mlv_vip_config *b)
 {
 	return !mlv_ip_equal(&a->address, &b->address) || a->port != b->port ||
+	       a->port_last != b->port_last || a->hash != b->hash ||
+	       a->source_prefix6 != b->source_prefix6 ||
 	       a->protocol != b->protocol || a->forwarding != b->forwarding ||
 	       a->gue_port != b->gue_port || a->table_size != b->table_size ||
 	       a->table != b->table || a->max_load != b->max_load ||

@@ -67,6 +67,13 @@ static const struct mlv_cfg_enum protocol_names[] = {
 	{ NULL, 0 },
 };
 
+static const struct mlv_cfg_enum hash_names[] = {
+	{ "5tuple", MLV_HASH_5TUPLE },
+	{ "3tuple", MLV_HASH_3TUPLE },
+	{ "source", MLV_HASH_SOURCE },
+	{ NULL, 0 },
+};
+
 #define HC struct mlv_health_config
 static const struct mlv_cfg_key health_keys[] = {
 	{ .name = "type", .type = MLV_CT_ENUM, FIELD(HC, type),
@@ -302,6 +309,8 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	{ .name = "new_flows_burst", .type = MLV_CT_UINT,
 	  FIELD(CF, default_new_flows_burst), .min = 0,
 	  .max = MLV_FLOW_BURST_MAX, .def = "0" },
+	{ .name = "hash", .type = MLV_CT_ENUM, FIELD(CF, default_hash),
+	  .def = "5tuple", .sub = hash_names },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -355,8 +364,8 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  .required = true },
 	{ .name = "address", .type = MLV_CT_IP, FIELD(VC, address),
 	  .required = true },
-	{ .name = "port", .type = MLV_CT_UINT, FIELD(VC, port),
-	  .min = 1, .max = 65535, .required = true },
+	{ .name = "port", .type = MLV_CT_PORT_SPEC, FIELD(VC, port),
+	  .aux = offsetof(VC, port_last), .required = true },
 	{ .name = "protocol", .type = MLV_CT_ENUM, FIELD(VC, protocol),
 	  .required = true, .sub = protocol_names },
 	{ .name = "forwarding", .type = MLV_CT_ENUM, FIELD(VC, forwarding),
@@ -385,6 +394,10 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  FIELD(VC, new_flows_burst), .min = 0, .max = MLV_FLOW_BURST_MAX,
 	  .doc_default = "defaults.new_flows_burst" },
 	{ .name = "quic", .type = MLV_CT_BOOL, FIELD(VC, quic), .def = "false" },
+	{ .name = "hash", .type = MLV_CT_ENUM, FIELD(VC, hash),
+	  .doc_default = "defaults.hash", .sub = hash_names },
+	{ .name = "source_prefix6", .type = MLV_CT_UINT,
+	  FIELD(VC, source_prefix6), .min = 0, .max = 128, .def = "128" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",

@@ -41,6 +41,9 @@ enum mlv_cfg_type {
 	MLV_CT_TABLE_SIZE,  /* uint32_t Maglev table size: a prime in range */
 	MLV_CT_LOAD_FACTOR, /* double: 0 (off) or a decimal in min..max
 			       thousandths, e.g. 1.25 */
+	MLV_CT_PORT_SPEC,   /* uint16_t port at offset, uint16_t last port
+			       at aux: an integer, "A-B" or any
+			       (control/config/port_spec.c) */
 	MLV_CT_STRING_LIST, /* char ** at offset, uint32_t count at aux */
 	MLV_CT_MAP,         /* nested struct at offset; sub = mlv_cfg_map */
 	MLV_CT_LIST,        /* array pointer at offset, uint32_t count at aux;
@@ -147,6 +150,10 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k);
 /* An enum key's choices as "ipip, gue or l2dsr" in buf. */
 const char *mlv_cfg_enum_choices(const struct mlv_cfg_key *k, char *buf,
 				 size_t len);
+/* port_spec.c: a VIP's port (MLV_CT_PORT_SPEC) into obj. */
+bool mlv_cfg_convert_port_spec(struct mlv_cfg_ctx *ctx,
+			       const struct mlv_cfg_key *k,
+			       const struct mlv_ynode *n, void *obj);
 /* "500ms", "1s", "5m", "1h": the largest exact unit. */
 const char *mlv_cfg_format_duration(uint32_t ms, char *buf, size_t len);
 

@@ -252,6 +252,7 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->icmp_echo = ctx->cfg->default_icmp_echo;
 	vip->new_flows_per_second = ctx->cfg->default_new_flows_per_second;
 	vip->new_flows_burst = ctx->cfg->default_new_flows_burst;
+	vip->hash = ctx->cfg->default_hash;
 }
 
 /* A VIP's traffic may arrive on any port and leaves by that port's
@@ -606,7 +607,9 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			      "new_flows_burst limits nothing without "
 			      "new_flows_per_second (VIP '%s' has no rate)",
 			      vip->name);
+	mlv_cfg_check_vip_ports_hash(ctx, vip, seen);
 	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
+	    !mlv_vip_port_wild(vip) &&   /* an error already: no one port */
 	    (vip->health.type == MLV_HEALTH_TCP ||
 	     vip->health.type == MLV_HEALTH_HTTP))
 		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "health") ?
@@ -639,79 +642,6 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 
 /* ---- the whole file ---- */
 
-struct vip_ref {
-	const struct mlv_vip_config *vip;
-	uint32_t index;
-};
-
-static int vip_ref_cmp(const void *a, const void *b)
-{
-	const struct vip_ref *x = a, *y = b;
-	int c = memcmp(&x->vip->address, &y->vip->address, sizeof(x->vip->address));
-
-	if (c == 0)
-		c = (int)x->vip->port - (int)y->vip->port;
-	if (c == 0)
-		c = (int)x->vip->protocol - (int)y->vip->protocol;
-	if (c == 0)
-		c = x->index < y->index ? -1 : x->index > y->index;
-	return c;
-}
-
-static bool same_service(const struct mlv_vip_config *a,
-			 const struct mlv_vip_config *b)
-{
-	return mlv_ip_equal(&a->address, &b->address) && a->port == b->port &&
-	       a->protocol == b->protocol;
-}
-
-static void check_unique_vips(struct mlv_cfg_ctx *ctx, const struct mlv_config *cfg,
-			      const struct mlv_ynode **items)
-{
-	struct vip_ref *refs;
-	uint32_t i, n = 0;
-
-	refs = calloc(cfg->n_vips, sizeof(*refs));
-	if (refs == NULL) {
-		ctx->nomem = true;
-		return;
-	}
-	for (i = 0; i < cfg->n_vips; i++) {
-		const struct mlv_vip_config *v = &cfg->vips[i];
-
-		/* Incomplete VIPs were reported already. */
-		if (v->address.family == MLV_AF_NONE || v->port == 0 || v->protocol == 0)
-			continue;
-		refs[n].vip = v;
-		refs[n].index = i;
-		n++;
-	}
-	qsort(refs, n, sizeof(*refs), vip_ref_cmp);
-	for (i = 1; i < n; i++) {
-		const struct vip_ref *first = &refs[i - 1];
-		char addr[MLV_IP_STRLEN];
-
-		if (!same_service(refs[i].vip, first->vip))
-			continue;
-		while (first > refs && same_service(first[-1].vip, first->vip))
-			first--;
-		struct mlv_src_pos here = mlv_cfg_item_pos(items[refs[i].index],
-							   "address");
-		char at[PATH_MAX + 16];
-
-		mlv_cfg_error(ctx, here,
-			      "VIP '%s' duplicates VIP '%s' (%s): both are %s%s%s port %u/%s",
-			      refs[i].vip->name, first->vip->name,
-			      mlv_diags_where(ctx->diags, first->vip->pos, here,
-					      at, sizeof(at)),
-			      refs[i].vip->address.family == MLV_AF_INET6 ? "[" : "",
-			      mlv_ip_format(&refs[i].vip->address, addr, sizeof(addr)),
-			      refs[i].vip->address.family == MLV_AF_INET6 ? "]" : "",
-			      refs[i].vip->port, mlv_proto_name(refs[i].vip->protocol));
-	}
-	free(refs);
-}
-
 void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
 			 const struct mlv_cfg_seen *seen)
 {
@@ -731,7 +661,7 @@ void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
 	for (i = 0; i < cfg->n_vips; i++)
 		names[i] = cfg->vips[i].name;
 	check_unique_names(ctx, "VIP", names, cfg->n_vips, items, "");
-	check_unique_vips(ctx, cfg, items);
+	mlv_cfg_check_unique_vips(ctx, cfg, items);
 out:
 	free(names);
 	free(items);

@@ -36,6 +36,16 @@ void mlv_cfg_check_quic(struct mlv_cfg_ctx *ctx,
 /* The whole file: unique VIP names and (address, port, protocol). */
 void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
 			 const struct mlv_cfg_seen *seen);
+/* port_spec.c: a VIP with a port range or `any` and a health check names
+ * health.port; source_prefix6 only with hash: source. */
+void mlv_cfg_check_vip_ports_hash(struct mlv_cfg_ctx *ctx,
+				  const struct mlv_vip_config *vip,
+				  const struct mlv_cfg_seen *seen);
+/* port_spec.c: no two VIPs on one address and protocol with the same
+ * port (or both `any`), and no overlapping ranges. */
+void mlv_cfg_check_unique_vips(struct mlv_cfg_ctx *ctx,
+			       const struct mlv_config *cfg,
+			       const struct mlv_ynode **items);
 /* A new VIP inherits defaults.{forwarding,table_size,health}. */
 void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem);
 

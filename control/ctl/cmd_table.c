@@ -203,7 +203,7 @@ json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 	struct mlv_ip ip;
 	json_t *reply = NULL;
 	char src_text[MLV_IP_STRLEN], be_text[MLV_IP_STRLEN];
-	uint64_t sport = 0;
+	uint64_t sport = 0, dport;
 	uint32_t hash, slot;
 
 	v = mlv_ctl_need_vip(st, args, &gen, &reply);
@@ -215,6 +215,11 @@ json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 		return mlv_ctl_fail("VIP \"%s\" is IPv%u; %s is not", v->name,
 				    v->family, src);
 	mlv_ctl_arg_uint(args, "sport", &sport);
+	dport = ntohs(v->port_be);
+	mlv_ctl_arg_uint(args, "dport", &dport);
+	if (dport < ntohs(v->port_be) || dport > v->port_last)
+		return mlv_ctl_fail("VIP \"%s\" does not take port %u",
+				    v->name, (unsigned)dport);
 
 	/* The key exactly as the parser builds it for a packet from
 	 * src:sport to the VIP (dataplane/packet/flow_key.h): IPv4 in bytes 0..3,
@@ -223,11 +228,13 @@ json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 	memcpy(key.src, ip.bytes, sizeof(key.src));
 	memcpy(key.dst, v->address, sizeof(key.dst));
 	key.sport = htons((uint16_t)sport);
-	key.dport = v->port_be;
+	key.dport = htons((uint16_t)dport);
 	key.proto = v->protocol;
 	key.family = v->family;
 	hash = mlv_flow_hash(&key);
-	slot = hash % v->table_size;
+	/* the slot from the VIP's hash fields; conntrack keeps the whole
+	 * key's hash (lookup_tracked) */
+	slot = mlv_gen_slot_hash(v, &key, false, hash) % v->table_size;
 	if (v->table[slot] < v->n_backends)
 		b = &v->backends[v->table[slot]];
 	return lookup_tracked(st, json_pack(

@@ -37,11 +37,15 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 			const struct mlv_generation *gen,
 			const struct mlv_gen_vip *v)
 {
-	char addr[MLV_IP_STRLEN];
-	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s, s:I, s:o, s:I, s:I}",
+	char addr[MLV_IP_STRLEN], ports[16];
+	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:I}",
 			      "name", v->name,
 			      "address", mlv_ctl_vip_addr(v, addr, sizeof(addr)),
 			      "port", (int)ntohs(v->port_be),
+			      "ports", mlv_vip_port_format(ntohs(v->port_be),
+							   v->port_last, ports,
+							   sizeof(ports)),
+			      "hash", mlv_hash_fields_name(v->hash_fields),
 			      "protocol", mlv_proto_name(v->protocol),
 			      "forwarding", mlv_forwarding_name(v->forwarding),
 			      "table_size", (json_int_t)v->table_size,

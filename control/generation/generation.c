@@ -18,6 +18,8 @@
 #include "control/tables/maglev.h"
 #include "control/tables/builder.h"
 #include "control/generation/index_internal.h"
+#include "control/generation/port_map_internal.h"
+#include "dataplane/packet/flow_hash.h"
 
 #define GEN_ALIGN 64   /* cache line: tables, counters and the struct */
 
@@ -28,6 +30,7 @@ struct gen_priv {
 	void *uid_free_ctx;
 	struct mlv_gen_vip_index exact;      /* (family, address, port, proto) */
 	struct mlv_gen_vip_index any_port;   /* port 0 -> lowest-port VIP */
+	struct mlv_gen_port_maps port_maps;  /* range and `any` VIPs */
 	struct mlv_gen_uid_map vip_uids;
 	struct mlv_gen_uid_map backend_uids; /* -> index in all_backends */
 	const struct mlv_gen_vip **vip_by_name; /* strcmp order */
@@ -45,7 +48,8 @@ struct gen_layout {
 	size_t buckets_ptrs, buckets, buckets_stride;
 	uint32_t n_limited;   /* VIPs with new_flows_per_second */
 	size_t tables, quic_ids, total;
-	uint32_t vip_index_slots, backend_uid_slots;
+	size_t wild_slots, wild, map_tops, map_leaves; /* port_map_internal.h */
+	uint32_t vip_index_slots, backend_uid_slots, n_ranges;
 	uint64_t quic_slots;       /* every quic VIP's server-ID map */
 };
 
@@ -163,7 +167,7 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 {
 	const struct mlv_backend_config **sorted = NULL;
 	uint64_t n_all = 0;
-	uint32_t max_backends = 0, n_limited;
+	uint32_t max_backends = 0, n_limited, n_ranges = 0;
 	size_t c = 0;
 	enum mlv_err err;
 
@@ -179,6 +183,9 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		err = mlv_maglev_check_size(vc->table_size);
 		if (err)
 			return err;
+		if (mlv_vip_port_last(vc) < vc->port)
+			return MLV_E_INVAL;
+		n_ranges += mlv_vip_port_wild(vc) && !mlv_vip_port_any(vc);
 		n_all += vc->n_backends;
 		l->n_limited += vc->new_flows_per_second > 0;
 		if (vc->n_backends > max_backends)
@@ -227,6 +234,7 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	for (uint32_t v = 0; v < cfg->n_vips; v++)
 		if (cfg->vips[v].quic)
 			l->quic_slots += mlv_gen_index_slots(cfg->vips[v].n_backends);
+	l->n_ranges = n_ranges;
 	l->vip_index_slots = mlv_gen_index_slots(cfg->n_vips);
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
@@ -252,7 +260,11 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->buckets_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->buckets_stride, &l->buckets) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables) ||
-	    !place(&c, GEN_ALIGN, l->quic_slots, sizeof(struct mlv_gen_quic_slot), &l->quic_ids)) {
+	    !place(&c, GEN_ALIGN, l->quic_slots, sizeof(struct mlv_gen_quic_slot), &l->quic_ids) ||
+	    !place(&c, GEN_ALIGN, l->vip_index_slots, sizeof(struct mlv_gen_vip_slot), &l->wild_slots) ||
+	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_wild), &l->wild) ||
+	    !place(&c, GEN_ALIGN, MLV_PORT_MAP_TOPS(n_ranges), 256 * sizeof(uint32_t), &l->map_tops) ||
+	    !place(&c, GEN_ALIGN, MLV_PORT_MAP_LEAVES(n_ranges), 256 * sizeof(uint16_t), &l->map_leaves)) {
 		free(sorted);
 		return MLV_E_NOMEM;
 	}
@@ -386,6 +398,9 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		vip->family = vc->address.family;
 		vip->protocol = vc->protocol;
 		vip->port_be = htons(vc->port);
+		vip->port_last = mlv_vip_port_last(vc);
+		vip->hash_fields = (uint8_t)vc->hash;
+		mlv_flow_src_mask6(vc->source_prefix6, vip->src_mask6);
 		memcpy(vip->address, vc->address.bytes, sizeof(vip->address));
 		vip->forwarding = vc->forwarding;
 		vip->table_size = vc->table_size;
@@ -791,6 +806,7 @@ static enum mlv_err build_quic(struct mlv_generation *gen,
 static enum mlv_err build_indices(struct mlv_generation *gen)
 {
 	struct gen_priv *p = gen->priv;
+	enum mlv_err err;
 
 	for (uint32_t v = 0; v < gen->n_vips; v++) {
 		const struct mlv_gen_vip *vip = &gen->vips[v];
@@ -802,12 +818,16 @@ static enum mlv_err build_indices(struct mlv_generation *gen)
 		struct mlv_gen_vip_slot *s;
 
 		memcpy(key.addr, vip->address, sizeof(key.addr));
-		s = mlv_gen_vip_index_probe(&p->exact, &key);
-		if (s->key.family != 0)
-			return MLV_E_INVAL; /* same address, port and protocol */
-		s->key = key;
-		s->vip = v;
+		if (vip->port_last == ntohs(vip->port_be)) {
+			/* one port; ranges and `any`: port_maps */
+			s = mlv_gen_vip_index_probe(&p->exact, &key);
+			if (s->key.family != 0)
+				return MLV_E_INVAL; /* same address, port and protocol */
+			s->key = key;
+			s->vip = v;
+		}
 
+		/* `any` (port_be 0) comes first, then by first port */
 		key.port_be = 0;
 		s = mlv_gen_vip_index_probe(&p->any_port, &key);
 		if (s->key.family == 0 ||
@@ -820,6 +840,9 @@ static enum mlv_err build_indices(struct mlv_generation *gen)
 			return MLV_E_INVAL;
 		p->vip_by_name[v] = vip;
 	}
+	err = mlv_gen_port_maps_build(&p->port_maps, gen->vips, gen->n_vips);
+	if (err)
+		return err;
 	qsort(p->vip_by_name, gen->n_vips, sizeof(*p->vip_by_name), cmp_vip_ptr);
 	for (uint32_t v = 1; v < gen->n_vips; v++)
 		if (strcmp(p->vip_by_name[v - 1]->name, p->vip_by_name[v]->name) == 0)
@@ -903,6 +926,10 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	p->uid_free_ctx = opts ? opts->uid_free_ctx : NULL;
 	mlv_gen_vip_index_init(&p->exact, (void *)(base + l.exact), l.vip_index_slots);
 	mlv_gen_vip_index_init(&p->any_port, (void *)(base + l.any_port), l.vip_index_slots);
+	mlv_gen_port_maps_init(&p->port_maps, (void *)(base + l.wild_slots),
+			       l.vip_index_slots, (void *)(base + l.wild),
+			       (void *)(base + l.map_tops),
+			       (void *)(base + l.map_leaves));
 	mlv_gen_uid_map_init(&p->vip_uids, (void *)(base + l.vip_uids), l.vip_index_slots);
 	mlv_gen_uid_map_init(&p->backend_uids, (void *)(base + l.backend_uids),
 			     l.backend_uid_slots);
@@ -1026,6 +1053,21 @@ void mlv_gen_free(struct mlv_generation *gen)
 	free(gen);
 }
 
+/* The exact table missed: a range holding the port, else `any`. Out of
+ * line: a worker comes here on a memo miss for a VIP of more than one
+ * port, or for traffic to no VIP. */
+__attribute__((noinline)) static const struct mlv_gen_vip *
+find_wild(const struct mlv_generation *gen, struct mlv_gen_vip_key *k)
+{
+	const struct gen_priv *p = gen->priv;
+	uint16_t port = ntohs(k->port_be);
+	uint32_t v;
+
+	k->port_be = 0;
+	v = mlv_gen_port_maps_find(&p->port_maps, k, port);
+	return v == MLV_GEN_INDEX_NONE ? NULL : &gen->vips[v];
+}
+
 const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
 					   const struct mlv_flow_key *key,
 					   bool any_port)
@@ -1040,7 +1082,27 @@ const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
 
 	memcpy(k.addr, key->dst, sizeof(k.addr));
 	v = mlv_gen_vip_index_find(any_port ? &p->any_port : &p->exact, &k);
-	return v == MLV_GEN_INDEX_NONE ? NULL : &gen->vips[v];
+	if (__builtin_expect(v != MLV_GEN_INDEX_NONE, 1))
+		return &gen->vips[v];
+	if (any_port)
+		return NULL;
+	return find_wild(gen, &k);
+}
+
+uint32_t mlv_gen_slot_hash(const struct mlv_gen_vip *vip,
+			   const struct mlv_flow_key *key, bool fragment,
+			   uint32_t full_hash)
+{
+	struct mlv_flow_key k;
+
+	if (vip->hash_fields == MLV_HASH_5TUPLE)
+		return full_hash;
+	k = *key;
+	mlv_flow_key_fields(&k, (enum mlv_hash_fields)vip->hash_fields,
+			    vip->src_mask6, fragment,
+			    vip->port_last == ntohs(vip->port_be) ?
+			    vip->port_be : 0);
+	return mlv_flow_hash_inline(&k);
 }
 
 const struct mlv_gen_vip *mlv_gen_find_echo_vip(const struct mlv_generation *gen,

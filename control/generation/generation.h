@@ -20,6 +20,7 @@
 #include "control/config/config.h"
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
+#include "dataplane/packet/flow_fields.h"
 #include "dataplane/packet/flow_key.h"
 #include "dataplane/packet/flow_limit.h"
 #include "dataplane/packet/flow_tally.h"
@@ -65,8 +66,14 @@ struct mlv_gen_vip {
 	uint32_t uid;                 /* stable for the VIP name */
 	uint8_t family;               /* 4 or 6 */
 	uint8_t protocol;
-	uint16_t port_be;             /* network byte order, as in flow keys */
+	uint16_t port_be;             /* network byte order, as in flow keys;
+					 a range's first port; 0 for `any` */
 	uint8_t address[16];
+	uint16_t port_last;           /* host order: a range's last port;
+					 ntohs(port_be) for one port;
+					 65535 for `any` */
+	uint8_t hash_fields;          /* enum mlv_hash_fields: which key
+					 fields choose the slot */
 	enum mlv_forwarding forwarding;
 	uint32_t table_size;
 	uint64_t table_mod_m;         /* mlv_fastmod_m(table_size): slot = hash
@@ -99,6 +106,8 @@ struct mlv_gen_vip {
 	 * load factor <= 1/2 (quic_mask + 1 slots); NULL otherwise. */
 	uint32_t quic_mask;
 	const struct mlv_gen_quic_slot *quic_ids;
+	uint64_t src_mask6[2];        /* hash: source, the IPv6 source bits
+					 kept (mlv_flow_src_mask6) */
 	char name[MLV_NAME_MAX];
 };
 
@@ -253,8 +262,9 @@ struct mlv_generation {
  * - A VIP with quic has a map from its backends' quic_server_ids to them
  *   (mlv_gen_quic_backend), in gen's allocation.
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
- * (address, port, protocol), duplicate backend names or quic server
- * IDs within a quic VIP, an unknown tx_port,
+ * (address, port, protocol), two `port: any` VIPs or overlapping port
+ * ranges on one address and protocol, duplicate backend names or quic
+ * server IDs within a quic VIP, an unknown tx_port,
  * or bad table-builder input; MLV_E_RANGE for n_workers 0 or above
  * MLV_MAX_WORKERS, too many ports/VIPs/backends, or a ring with more than
  * MLV_RING_MAX_POINTS points; MLV_E_CONFIG when a
@@ -333,10 +343,12 @@ void mlv_gen_tally_bind(const struct mlv_generation *gen);
  * integers (control/generation/vip_tables.h). */
 void mlv_gen_free(struct mlv_generation *gen);
 
-/* The VIP matching (dst, dport, proto, family) of key, or NULL. For
- * fragments and ICMP errors (key ports 0) pass any_port = true: the VIP
- * with the lowest port on that address and protocol matches. Any thread
- * holding gen. */
+/* The VIP matching (dst, dport, proto, family) of key, or NULL: a VIP of
+ * that one port, else a range holding dport, else the address's `any`
+ * VIP (docs/forwarding.md, "Finding the VIP"). For fragments (key ports
+ * 0) pass any_port = true: the address's `any` VIP, else the VIP with
+ * the lowest (first) port on that address and protocol matches. Any
+ * thread holding gen. */
 const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
 					   const struct mlv_flow_key *key,
 					   bool any_port);
@@ -348,6 +360,13 @@ const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
  * whether the request is answered. Any thread holding gen. */
 const struct mlv_gen_vip *mlv_gen_find_echo_vip(const struct mlv_generation *gen,
 						const struct mlv_flow_key *key);
+/* The hash that chooses key's slot in vip's table: full_hash (the hash
+ * of the whole key) for a 5tuple VIP, else the hash of the key reduced
+ * to the VIP's hash fields (dataplane/packet/flow_fields.h); fragment:
+ * the key is a fragment's (ports 0). Pure; any thread. */
+uint32_t mlv_gen_slot_hash(const struct mlv_gen_vip *vip,
+			   const struct mlv_flow_key *key, bool fragment,
+			   uint32_t full_hash);
 
 /* The backend with uid in vip, or NULL if it is no longer there. */
 const struct mlv_gen_backend *mlv_gen_find_backend(

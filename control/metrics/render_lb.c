@@ -26,7 +26,7 @@ static const char *vip_addr(const struct mlv_gen_vip *v, char *buf, size_t len)
 static void vip_info(struct mlv_metrics_page *p)
 {
 	const struct mlv_generation *gen = p->gen;
-	char addr[MLV_IP_STRLEN], port[8];
+	char addr[MLV_IP_STRLEN], port[16];
 	struct mlv_expo_label l[5];
 
 	mlv_expo_family(p->f, "maglevd_vip_info", MLV_EXPO_GAUGE,
@@ -34,7 +34,9 @@ static void vip_info(struct mlv_metrics_page *p)
 	for (uint32_t i = 0; i < gen->n_vips; i++) {
 		const struct mlv_gen_vip *v = &gen->vips[i];
 
-		snprintf(port, sizeof(port), "%u", (unsigned)ntohs(v->port_be));
+		/* "80", "8000-8100" or "any" */
+		mlv_vip_port_format(ntohs(v->port_be), v->port_last, port,
+				    sizeof(port));
 		l[0] = (struct mlv_expo_label){ "vip", v->name };
 		l[1] = (struct mlv_expo_label){ "address", vip_addr(v, addr, sizeof(addr)) };
 		l[2] = (struct mlv_expo_label){ "port", port };

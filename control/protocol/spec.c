@@ -36,6 +36,8 @@ static const struct mlv_ctl_arg_spec lookup_args[] = {
 	  .help = "client address (same family as the VIP)" },
 	{ .name = "sport", .type = MLV_CTL_ARG_UINT, .required = true,
 	  .max = 65535, .help = "client port" },
+	{ .name = "dport", .type = MLV_CTL_ARG_UINT, .max = 65535,
+	  .help = "VIP port (a range or any VIP; default: its first port)" },
 };
 /* The largest page `conns` returns. */
 #define CONNS_MAX_LIMIT 10000

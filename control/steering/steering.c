@@ -250,7 +250,10 @@ static enum mlv_err vip_key(struct mlv_xdp_steer *s,
 	k->family = v->address.family == MLV_AF_INET ?
 		MLV_BPF_FAMILY_V4 : MLV_BPF_FAMILY_V6;
 	k->proto = v->protocol;
-	k->port = htons(v->port);
+	/* a range or `any` VIP: port 0 steers every port of the address
+	 * and protocol (the program's second look-up) */
+	k->port = v->port_last != 0 && v->port_last != v->port ? 0 :
+		  htons(v->port);
 	memcpy(k->addr, v->address.bytes,
 	       v->address.family == MLV_AF_INET ? 4 : 16);
 	return MLV_OK;
@@ -375,6 +378,7 @@ enum mlv_err mlv_xdp_steer_sync_config(struct mlv_xdp_steer *s,
 	for (uint32_t i = 0; i < cfg->n_vips; i++) {
 		vips[i].address = cfg->vips[i].address;
 		vips[i].port = cfg->vips[i].port;
+		vips[i].port_last = cfg->vips[i].port_last;
 		vips[i].protocol = cfg->vips[i].protocol;
 		vips[i].echo_reply = cfg->vips[i].icmp_echo == MLV_ECHO_REPLY;
 	}

@@ -53,6 +53,7 @@ enum mlv_xdp_mode {
 struct mlv_xdp_vip {
 	struct mlv_ip address;  /* MLV_AF_INET or MLV_AF_INET6 */
 	uint16_t port;          /* host order */
+	uint16_t port_last;     /* a range's last port; 0 or port: one port */
 	uint8_t protocol;       /* IPPROTO_TCP or IPPROTO_UDP */
 	bool echo_reply;        /* icmp_echo: reply: echo requests to the
 				   address are steered to maglevd */

@@ -66,6 +66,16 @@ _Static_assert(offsetof(struct mlv_flow_key, proto) ==
 		       offsetof(struct mlv_flow_key, dport) + 3,
 	       "dport, proto, family are contiguous");
 
+/* The hash that chooses the slot of a VIP whose hash fields are not the
+ * 5-tuple. Out of line: 5tuple VIPs never call it. */
+static __rte_noinline uint32_t fields_hash(const struct mlv_gen_vip *v,
+					   const struct mlv_pkt *p,
+					   uint32_t hash)
+{
+	return mlv_gen_slot_hash(v, &p->key,
+				 (p->flags & MLV_PKT_F_FRAGMENT) != 0, hash);
+}
+
 /* Parser verdict -> the drop reason of the same name. Built from the
  * parser's X-macro, so a verdict without a same-named drop reason does not
  * compile. OK maps to an out-of-range value and is never used. */
@@ -647,7 +657,11 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 
 			hash[i] = mlv_flow_hash_inline(&p->key);
 			probe[i].bucket = mlv_ct_prefetch(w->ct, hash[i]);
-			slot[i] = table_slot(v, hash[i]);
+			/* conntrack and encapsulation keep the whole key's
+			 * hash; hash: 3tuple/source choose the slot from
+			 * fewer fields (docs/flow-hash.md) */
+			slot[i] = table_slot(v, likely(v->hash_fields == MLV_HASH_5TUPLE) ?
+					     hash[i] : fields_hash(v, p, hash[i]));
 		}
 	}
 	tsc = pass_mark(w, MLV_PASS_VIP, tsc);

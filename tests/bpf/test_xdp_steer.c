@@ -467,6 +467,46 @@ static void no_socket_on_queue_passes(void **state)
 	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_VIP);
 }
 
+/* A range VIP and an `any` VIP are steered by their address and
+ * protocol (the key with port 0): every port of that protocol goes to
+ * maglevd, which picks the VIP; another protocol on the address and
+ * another address do not. */
+static void range_and_any_vips_steer_every_port(void **state)
+{
+	struct mlv_xdp_vip w[3] = {
+		vip("203.0.113.5", 8000, IPPROTO_TCP),
+		vip("203.0.113.6", 0, IPPROTO_UDP),
+		vip("192.0.2.10", 80, IPPROTO_TCP),
+	};
+	struct mlv_xdp_sync_result res;
+	struct frame_spec s;
+
+	(void)state;
+	w[0].port_last = 8100;
+	w[1].port_last = 65535;
+	assert_int_equal(mlv_xdp_steer_sync(steer, w, 3, &res), MLV_OK);
+	assert_int_equal(res.vips, 3);
+	frame_spec_init(&s, 4, IPPROTO_TCP);
+	frame_addr(s.dst, "203.0.113.5");
+	s.dport = 8050;
+	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_VIP);
+	s.dport = 22;      /* outside the range: maglevd counts it not_vip */
+	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_VIP);
+	frame_spec_init(&s, 4, IPPROTO_UDP);
+	frame_addr(s.dst, "203.0.113.5");    /* no UDP VIP there */
+	s.dport = 8050;
+	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
+	frame_addr(s.dst, "203.0.113.6");
+	s.dport = 1;
+	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_VIP);
+	s.dport = 65535;
+	expect_spec(&s, XDP_REDIRECT, MLV_STEER_CTR_REDIRECT_VIP);
+	frame_spec_init(&s, 4, IPPROTO_TCP); /* one port: only that port */
+	s.dport = 81;
+	expect_spec(&s, XDP_PASS, MLV_STEER_CTR_PASS_NOT_VIP);
+	sync_base();
+}
+
 static void sync_adds_and_removes(void **state)
 {
 	struct mlv_xdp_vip a[2] = {
@@ -688,6 +728,7 @@ int main(void)
 		cmocka_unit_test(bad_headers_pass),
 		cmocka_unit_test(garbage_never_drops),
 		cmocka_unit_test(no_socket_on_queue_passes),
+		cmocka_unit_test(range_and_any_vips_steer_every_port),
 		cmocka_unit_test(sync_adds_and_removes),
 		cmocka_unit_test(sync_counts_duplicates_once),
 		cmocka_unit_test(sync_rejects_unsteerable_vip),

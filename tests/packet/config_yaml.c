@@ -37,7 +37,16 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 
 	fprintf(f, "  - name: %s\n", v->name);
 	fprintf(f, "    address: \"%s\"\n", addr_text(v->family, v->addr, a, sizeof(a)));
-	fprintf(f, "    port: %u\n", v->port);
+	if (v->port == 0 && v->port_last == 65535)
+		fprintf(f, "    port: any\n");
+	else if (v->port_last)
+		fprintf(f, "    port: %u-%u\n", v->port, v->port_last);
+	else
+		fprintf(f, "    port: %u\n", v->port);
+	if (v->hash)
+		fprintf(f, "    hash: %s\n", v->hash == 1 ? "3tuple" : "source");
+	if (v->prefix6)
+		fprintf(f, "    source_prefix6: %u\n", v->prefix6);
 	fprintf(f, "    protocol: %s\n", v->proto == 6 ? "tcp" : "udp");
 	fprintf(f, "    forwarding: %s\n", fwd_name(v->fwd));
 	if (v->fwd == SC_FWD_GUE)

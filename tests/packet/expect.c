@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/packet/expect.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@ int expect_build(struct expect_tables *out, const struct sc_vip *vips,
 			t->down[i] = vip->backends[i].down;
 		}
 		t->size = vip->table_size;
+		t->hash = vip->hash;
+		t->prefix6 = vip->prefix6 ? vip->prefix6 : 128;
+		t->one_port = vip->port_last ? 0 : vip->port;
 		t->slots = calloc(t->size, sizeof(*t->slots));
 		t->second = calloc(t->size, sizeof(*t->second));
 		out->n = v + 1;
@@ -65,11 +69,37 @@ uint32_t expect_hash(const struct mlv_flow_key *key)
 	return mlv_flow_hash(key);
 }
 
+uint32_t expect_slot_hash(const struct expect_tables *t, uint16_t vip,
+			  const struct mlv_flow_key *key)
+{
+	const struct expect_table *tab = &t->t[vip];
+	struct mlv_flow_key k = *key;
+
+	switch (tab->hash) {
+	case 1:   /* 3tuple: no source port; a VIP of one port always has
+		     that destination port, fragments included */
+		k.sport = 0;
+		if (tab->one_port)
+			k.dport = htons(tab->one_port);
+		break;
+	case 2:   /* source: no ports; IPv6 source cut to its prefix */
+		k.sport = 0;
+		k.dport = 0;
+		if (k.family == 6)
+			for (uint32_t bit = tab->prefix6; bit < 128; bit++)
+				k.src[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		break;
+	default:
+		break;
+	}
+	return expect_hash(&k);
+}
+
 void expect_choices(const struct expect_tables *t, uint16_t vip,
 		    const struct mlv_flow_key *key, int *first, int *second)
 {
 	const struct expect_table *tab = &t->t[vip];
-	uint32_t slot = expect_hash(key) % tab->size;
+	uint32_t slot = expect_slot_hash(t, vip, key) % tab->size;
 
 	*first = tab->slots[slot] == MLV_MAGLEV_NO_BACKEND ? -1 : tab->slots[slot];
 	*second = tab->second[slot] == MLV_MAGLEV_NO_BACKEND ? -1

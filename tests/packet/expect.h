@@ -20,6 +20,10 @@ struct expect_table {
 	uint16_t *second;         /* each slot's second choice */
 	uint64_t fingerprint;
 	bool down[SC_MAX_BACKENDS];
+	/* The VIP's hash fields (docs/flow-hash.md, "Hash fields"). */
+	uint8_t hash;             /* 0 5tuple, 1 3tuple, 2 source */
+	uint8_t prefix6;          /* source: IPv6 source bits kept */
+	uint16_t one_port;        /* the VIP's port if it has one, else 0 */
 };
 
 struct expect_tables {
@@ -34,6 +38,12 @@ void expect_free(struct expect_tables *t);
 
 /* The flow hash of key (as the data plane computes it). */
 uint32_t expect_hash(const struct mlv_flow_key *key);
+
+/* The hash that picks key's slot in VIP vip's table: the flow hash of
+ * key reduced to the VIP's hash fields, as docs/flow-hash.md states them
+ * (written here from the document, not from the data plane's code). */
+uint32_t expect_slot_hash(const struct expect_tables *t, uint16_t vip,
+			  const struct mlv_flow_key *key);
 
 /* Backend index in vips[vip].backends for key, or -1 if the slot is
  * empty (no backend can take flows): the slot's owner, or its second

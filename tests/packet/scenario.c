@@ -21,6 +21,8 @@ static const struct sc_entry registry[] = {
 	{"storm",     sc_def_storm},
 	{"tables",    sc_def_tables},
 	{"quic",      sc_def_quic},
+	{"ports",     sc_def_ports},
+	{"affinity",  sc_def_affinity},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

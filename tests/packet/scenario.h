@@ -54,6 +54,10 @@ struct sc_vip {
 	uint32_t vnodes;         /* ring only; 0 = the default */
 	bool echo_reply;         /* icmp_echo: reply */
 	bool quic;               /* QUIC connection-ID routing */
+	uint16_t port_last;      /* a range's last port; 0: one port. `any`:
+				    port 0, port_last 65535 */
+	uint8_t hash;            /* 0 5tuple, 1 3tuple, 2 source */
+	uint8_t prefix6;         /* source_prefix6; 0 = the default (128) */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -224,6 +228,14 @@ void sc_emit_fragments(struct scenario *sc, const struct sc_flow *f,
 		       const uint32_t *order, uint32_t n_order,
 		       uint16_t vip, uint32_t group, const char *what);
 
+/* Append an ICMP frag-needed (IPv4) / packet-too-big (IPv6) with MTU mtu
+ * from a router on the client's side to vip, quoting a packet of flow f
+ * on its way back (VIP -> client). The expectation is left zeroed. */
+struct sc_frame *sc_emit_icmp_error(struct scenario *sc,
+				    const struct sc_vip *vip,
+				    const struct sc_flow *f, uint16_t mtu,
+				    bool vlan);
+
 void sc_expect_forward(struct sc_frame *fr, uint16_t vip,
 		       const struct mlv_flow_key *key, uint32_t group,
 		       const char *what);
@@ -243,5 +255,7 @@ void sc_def_flows(struct scenario *sc);
 void sc_def_storm(struct scenario *sc);
 void sc_def_tables(struct scenario *sc);
 void sc_def_quic(struct scenario *sc);
+void sc_def_ports(struct scenario *sc);
+void sc_def_affinity(struct scenario *sc);
 
 #endif

@@ -18,11 +18,11 @@
 #define FLOWS_PER_VIP 6
 
 /* An ICMP error from a router on the path to the client, about a packet
- * of flow f (client -> VIP) travelling back (VIP -> client). */
-static struct sc_frame *emit_icmp_error(struct scenario *sc,
-					const struct sc_vip *vip,
-					const struct sc_flow *f, uint16_t mtu,
-					bool vlan)
+ * of flow f (client -> VIP) travelling back (VIP -> client) (scenario.h). */
+struct sc_frame *sc_emit_icmp_error(struct scenario *sc,
+				    const struct sc_vip *vip,
+				    const struct sc_flow *f, uint16_t mtu,
+				    bool vlan)
 {
 	static uint8_t payload[64], seg[128], quoted[256], icmp[512],
 		ip[1024], frame[1200];
@@ -93,7 +93,7 @@ static void emit_pmtu_errors(struct scenario *sc, uint16_t v)
 		sc_expect_forward(sc_emit(sc, &fl, &o), v, &key, group, what);
 		snprintf(what, sizeof(what), "%s flow %u %s", vip->name, i,
 			 vip->family == 4 ? "frag-needed" : "packet-too-big");
-		sc_expect_forward(emit_icmp_error(sc, vip, &fl, 1280, i % 2),
+		sc_expect_forward(sc_emit_icmp_error(sc, vip, &fl, 1280, i % 2),
 				  v, &key, group, what);
 	}
 }

@@ -8,7 +8,8 @@
  *
  * For maglevd:
  *  - TCP/UDP whose (destination address, protocol, destination port) is a
- *    VIP in vip_map;
+ *    VIP in vip_map, or whose (address, protocol, port 0) is: a VIP of a
+ *    port range or of every port there;
  *  - IPv4/IPv6 fragments (first or later; atomic IPv6 fragments are
  *    parsed through) whose destination is a VIP address in vip_addrs:
  *    later fragments carry no port, and maglevd keeps every fragment of
@@ -99,6 +100,12 @@ static __always_inline __u32 steer_ports(struct mlv_cursor *c, __u8 family,
 	key.proto = proto;
 	key.port = ports->dest;
 	__builtin_memcpy(key.addr, addr, len);
+	if (bpf_map_lookup_elem(&vip_map, &key))
+		return MLV_STEER_CTR_REDIRECT_VIP;
+	/* port 0: the address has a VIP of a port range or of every port
+	 * (`port: any`) for this protocol; maglevd picks the VIP or counts
+	 * the frame not_vip */
+	key.port = 0;
 	return bpf_map_lookup_elem(&vip_map, &key) ?
 		MLV_STEER_CTR_REDIRECT_VIP : MLV_STEER_CTR_PASS_NOT_VIP;
 }

@@ -483,7 +483,7 @@ static void test_out_of_range(void **state)
 	expect_error(&l, y, "0,", "'rise' is 0; it must be between 1 and 100");
 	expect_error(&l, y, "101", "'fall' is 101");
 	expect_error(&l, y, "600", "between 100 and 599");
-	expect_error(&l, y, "0\n", "'port' is 0; it must be between 1 and 65535");
+	expect_error(&l, y, "0\n", "'port' must be a port 1..65535, a range such as 8000-8100, or any; got '0'");
 	expect_error(&l, y, "1000001", "between 0 and 1000000");
 	expect_error(&l, y, "-1", "'weight' is -1");
 	expect_error(&l, y, "9999999", "'weight' is 9999");

@@ -294,7 +294,10 @@ static bool render_vips(const json_t *r, FILE *out)
 	json_array_foreach(json_object_get(r, "vips"), i, v) {
 		table_cell(&t, "%s", str(v, "name"));
 		table_cell(&t, "%s", str(v, "address"));
-		table_cell(&t, "%lld", num(v, "port"));
+		if (json_object_get(v, "ports"))   /* "8000-8100", "any" */
+			table_cell(&t, "%s", str(v, "ports"));
+		else
+			table_cell(&t, "%lld", num(v, "port"));
 		table_cell(&t, "%s", str(v, "protocol"));
 		table_cell(&t, "%s", str(v, "forwarding"));
 		table_cell(&t, "%lld", num(v, "table_size"));
