@@ -35,6 +35,14 @@ enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP,
 enum mlv_idle_policy { MLV_IDLE_ADAPTIVE = 0, MLV_IDLE_POLL };
 enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_DOWN };
 
+/* mss_clamp of a TCP VIP: off, auto (what fits the VIP's mtu_room), or
+ * an explicit MSS in MLV_MSS_CLAMP_MIN..MLV_MSS_CLAMP_MAX bytes (used as
+ * min(N, auto): an N above what fits is lowered to it). */
+#define MLV_MSS_CLAMP_OFF  0u
+#define MLV_MSS_CLAMP_AUTO 1u
+#define MLV_MSS_CLAMP_MIN  536u     /* RFC 9293's IPv4 default MSS */
+#define MLV_MSS_CLAMP_MAX  65495u   /* 65535 - 40 */
+
 /* Where a value came from, for diagnostics raised after parsing. */
 struct mlv_src_pos {
 	uint32_t line;   /* 1-based; 0 = not from the file (a default) */
@@ -84,6 +92,7 @@ struct mlv_vip_config {
 	double max_load;           /* bounded loads: 0 = off, else >= 1.0 */
 	uint32_t vnodes;           /* ring: points per unit of weight */
 	uint32_t min_backends;     /* announce only with this many usable */
+	uint16_t mss_clamp;        /* MLV_MSS_CLAMP_OFF, _AUTO or bytes */
 };
 
 struct mlv_port_config {
@@ -197,6 +206,7 @@ struct mlv_config {
 	double default_max_load;
 	uint32_t default_vnodes;
 	uint32_t default_min_backends;
+	uint16_t default_mss_clamp;    /* TCP VIPs only */
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

@@ -23,6 +23,7 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->gue_port != b->gue_port || a->table_size != b->table_size ||
 	       a->table != b->table || a->max_load != b->max_load ||
 	       a->vnodes != b->vnodes || a->min_backends != b->min_backends ||
+	       a->mss_clamp != b->mss_clamp ||
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
 }
 

@@ -41,6 +41,8 @@ enum mlv_cfg_type {
 	MLV_CT_TABLE_SIZE,  /* uint32_t Maglev table size: a prime in range */
 	MLV_CT_LOAD_FACTOR, /* double: 0 (off) or a decimal in min..max
 			       thousandths, e.g. 1.25 */
+	MLV_CT_MSS_CLAMP,   /* uint16_t: auto, off or an MSS in min..max
+			       (config.h, MLV_MSS_CLAMP_*) */
 	MLV_CT_STRING_LIST, /* char ** at offset, uint32_t count at aux */
 	MLV_CT_MAP,         /* nested struct at offset; sub = mlv_cfg_map */
 	MLV_CT_LIST,        /* array pointer at offset, uint32_t count at aux;

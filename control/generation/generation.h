@@ -74,8 +74,20 @@ struct mlv_gen_vip {
 	uint32_t n_usable;            /* backends that can take new flows */
 	uint16_t mtu_room;            /* largest inner IP packet that fits the
 					 transmit port MTU after encapsulation */
+	uint16_t mss_clamp;           /* TCP: SYNs' MSS options above it are
+					 lowered to it; 0 = off */
+	uint8_t mss_syn_mask;         /* MLV_TCP_SYN (0x02) when mss_clamp is
+					 on, else 0: the workers' one test per
+					 packet is tcp_flags & mss_syn_mask */
 	char name[MLV_NAME_MAX];
 };
+
+/* The MSS a TCP VIP's SYNs are clamped to (0 = off) for the VIP's
+ * mss_clamp setting (config.h, MLV_MSS_CLAMP_*), family and mtu_room:
+ * auto is what fits mtu_room behind the IP and TCP headers (mtu_room −
+ * 40 for IPv4, − 60 for IPv6); an explicit N is min(N, auto). Pure; any
+ * thread. */
+uint16_t mlv_gen_mss_clamp(uint16_t setting, uint8_t family, uint16_t mtu_room);
 
 /* What the daemon knows about the ports when it builds a generation:
  * constant after start except next-hop MACs, which may be re-resolved. */
@@ -221,6 +233,7 @@ struct mlv_generation {
  *   they stay valid while any generation holding them is alive.
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
+ * - vip->mss_clamp follows the VIP's mss_clamp (mlv_gen_mss_clamp).
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
  * (address, port, protocol), duplicate backend names, an unknown tx_port,
  * or bad table-builder input; MLV_E_RANGE for n_workers 0 or above

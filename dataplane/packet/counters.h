@@ -27,6 +27,7 @@
 	X(CT_RESELECTED,    "tracked flows whose backend left and were re-selected") \
 	X(SECOND_DOWN,      "new flows sent to their slot's second choice because the first is down") \
 	X(SECOND_LOADED,    "new flows sent to their slot's second choice because the first is above max_load") \
+	X(MSS_CLAMPED,      "TCP SYNs whose MSS option was lowered (mss_clamp)") \
 	X(BURSTS,           "non-empty receive bursts")                       \
 	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")
 
