@@ -106,6 +106,7 @@ void check_stats(struct check_ctx *c, const char *path)
 	want_counter(c, doc, "forwarded", want_fwd, &fwd);
 	want_counter(c, doc, "icmp_sent", want_icmp, &icmp);
 	want_counter(c, doc, "exception", 0, &exc);
+	want_counter(c, doc, "mss_clamped", c->want_mss_clamped, NULL);
 	if (c->want) {
 		want_counter(c, doc, "second_down", c->want_second_down, NULL);
 		want_counter(c, doc, "second_loaded", c->want_second_loaded, NULL);

@@ -50,6 +50,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    vnodes: %u\n", v->vnodes);
 	if (v->max_load > 0)
 		fprintf(f, "    max_load: %.6f\n", v->max_load);
+	if (v->mss_clamp)
+		fprintf(f, "    mss_clamp: %s\n", v->mss_clamp);
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		const struct sc_backend *b = &v->backends[i];

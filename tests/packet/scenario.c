@@ -20,6 +20,7 @@ static const struct sc_entry registry[] = {
 	{"flows",     sc_def_flows},
 	{"storm",     sc_def_storm},
 	{"tables",    sc_def_tables},
+	{"mss",       sc_def_mss},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))
@@ -303,6 +304,7 @@ struct sc_frame *sc_emit(struct scenario *sc, const struct sc_flow *f,
 	struct pkt_l4 l4 = {
 		.proto = f->proto, .sport = f->sport, .dport = f->dport,
 		.tcp_flags = o->tcp_flags,
+		.tcp_opts = o->tcp_opts, .tcp_opts_len = o->tcp_opts_len,
 	};
 	uint32_t seg_len, ip_len, len;
 	uint16_t l3_off;
@@ -332,6 +334,7 @@ void sc_emit_fragments(struct scenario *sc, const struct sc_flow *f,
 	struct pkt_l4 l4 = {
 		.proto = f->proto, .sport = f->sport, .dport = f->dport,
 		.tcp_flags = o->tcp_flags,
+		.tcp_opts = o->tcp_opts, .tcp_opts_len = o->tcp_opts_len,
 	};
 	struct mlv_flow_key key = sc_key(f, false);
 	uint32_t seg_len, n_frags;

@@ -51,6 +51,7 @@ struct sc_vip {
 	uint8_t table;           /* enum mlv_table_kind; 0 = maglev */
 	double max_load;         /* bounded loads; 0 = off */
 	uint32_t vnodes;         /* ring only; 0 = the default */
+	const char *mss_clamp;   /* YAML value; NULL = not written (auto) */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -79,6 +80,9 @@ struct sc_expect {
 	struct mlv_flow_key key; /* FORWARD: the key whose hash picks the slot */
 	enum mlv_drop_reason drop;
 	uint16_t icmp_mtu;       /* ICMP_TOO_BIG: MTU the reply must report */
+	uint16_t mss;            /* FORWARD: 0 = the inner packet is the input
+				    as is; else its TCP MSS option(s) above
+				    this value carry this value (mss_clamp) */
 	char what[64];           /* for failure messages */
 };
 
@@ -141,6 +145,8 @@ struct sc_opts {
 	uint8_t n_v6_ext;
 	uint8_t v6_ext[4];
 	uint8_t tcp_flags;
+	const uint8_t *tcp_opts;  /* TCP options (pkt_l4) */
+	uint8_t tcp_opts_len;
 	uint32_t payload_len;
 };
 
@@ -221,5 +227,6 @@ void sc_def_malformed(struct scenario *sc);
 void sc_def_flows(struct scenario *sc);
 void sc_def_storm(struct scenario *sc);
 void sc_def_tables(struct scenario *sc);
+void sc_def_mss(struct scenario *sc);
 
 #endif
