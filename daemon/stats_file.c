@@ -163,7 +163,7 @@ static json_t *vip_json(const struct mlv_daemon *d,
 	/* 64 bits do not survive a JSON number (IEEE doubles): hex text */
 	snprintf(fp, sizeof(fp), "0x%016llx", (unsigned long long)v->fingerprint);
 	mlv_stats_vip(d->stats, gen, v, &c);
-	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:o*, s:o}",
+	return json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:o*, s:o}",
 			 "name", v->name,
 			 "address", mlv_ip_format(&ip, addr, sizeof(addr)),
 			 "port", (int)ntohs(v->port_be),
@@ -176,6 +176,7 @@ static json_t *vip_json(const struct mlv_daemon *d,
 			 "fingerprint", fp,
 			 "usable_backends", (json_int_t)v->n_usable,
 			 "mtu_room", (json_int_t)v->mtu_room,
+			 "mss_clamp", (json_int_t)v->mss_clamp,
 			 "counters", flow_json(&c),
 			 "backends", backends);
 }

@@ -40,6 +40,14 @@ enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_
 /* What a VIP's address does with an ICMP/ICMPv6 echo request. */
 enum mlv_icmp_echo { MLV_ECHO_DROP = 0, MLV_ECHO_REPLY };
 
+/* mss_clamp of a TCP VIP: off, auto (what fits the VIP's mtu_room), or
+ * an explicit MSS in MLV_MSS_CLAMP_MIN..MLV_MSS_CLAMP_MAX bytes (used as
+ * min(N, auto): an N above what fits is lowered to it). */
+#define MLV_MSS_CLAMP_OFF  0u
+#define MLV_MSS_CLAMP_AUTO 1u
+#define MLV_MSS_CLAMP_MIN  536u     /* RFC 9293's IPv4 default MSS */
+#define MLV_MSS_CLAMP_MAX  65495u   /* 65535 - 40 */
+
 /* Where a value came from, for diagnostics raised after parsing. */
 struct mlv_src_pos {
 	uint32_t line;   /* 1-based; 0 = not from the file (a default) */
@@ -102,6 +110,7 @@ struct mlv_vip_config {
 				      server ID in their connection ID */
 	enum mlv_hash_fields hash; /* which key fields choose the slot */
 	uint32_t source_prefix6;   /* hash: source, IPv6 source bits kept */
+	uint16_t mss_clamp;        /* MLV_MSS_CLAMP_OFF, _AUTO or bytes */
 };
 
 /* Whether a VIP takes every port of its protocol (`port: any`). Pure. */
@@ -242,6 +251,7 @@ struct mlv_config {
 	uint32_t default_new_flows_per_second;
 	uint32_t default_new_flows_burst;
 	enum mlv_hash_fields default_hash;
+	uint16_t default_mss_clamp;    /* TCP VIPs only */
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

@@ -45,6 +45,8 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k)
 		return "a MAC address";
 	case MLV_CT_NEXT_HOP:
 		return "auto or a MAC address";
+	case MLV_CT_MSS_CLAMP:
+		return "auto, off or an integer";
 	case MLV_CT_FILE_MODE:
 		return "an octal mode";
 	case MLV_CT_HOST_PORT:
@@ -381,6 +383,34 @@ static bool convert_load_factor(struct mlv_cfg_ctx *ctx,
 	return true;
 }
 
+/* mss_clamp: the words auto and off, or an MSS in bytes. */
+static bool convert_mss_clamp(struct mlv_cfg_ctx *ctx,
+			      const struct mlv_cfg_key *k,
+			      const struct mlv_ynode *n, uint16_t *dst)
+{
+	uint64_t v;
+
+	if (n->plain && strcmp(n->text, "auto") == 0) {
+		*dst = MLV_MSS_CLAMP_AUTO;
+		return true;
+	}
+	if (n->plain && strcmp(n->text, "off") == 0) {
+		*dst = MLV_MSS_CLAMP_OFF;
+		return true;
+	}
+	if (!n->plain || !all_digits(n->text[0] == '-' ? n->text + 1 : n->text)) {
+		mlv_cfg_error(ctx, n->pos,
+			      "'%s' must be auto, off or an MSS in bytes (%lld..%lld), got '%s'",
+			      k->name, (long long)k->min, (long long)k->max,
+			      n->text);
+		return false;
+	}
+	if (!parse_uint(ctx, k, n, k->min, k->max, &v))
+		return false;
+	*dst = (uint16_t)v;
+	return true;
+}
+
 bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
 			   const struct mlv_ynode *n, void *obj)
 {
@@ -452,6 +482,8 @@ bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k
 		return convert_load_factor(ctx, k, n, dst);
 	case MLV_CT_PORT_SPEC:
 		return mlv_cfg_convert_port_spec(ctx, k, n, obj);
+	case MLV_CT_MSS_CLAMP:
+		return convert_mss_clamp(ctx, k, n, dst);
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_MAP:
 	case MLV_CT_LIST:

@@ -29,6 +29,7 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->new_flows_per_second != b->new_flows_per_second ||
 	       a->new_flows_burst != b->new_flows_burst ||
 	       a->quic != b->quic ||
+	       a->mss_clamp != b->mss_clamp ||
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
 }
 

@@ -299,6 +299,9 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .def = "0" },
 	{ .name = "vnodes", .type = MLV_CT_UINT, FIELD(CF, default_vnodes),
 	  .min = 1, .max = MLV_RING_MAX_VNODES, .def = "10" },
+	{ .name = "mss_clamp", .type = MLV_CT_MSS_CLAMP,
+	  FIELD(CF, default_mss_clamp), .min = MLV_MSS_CLAMP_MIN,
+	  .max = MLV_MSS_CLAMP_MAX, .def = "auto" },
 	{ .name = "announce", .type = MLV_CT_MAP, .offset = 0,
 	  .sub = &defaults_announce_map },
 	{ .name = "icmp_echo", .type = MLV_CT_ENUM,
@@ -398,6 +401,10 @@ static const struct mlv_cfg_key vip_keys[] = {
 	  .doc_default = "defaults.hash", .sub = hash_names },
 	{ .name = "source_prefix6", .type = MLV_CT_UINT,
 	  FIELD(VC, source_prefix6), .min = 0, .max = 128, .def = "128" },
+	/* TCP VIPs only: the VIP's finish hook refuses it on UDP ones */
+	{ .name = "mss_clamp", .type = MLV_CT_MSS_CLAMP, FIELD(VC, mss_clamp),
+	  .min = MLV_MSS_CLAMP_MIN, .max = MLV_MSS_CLAMP_MAX,
+	  .doc_default = "defaults.mss_clamp" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",

@@ -44,6 +44,8 @@ enum mlv_cfg_type {
 	MLV_CT_PORT_SPEC,   /* uint16_t port at offset, uint16_t last port
 			       at aux: an integer, "A-B" or any
 			       (control/config/port_spec.c) */
+	MLV_CT_MSS_CLAMP,   /* uint16_t: auto, off or an MSS in min..max
+			       (config.h, MLV_MSS_CLAMP_*) */
 	MLV_CT_STRING_LIST, /* char ** at offset, uint32_t count at aux */
 	MLV_CT_MAP,         /* nested struct at offset; sub = mlv_cfg_map */
 	MLV_CT_LIST,        /* array pointer at offset, uint32_t count at aux;

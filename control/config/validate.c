@@ -253,6 +253,7 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->new_flows_per_second = ctx->cfg->default_new_flows_per_second;
 	vip->new_flows_burst = ctx->cfg->default_new_flows_burst;
 	vip->hash = ctx->cfg->default_hash;
+	vip->mss_clamp = ctx->cfg->default_mss_clamp;
 }
 
 /* A VIP's traffic may arrive on any port and leaves by that port's
@@ -535,6 +536,20 @@ static void check_table_choice(struct mlv_cfg_ctx *ctx,
 			      MLV_RING_MAX_POINTS);
 }
 
+/* MSS clamping rewrites TCP SYNs: a UDP VIP has none, so it may not
+ * set it, and defaults.mss_clamp does not reach it. */
+static void check_mss_clamp(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,
+			    const struct mlv_cfg_seen *seen)
+{
+	if (vip->protocol == IPPROTO_TCP || !mlv_cfg_usable(seen, "protocol"))
+		return;
+	if (mlv_cfg_given(seen, "mss_clamp"))
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "mss_clamp"),
+			      "mss_clamp is only used with protocol: tcp (VIP '%s' is %s)",
+			      vip->name, mlv_proto_name(vip->protocol));
+	vip->mss_clamp = MLV_MSS_CLAMP_OFF;
+}
+
 void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
 			    const struct mlv_cfg_seen *seen)
 {
@@ -589,6 +604,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "gue_port"),
 			      "gue_port is only used with forwarding: gue (VIP '%s' uses %s)",
 			      vip->name, fwd_name(vip->forwarding));
+	check_mss_clamp(ctx, vip, seen);
 	check_backends(ctx, vip, seen);
 	mlv_cfg_check_quic(ctx, vip, seen);
 	if (ctx->nomem)

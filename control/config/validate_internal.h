@@ -22,7 +22,8 @@ void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
  * (main, local, default). */
 void mlv_cfg_finish_announce(struct mlv_cfg_ctx *ctx, void *obj,
 			     const struct mlv_cfg_seen *seen);
-/* One VIP: gue_port only with gue, address families the forwarding can
+/* One VIP: gue_port only with gue, mss_clamp only with tcp (UDP VIPs
+ * get it off), address families the forwarding can
  * carry, l2dsr MACs, unique backend names, balance warnings; then sorts
  * the backends by name (the Maglev builder relies on it). */
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,

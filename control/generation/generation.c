@@ -641,7 +641,21 @@ static uint16_t room_after(uint16_t mtu, uint16_t overhead)
 	return mtu > overhead ? (uint16_t)(mtu - overhead) : 0;
 }
 
-/* One template per (backend, transmit slot), and each VIP's MTU room. */
+uint16_t mlv_gen_mss_clamp(uint16_t setting, uint8_t family, uint16_t mtu_room)
+{
+	uint16_t hdr = family == MLV_AF_INET6 ? 60 : 40;   /* IP + TCP */
+	uint16_t fits = mtu_room > hdr ? (uint16_t)(mtu_room - hdr) : 0;
+
+	if (setting == MLV_MSS_CLAMP_OFF)
+		return 0;
+	if (setting == MLV_MSS_CLAMP_AUTO)
+		return fits;
+	/* explicit: never above what fits (0: no room known, N as is) */
+	return fits != 0 && fits < setting ? fits : setting;
+}
+
+/* One template per (backend, transmit slot), each VIP's MTU room and
+ * MSS clamp. */
 static enum mlv_err build_encap(const struct mlv_config *cfg,
 				struct mlv_generation *gen,
 				struct mlv_encap_tmpl *tmpls,
@@ -697,6 +711,10 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 			}
 		}
 		vip->mtu_room = room == UINT32_MAX ? 0 : (uint16_t)room;
+		vip->mss_clamp = vip->protocol == IPPROTO_TCP ?
+			mlv_gen_mss_clamp(cfg->vips[v].mss_clamp, vip->family,
+					  vip->mtu_room) : 0;
+		vip->mss_syn_mask = vip->mss_clamp ? 0x02 : 0;
 	}
 	for (uint32_t bi = 0; bi < gen->n_all_backends; bi++)
 		all[bi].encap = gen->n_tx ? &tmpls[(size_t)bi * gen->n_tx] : NULL;

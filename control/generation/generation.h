@@ -108,8 +108,20 @@ struct mlv_gen_vip {
 	const struct mlv_gen_quic_slot *quic_ids;
 	uint64_t src_mask6[2];        /* hash: source, the IPv6 source bits
 					 kept (mlv_flow_src_mask6) */
+	uint16_t mss_clamp;           /* TCP: SYNs' MSS options above it are
+					 lowered to it; 0 = off */
+	uint8_t mss_syn_mask;         /* MLV_TCP_SYN (0x02) when mss_clamp is
+					 on, else 0: the workers' one test per
+					 packet is tcp_flags & mss_syn_mask */
 	char name[MLV_NAME_MAX];
 };
+
+/* The MSS a TCP VIP's SYNs are clamped to (0 = off) for the VIP's
+ * mss_clamp setting (config.h, MLV_MSS_CLAMP_*), family and mtu_room:
+ * auto is what fits mtu_room behind the IP and TCP headers (mtu_room −
+ * 40 for IPv4, − 60 for IPv6); an explicit N is min(N, auto). Pure; any
+ * thread. */
+uint16_t mlv_gen_mss_clamp(uint16_t setting, uint8_t family, uint16_t mtu_room);
 
 /* What the daemon knows about the ports when it builds a generation:
  * constant after start except next-hop MACs, which may be re-resolved. */
@@ -261,6 +273,7 @@ struct mlv_generation {
  *   backend address families (conservative for mixed-family backends).
  * - A VIP with quic has a map from its backends' quic_server_ids to them
  *   (mlv_gen_quic_backend), in gen's allocation.
+ * - vip->mss_clamp follows the VIP's mss_clamp (mlv_gen_mss_clamp).
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or
  * (address, port, protocol), two `port: any` VIPs or overlapping port
  * ranges on one address and protocol, duplicate backend names or quic

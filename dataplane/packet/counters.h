@@ -30,6 +30,7 @@
 	X(QUIC_ROUTED,      "QUIC short-header packets forwarded to the backend their connection ID's server ID names") \
 	X(QUIC_UNKNOWN_ID,  "QUIC short-header packets whose server ID no usable backend of the VIP has, balanced by the flow hash") \
 	X(QUIC_NO_ID,       "QUIC short-header packets whose connection ID carries no server ID, balanced by the flow hash") \
+	X(MSS_CLAMPED,      "TCP SYNs whose MSS option was lowered (mss_clamp)") \
 	X(BURSTS,           "non-empty receive bursts")                       \
 	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")         \
 	X(ECHO_REPLIES,     "ICMP echo requests to a VIP answered (also in icmp_sent)")

@@ -25,6 +25,7 @@
 #include "control/tables/maglev.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_hash.h"
+#include "dataplane/packet/mss.h"
 #include "dataplane/packet/parse.h"
 #include "dataplane/packet/quic.h"
 #include "dataplane/ports/plan.h"
@@ -484,6 +485,21 @@ static inline void echo(struct mlv_worker *w, struct drops *d,
 	enqueue(w, rxq->cfg_idx, m, MLV_CTR_ICMP_SENT);
 }
 
+/* A SYN or SYN-ACK to a VIP with MSS clamping: its MSS option lowered
+ * to v->mss_clamp (docs/forwarding.md, "MSS clamping"). The parser
+ * checked that the TCP header lies within l3_len in the first segment.
+ * Out of the per-frame loop: only SYNs come here. */
+static __rte_noinline void clamp_mss(struct mlv_worker *w, struct rte_mbuf *m,
+				     const struct mlv_pkt *p,
+				     const struct mlv_gen_vip *v)
+{
+	uint8_t *tcp = rte_pktmbuf_mtod_offset(m, uint8_t *, p->l4_off);
+	uint32_t room = (uint32_t)p->l3_off + p->l3_len - p->l4_off;
+
+	if (mlv_mss_clamp(tcp, room, v->mss_clamp))
+		w->ctr.ctr[MLV_CTR_MSS_CLAMPED]++;
+}
+
 /* Measurement builds (pass_cycles.h): the TSC cycles since `since` to
  * pass p; returns now. Nothing in other builds. */
 static inline uint64_t pass_mark(struct mlv_worker *w, enum mlv_pass p,
@@ -713,6 +729,10 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 					DROP_FOR_VIP(w, &d, m, gen, v, NO_BACKEND);
 				continue;
 			}
+			/* 0 for non-TCP, non-SYN and unclamped VIPs: one
+			 * test (fragments and ICMP carry no tcp_flags) */
+			if (unlikely(p->tcp_flags & v->mss_syn_mask))
+				clamp_mss(w, m, p, v);
 		} else {
 			b = untracked_frame(w, &d, rxq, gen, m, p, v, verdict[i],
 					    hash[i], slot[i], now_ms);

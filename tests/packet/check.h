@@ -40,6 +40,11 @@ struct check_ctx {
 	 * down, first above max_load. */
 	uint64_t want_second_down;
 	uint64_t want_second_loaded;
+	/* Per input frame with exp.mss: the IP packet it must arrive as,
+	 * built by check_mss_prepare; NULL for the others (NULL array when
+	 * no frame has one). */
+	uint8_t **mss_ip;
+	uint64_t want_mss_clamped;      /* SYNs the daemon must have clamped */
 
 	/* Per group: backend index + 1 and the frame that set it. */
 	uint8_t *group_backend;
@@ -94,6 +99,15 @@ void check_plan_choices(struct check_ctx *c);
 /* Flow distribution over backends versus weights, drained backends
  * empty, and (for the basic scenarios) every backend exercised. */
 void check_distribution(struct check_ctx *c);
+
+/* For every input frame whose expectation carries an MSS (exp.mss),
+ * build the IP packet the backend must get, from the input's bytes: each
+ * TCP MSS option above exp.mss set to it and the TCP checksum computed
+ * from scratch (check_mss.c); the frame index then matches output on
+ * those. Returns 0, or -1 (a scenario bug: no such option, a bad input
+ * checksum; or no memory). */
+int check_mss_prepare(struct check_ctx *c);
+void check_mss_free(struct check_ctx *c);
 
 /* Format an address for messages. */
 const char *check_addr(uint8_t family, const uint8_t *a, char *buf,

@@ -116,6 +116,7 @@ void check_stats(struct check_ctx *c, const char *path)
 	want_counter(c, doc, "quic_routed", want_quic[SC_QUIC_ROUTED], NULL);
 	want_counter(c, doc, "quic_unknown_id", want_quic[SC_QUIC_UNKNOWN_ID], NULL);
 	want_counter(c, doc, "quic_no_id", want_quic[SC_QUIC_NO_ID], NULL);
+	want_counter(c, doc, "mss_clamped", c->want_mss_clamped, NULL);
 	if (c->want) {
 		want_counter(c, doc, "second_down", c->want_second_down, NULL);
 		want_counter(c, doc, "second_loaded", c->want_second_loaded, NULL);

@@ -63,6 +63,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    icmp_echo: reply\n");
 	if (v->quic)
 		fprintf(f, "    quic: true\n");
+	if (v->mss_clamp)
+		fprintf(f, "    mss_clamp: %s\n", v->mss_clamp);
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		const struct sc_backend *b = &v->backends[i];

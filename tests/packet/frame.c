@@ -27,7 +27,7 @@ void pkt_fill_payload(uint8_t *buf, uint32_t len, uint32_t id)
 static uint32_t l4_header_len(const struct pkt_l4 *l4)
 {
 	switch (l4->proto) {
-	case 6:  return 20;
+	case 6:  return 20u + l4->tcp_opts_len;
 	case 17: return 8;
 	case 1:
 	case 58: return 8;
@@ -54,8 +54,10 @@ uint32_t pkt_build_l4(uint8_t *out, const struct pkt_l3 *l3,
 		pkt_put16(out + 2, l4->dport);
 		pkt_put32(out + 4, 0x10000000u + l4->sport);  /* seq */
 		pkt_put32(out + 8, (l4->tcp_flags & PKT_TCP_ACK) ? 0x20000000u : 0);
-		out[12] = 5 << 4;
+		out[12] = (uint8_t)(hlen / 4 << 4);
 		out[13] = l4->tcp_flags;
+		if (l4->tcp_opts_len)
+			memcpy(out + 20, l4->tcp_opts, l4->tcp_opts_len);
 		pkt_put16(out + 14, 65535);
 		ck = out + 16;
 		sum = pkt_csum_pseudo(l3->family, l3->src, l3->dst, len, 6);

@@ -61,6 +61,8 @@ struct pkt_l4 {
 	uint16_t sport;
 	uint16_t dport;
 	uint8_t tcp_flags;
+	const uint8_t *tcp_opts;  /* TCP options after the 20-byte header */
+	uint8_t tcp_opts_len;     /* a multiple of 4, at most 40 */
 	uint8_t icmp_type;
 	uint8_t icmp_code;
 	uint32_t icmp_rest;

@@ -14,9 +14,11 @@ static uint64_t fnv1a(const uint8_t *p, uint32_t len)
 	return h;
 }
 
-static const uint8_t *ip_of(const struct scenario *sc, uint32_t i)
+static const uint8_t *ip_of(const struct frame_index *ix, uint32_t i)
 {
-	return sc->frames[i].data + sc->frames[i].l3_off;
+	if (ix->expect_ip && ix->expect_ip[i])
+		return ix->expect_ip[i];
+	return ix->sc->frames[i].data + ix->sc->frames[i].l3_off;
 }
 
 int frame_index_build(struct frame_index *ix, const struct scenario *sc)
@@ -38,12 +40,12 @@ int frame_index_build(struct frame_index *ix, const struct scenario *sc)
 
 		if (fr->l3_len == 0)
 			continue;
-		s = (uint32_t)fnv1a(ip_of(sc, i), fr->l3_len) & ix->mask;
+		s = (uint32_t)fnv1a(ip_of(ix, i), fr->l3_len) & ix->mask;
 		while (ix->slot[s]) {
 			uint32_t o = ix->slot[s] - 1;
 
 			if (sc->frames[o].l3_len == fr->l3_len &&
-			    memcmp(ip_of(sc, o), ip_of(sc, i), fr->l3_len) == 0) {
+			    memcmp(ip_of(ix, o), ip_of(ix, i), fr->l3_len) == 0) {
 				fprintf(stderr, "frame index: input frames %u and %u "
 					"carry the same IP packet\n", o, i);
 				frame_index_free(ix);
@@ -71,7 +73,7 @@ int64_t frame_index_find(const struct frame_index *ix, const uint8_t *ip,
 		uint32_t o = ix->slot[s] - 1;
 
 		if (ix->sc->frames[o].l3_len == len &&
-		    memcmp(ip_of(ix->sc, o), ip, len) == 0)
+		    memcmp(ip_of(ix, o), ip, len) == 0)
 			return o;
 		s = (s + 1) & ix->mask;
 	}

@@ -13,6 +13,10 @@
 
 struct frame_index {
 	const struct scenario *sc;
+	/* Set before building to index expect_ip[i] instead of frame i's
+	 * own IP packet (same length) where it is not NULL: the packet a
+	 * rewriting data path must deliver. */
+	uint8_t *const *expect_ip;
 	uint32_t mask;
 	uint32_t *slot;          /* frame number + 1; 0 = empty */
 };

@@ -130,6 +130,9 @@ static int alloc_ctx(struct check_ctx *c, const struct scenario *sc,
 		}
 		check_plan_choices(c);
 	}
+	if (check_mss_prepare(c))
+		return -1;
+	c->index.expect_ip = c->mss_ip;
 	return frame_index_build(&c->index, sc);
 }
 
@@ -145,6 +148,7 @@ static void free_ctx(struct check_ctx *c)
 	expect_free(&c->tabs);
 	expect_free(&c->alt_tabs);
 	frame_index_free(&c->index);
+	check_mss_free(c);
 }
 
 int main(int argc, char **argv)

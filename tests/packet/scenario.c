@@ -23,6 +23,7 @@ static const struct sc_entry registry[] = {
 	{"quic",      sc_def_quic},
 	{"ports",     sc_def_ports},
 	{"affinity",  sc_def_affinity},
+	{"mss",       sc_def_mss},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))
@@ -306,6 +307,7 @@ struct sc_frame *sc_emit(struct scenario *sc, const struct sc_flow *f,
 	struct pkt_l4 l4 = {
 		.proto = f->proto, .sport = f->sport, .dport = f->dport,
 		.tcp_flags = o->tcp_flags,
+		.tcp_opts = o->tcp_opts, .tcp_opts_len = o->tcp_opts_len,
 	};
 	uint32_t seg_len, ip_len, len;
 	uint16_t l3_off;
@@ -361,6 +363,7 @@ void sc_emit_fragments(struct scenario *sc, const struct sc_flow *f,
 	struct pkt_l4 l4 = {
 		.proto = f->proto, .sport = f->sport, .dport = f->dport,
 		.tcp_flags = o->tcp_flags,
+		.tcp_opts = o->tcp_opts, .tcp_opts_len = o->tcp_opts_len,
 	};
 	struct mlv_flow_key key = sc_key(f, false);
 	uint32_t seg_len, n_frags;

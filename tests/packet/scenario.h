@@ -58,6 +58,7 @@ struct sc_vip {
 				    port 0, port_last 65535 */
 	uint8_t hash;            /* 0 5tuple, 1 3tuple, 2 source */
 	uint8_t prefix6;         /* source_prefix6; 0 = the default (128) */
+	const char *mss_clamp;   /* YAML value; NULL = not written (auto) */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -97,6 +98,9 @@ struct sc_expect {
 	 * one the key selects */
 	uint8_t to_backend;
 	uint8_t quic;            /* enum sc_quic */
+	uint16_t mss;            /* FORWARD: 0 = the inner packet is the input
+				    as is; else its TCP MSS option(s) above
+				    this value carry this value (mss_clamp) */
 	char what[64];           /* for failure messages */
 };
 
@@ -159,6 +163,8 @@ struct sc_opts {
 	uint8_t n_v6_ext;
 	uint8_t v6_ext[4];
 	uint8_t tcp_flags;
+	const uint8_t *tcp_opts;  /* TCP options (pkt_l4) */
+	uint8_t tcp_opts_len;
 	uint32_t payload_len;
 };
 
@@ -257,5 +263,6 @@ void sc_def_tables(struct scenario *sc);
 void sc_def_quic(struct scenario *sc);
 void sc_def_ports(struct scenario *sc);
 void sc_def_affinity(struct scenario *sc);
+void sc_def_mss(struct scenario *sc);
 
 #endif

@@ -1917,6 +1917,11 @@ static void check_doc_key(struct doc_check *dc, const struct mlv_cfg_key *k,
 			 mlv_cfg_format_duration((uint32_t)k->min, a, sizeof(a)),
 			 mlv_cfg_format_duration((uint32_t)k->max, b, sizeof(b)));
 		doc_expect(dc, path, row, want);
+	} else if (k->type == MLV_CT_MSS_CLAMP) {
+		snprintf(want, sizeof(want), "| %lld..%lld |", (long long)k->min,
+			 (long long)k->max);
+		doc_expect(dc, path, row, want);
+		doc_expect(dc, path, row, "`auto` \\| `off` \\| integer");
 	} else if (k->type == MLV_CT_TABLE_SIZE) {
 		snprintf(want, sizeof(want), "| %u..%u |", MLV_MAGLEV_MIN_SIZE,
 			 MLV_MAGLEV_MAX_SIZE);
