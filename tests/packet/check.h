@@ -82,6 +82,10 @@ bool check_icmp_reply(struct check_ctx *c, uint64_t out_no,
 /* After all output frames: each input's fate matches its expectation. */
 void check_totals(struct check_ctx *c);
 
+/* Paced scenarios: the limited VIP's admitted new flows against its rate
+ * over the window_ms the feeder took (check_rate.c). */
+void check_rate(struct check_ctx *c, uint64_t window_ms);
+
 /* The daemon's stats file accounts for every input frame. */
 void check_stats(struct check_ctx *c, const char *stats_path);
 

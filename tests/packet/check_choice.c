@@ -127,7 +127,7 @@ void check_plan_choices(struct check_ctx *c)
 		const struct sc_expect *e = &sc->frames[i].exp;
 		struct vip_load *l = &loads[e->vip];
 
-		if (e->outcome != SC_FORWARD) {
+		if (e->outcome != SC_FORWARD && e->outcome != SC_MAY_LIMIT) {
 			c->want[i] = -1;
 			continue;
 		}

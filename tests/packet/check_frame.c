@@ -103,11 +103,11 @@ static void record_forward(struct check_ctx *c, uint64_t out_no, int64_t idx,
 	const struct sc_vip *vip;
 	int want, want_alt = -2;
 
-	if (e->outcome != SC_FORWARD) {
+	if (e->outcome != SC_FORWARD && e->outcome != SC_MAY_LIMIT) {
 		check_fail(c, "output frame %" PRIu64 ": carries input frame %" PRId64
 			   " (%s), which must be %s, not forwarded", out_no, idx,
 			   e->what, e->outcome == SC_DROP ? "dropped" :
-			   "answered with ICMP too-big");
+			   "answered with ICMP");
 		return;
 	}
 	vip = &c->sc->vips[e->vip];
@@ -376,7 +376,7 @@ static void check_encap(struct check_ctx *c, uint64_t n, const uint8_t *d,
 		check_fail(c, "output frame %" PRIu64 " (%s): outer DSCP/ECN 0x%02x,"
 			   " inner 0x%02x (must be copied)", n, fr->exp.what,
 			   o.tos, ip_tos(inner));
-	if (fr->exp.outcome == SC_FORWARD) {
+	if (fr->exp.outcome == SC_FORWARD || fr->exp.outcome == SC_MAY_LIMIT) {
 		if (o.family == 6 && o.flow_label != (hash & FLOW_LABEL_MASK))
 			check_fail(c, "output frame %" PRIu64 " (%s): flow label "
 				   "0x%05x, want the flow hash's low 20 bits 0x%05x",

@@ -98,6 +98,12 @@ void check_stats(struct check_ctx *c, const char *path)
 		want_quic[fr->exp.quic & 3] += c->fed[i];
 		switch (fr->exp.outcome) {
 		case SC_FORWARD:      want_fwd += c->fed[i]; break;
+		case SC_MAY_LIMIT:
+			/* forwarded or limited: the output says which */
+			want_fwd += c->forwarded[i];
+			want_drop[MLV_DROP_NEW_FLOW_LIMIT] +=
+				c->fed[i] - c->forwarded[i];
+			break;
 		case SC_ICMP_TOO_BIG: want_icmp += c->fed[i]; break;
 		case SC_ICMP_ECHO_REPLY:
 			want_icmp += c->fed[i];

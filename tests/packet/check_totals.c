@@ -32,6 +32,14 @@ void check_totals(struct check_ctx *c)
 					   "reply per copy", i, e->what, fed, icmp,
 					   fwd);
 			break;
+		case SC_MAY_LIMIT:
+			if ((fwd != fed && fwd != 0) || icmp)
+				check_fail(c, "input frame %u (%s): fed %" PRIu64
+					   " times, forwarded %" PRIu64 " times, "
+					   "%" PRIu64 " ICMP replies; want it "
+					   "forwarded once or limited", i, e->what,
+					   fed, fwd, icmp);
+			break;
 		case SC_DROP:
 			if (fwd || icmp)
 				check_fail(c, "input frame %u (%s): must be dropped "

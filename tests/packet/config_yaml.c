@@ -61,6 +61,11 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    max_load: %.6f\n", v->max_load);
 	if (v->echo_reply)
 		fprintf(f, "    icmp_echo: reply\n");
+	if (v->new_flows_per_second)
+		fprintf(f, "    new_flows_per_second: %u\n",
+			v->new_flows_per_second);
+	if (v->new_flows_burst)
+		fprintf(f, "    new_flows_burst: %u\n", v->new_flows_burst);
 	if (v->quic)
 		fprintf(f, "    quic: true\n");
 	if (v->mss_clamp)

@@ -156,22 +156,27 @@ int main(int argc, char **argv)
 	static struct scenario sc;
 	struct check_ctx c;
 	char path[4096];
-	uint64_t fed;
+	uint64_t fed, window_ms = 0;
+	bool has_fed = argc == 5 && strcmp(argv[3], "--fed") == 0;
+	bool has_window = argc == 5 && strcmp(argv[3], "--window-ms") == 0;
 	int rc = 1;
 
 	memset(&c, 0, sizeof(c));
-	if (argc != 3 && !(argc == 5 && strcmp(argv[3], "--fed") == 0)) {
-		fprintf(stderr, "usage: pkt-check SCENARIO DIR [--fed N]\n");
+	if (argc != 3 && !has_fed && !has_window) {
+		fprintf(stderr, "usage: pkt-check SCENARIO DIR "
+			"[--fed N | --window-ms MS]\n");
 		return 1;
 	}
 	if (!sc_build(argv[1], &sc)) {
 		fprintf(stderr, "pkt-check: no scenario '%s'\n", argv[1]);
 		return 1;
 	}
-	fed = argc == 5 ? strtoull(argv[4], NULL, 10) : sc.n_frames;
-	if ((sc.n_alt_vips > 0) != (argc == 5)) {
+	fed = has_fed ? strtoull(argv[4], NULL, 10) : sc.n_frames;
+	if (has_window)
+		window_ms = strtoull(argv[4], NULL, 10);
+	if ((sc.n_alt_vips > 0) != has_fed || sc.paced != has_window) {
 		fprintf(stderr, "pkt-check: --fed is for (and required by) the "
-			"storm scenario\n");
+			"storm scenario, --window-ms by paced ones\n");
 		goto done;
 	}
 	if (alloc_ctx(&c, &sc, fed))
@@ -185,6 +190,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/out.pcap", argv[2]);
 	read_output(&c, path);
 	check_totals(&c);
+	check_rate(&c, window_ms);
 	snprintf(path, sizeof(path), "%s/stats.json", argv[2]);
 	check_stats(&c, path);
 	check_distribution(&c);

@@ -6,8 +6,11 @@
  * Writes DIR/in.pcap (the scenario's frames) and DIR/config.yaml (one
  * net_pcap port reading DIR/in.pcap, writing DIR/out.pcap). For the
  * reload storm, DIR/config-a.yaml and DIR/config-b.yaml instead, reading
- * from the FIFO DIR/in.fifo that pkt-storm feeds. Prints the number of
- * input frames on stdout. Exit 0, or 1 with a message. */
+ * from the FIFO DIR/in.fifo that pkt-storm feeds. A paced scenario's
+ * config reads DIR/in.fifo too, which pkt-pace feeds in real time (its
+ * DIR/in.pcap is still written, for pkt-check). Prints the number of
+ * input frames on stdout, followed by " paced" for a paced scenario.
+ * Exit 0, or 1 with a message. */
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,15 +103,17 @@ int main(int argc, char **argv)
 			goto done;
 	} else {
 		struct sc_config_paths paths = {.tx_pcap = out, .socket = argv[3]};
+		char fifo[4096];
 
 		if (path_in(in, sizeof(in), argv[2], "in.pcap") ||
+		    path_in(fifo, sizeof(fifo), argv[2], "in.fifo") ||
 		    path_in(cfg, sizeof(cfg), argv[2], "config.yaml"))
 			goto done;
-		paths.rx_pcap = in;
+		paths.rx_pcap = sc.paced ? fifo : in;
 		if (write_pcap(&sc, in) || sc_write_config(&sc, false, &paths, cfg))
 			goto done;
 	}
-	printf("%u\n", sc.n_frames);
+	printf("%u%s\n", sc.n_frames, sc.paced ? " paced" : "");
 	rc = 0;
 done:
 	sc_free(&sc);

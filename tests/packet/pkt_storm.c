@@ -11,22 +11,14 @@
  * stats file's generation number moves, so every publish happens while
  * packets flow. Then it closes the FIFO (end of input) and prints the
  * number of frames it wrote, for pkt-check --fed. Exit 0, or 1 with a
- * message (daemon gone, timeout, write error).
- *
- * The pcap stream is written by hand (a 24-byte file header, then a
- * 16-byte header per frame, libpcap's documented format) rather than
- * with pcap_dump: pcap_dump writes through stdio and would block forever
- * on a FIFO whose reader stalled, and this tool must give up on a
- * deadline instead. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
+ * message (daemon gone, timeout, write error). The FIFO is written by
+ * fifo_feed.h. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "tests/packet/fifo_feed.h"
 #include "tests/packet/poll_wait.h"
 #include "tests/packet/scenario.h"
 #include "tests/packet/stats_json.h"
@@ -34,46 +26,11 @@
 #define BATCH 32                 /* frames written between stats reads */
 
 struct feeder {
-	int fd;
-	pid_t pid;
-	uint64_t deadline_ms;
+	struct fifo_feed ff;
 	const struct scenario *sc;
-	uint64_t fed;                /* frames written */
 	uint32_t next;               /* next frame to write (cyclic) */
 	const char *dir;
 };
-
-static int write_all(struct feeder *f, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		struct pollfd pfd = {.fd = f->fd, .events = POLLOUT};
-		ssize_t n;
-
-		if (poll_now_ms() > f->deadline_ms) {
-			fprintf(stderr, "pkt-storm: timeout writing to the FIFO "
-				"(daemon not reading)\n");
-			return -1;
-		}
-		if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
-			perror("pkt-storm: poll");
-			return -1;
-		}
-		n = write(f->fd, p, len);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			fprintf(stderr, "pkt-storm: writing the FIFO: %s%s\n",
-				strerror(errno), errno == EPIPE ?
-				" (the daemon closed its input)" : "");
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static int feed_batch(struct feeder *f)
 {
@@ -82,40 +39,14 @@ static int feed_batch(struct feeder *f)
 
 	for (int i = 0; i < BATCH; i++) {
 		const struct sc_frame *fr = &f->sc->frames[f->next];
-		uint32_t h[4] = {
-			(uint32_t)(f->fed / 1000000), (uint32_t)(f->fed % 1000000),
-			fr->len, fr->len,
-		};
 
-		memcpy(buf + off, h, sizeof(h));
-		memcpy(buf + off + sizeof(h), fr->data, fr->len);
-		off += sizeof(h) + fr->len;
-		f->fed++;
+		fifo_feed_record_header(buf + off, f->ff.fed, fr->len);
+		memcpy(buf + off + 16, fr->data, fr->len);
+		off += 16 + fr->len;
+		f->ff.fed++;
 		f->next = (f->next + 1) % f->sc->n_frames;
 	}
-	return write_all(f, buf, off);
-}
-
-static int open_fifo(struct feeder *f, const char *path)
-{
-	/* O_NONBLOCK: fails with ENXIO until the daemon opens the read end,
-	 * so a daemon that never starts cannot hang us */
-	for (;;) {
-		f->fd = open(path, O_WRONLY | O_NONBLOCK);
-		if (f->fd >= 0)
-			return 0;
-		if (errno != ENXIO) {
-			fprintf(stderr, "pkt-storm: open %s: %s\n", path,
-				strerror(errno));
-			return -1;
-		}
-		if (!poll_alive(f->pid) || poll_now_ms() > f->deadline_ms) {
-			fprintf(stderr, "pkt-storm: the daemon never opened %s\n",
-				path);
-			return -1;
-		}
-		poll_step();
-	}
+	return fifo_feed_write(&f->ff, buf, off);
 }
 
 static int generation(const struct feeder *f, uint64_t *g)
@@ -142,7 +73,7 @@ static int feed_until_generation(struct feeder *f, uint64_t after, uint64_t *g)
 			return -1;
 		if (generation(f, g) == 0 && (after == UINT64_MAX || *g > after))
 			return 0;
-		if (!poll_alive(f->pid)) {
+		if (!poll_alive(f->ff.pid)) {
 			fprintf(stderr, "pkt-storm: the daemon exited\n");
 			return -1;
 		}
@@ -192,7 +123,7 @@ static int install_config(const struct feeder *f, const char *text, size_t len)
 int main(int argc, char **argv)
 {
 	static struct scenario sc;
-	struct feeder f = {.fd = -1};
+	struct feeder f = {.ff = {.fd = -1, .tool = "pkt-storm"}};
 	char path[4096];
 	char *cfg[2] = {NULL, NULL};
 	size_t cfg_len[2];
@@ -209,9 +140,9 @@ int main(int argc, char **argv)
 		return 1;
 	f.sc = &sc;
 	f.dir = argv[1];
-	f.pid = (pid_t)atoi(argv[2]);
+	f.ff.pid = (pid_t)atoi(argv[2]);
 	reloads = strtoull(argv[3], NULL, 10);
-	f.deadline_ms = t0 + strtoull(argv[4], NULL, 10) * 1000;
+	f.ff.deadline_ms = t0 + strtoull(argv[4], NULL, 10) * 1000;
 
 	for (int i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/config-%c.yaml", f.dir, 'a' + i);
@@ -222,16 +153,8 @@ int main(int argc, char **argv)
 		}
 	}
 	snprintf(path, sizeof(path), "%s/in.fifo", f.dir);
-	if (open_fifo(&f, path))
+	if (fifo_feed_open(&f.ff, path))
 		goto done;
-	{
-		/* pcap file header: magic, version 2.4, zone, sigfigs,
-		 * snaplen, link type Ethernet; host byte order */
-		uint32_t hdr[6] = {0xa1b2c3d4u, 2u | 4u << 16, 0, 0, 65535, 1};
-
-		if (write_all(&f, hdr, sizeof(hdr)))
-			goto done;
-	}
 	if (feed_until_generation(&f, UINT64_MAX, &g0))
 		goto done;
 	g = g0;
@@ -240,7 +163,7 @@ int main(int argc, char **argv)
 
 		if (install_config(&f, cfg[i % 2], cfg_len[i % 2]))
 			goto done;
-		if (kill(f.pid, SIGHUP) != 0) {
+		if (kill(f.ff.pid, SIGHUP) != 0) {
 			perror("pkt-storm: kill SIGHUP");
 			goto done;
 		}
@@ -259,7 +182,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "pkt-storm: %llu reloads landed (generation %llu -> "
 		"%llu) while %llu frames were fed, in %llu ms\n",
 		(unsigned long long)reloads, (unsigned long long)g0,
-		(unsigned long long)g, (unsigned long long)f.fed,
+		(unsigned long long)g, (unsigned long long)f.ff.fed,
 		(unsigned long long)(poll_now_ms() - t0));
 	if (g - g0 < reloads) {
 		fprintf(stderr, "pkt-storm: only %llu generations published for "
@@ -267,11 +190,10 @@ int main(int argc, char **argv)
 			(unsigned long long)reloads);
 		goto done;
 	}
-	printf("%llu\n", (unsigned long long)f.fed);
+	printf("%llu\n", (unsigned long long)f.ff.fed);
 	rc = 0;
 done:
-	if (f.fd >= 0)
-		close(f.fd);
+	fifo_feed_close(&f.ff);
 	free(cfg[0]);
 	free(cfg[1]);
 	sc_free(&sc);

@@ -6,10 +6,12 @@
 #   frame received, stop it with SIGTERM (so the tx pcap is complete), and
 #   verify the output and the counters (pkt-check).
 # The "storm" scenario instead feeds frames through a FIFO while the daemon
-# reloads RELOADS times (pkt-storm), then checks the same way.
+# reloads RELOADS times (pkt-storm), then checks the same way; a paced
+# scenario (pkt-gen says so) is fed through a FIFO at each frame's time
+# (pkt-pace), and checked with the window the feeder measured.
 #
 # Usage: run-packet-test.sh SCENARIO WORKDIR MAGLEVD TOOLDIR [RELOADS]
-#   TOOLDIR holds pkt-gen, pkt-check, pkt-stat, pkt-storm.
+#   TOOLDIR holds pkt-gen, pkt-check, pkt-stat, pkt-storm, pkt-pace.
 # Environment: PKT_TIMEOUT (seconds per wait, default 60).
 set -euo pipefail
 
@@ -41,8 +43,9 @@ mkdir -p "$work"
 # the control socket path must fit sun_path (107 bytes): keep it short
 sockdir=$(mktemp -d /tmp/mlv-pkt.XXXXXX)
 
-frames=$("$tools/pkt-gen" "$scenario" "$work" "$sockdir/maglevd.sock") \
+gen=$("$tools/pkt-gen" "$scenario" "$work" "$sockdir/maglevd.sock") \
   || fail "pkt-gen failed"
+frames=${gen%% *}
 
 start_daemon() {
   "$maglevd" -c "$work/config.yaml" --stats-file "$work/stats.json" \
@@ -74,6 +77,17 @@ if [ "$scenario" = storm ]; then
     || fail "maglevd did not receive all $fed frames"
   stop_daemon
   "$tools/pkt-check" storm "$work" --fed "$fed" || fail "output check failed"
+elif [ "$gen" = "$frames paced" ]; then
+  mkfifo "$work/in.fifo"
+  start_daemon
+  window=$("$tools/pkt-pace" "$scenario" "$work" "$pid" "$timeout_s") \
+    || fail "feeding frames in real time failed"
+  say "$frames frames fed in real time (limited flows over ${window} ms)"
+  "$tools/pkt-stat" wait "$work/stats.json" rx_packets "$frames" "$timeout_s" "$pid" \
+    || fail "maglevd did not receive all $frames frames"
+  stop_daemon
+  "$tools/pkt-check" "$scenario" "$work" --window-ms "$window" \
+    || fail "output check failed"
 else
   say "$frames input frames generated"
   start_daemon

@@ -24,6 +24,7 @@ static const struct sc_entry registry[] = {
 	{"ports",     sc_def_ports},
 	{"affinity",  sc_def_affinity},
 	{"mss",       sc_def_mss},
+	{"ratelimit", sc_def_ratelimit},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))
@@ -428,6 +429,14 @@ void sc_expect_icmp(struct sc_frame *fr, uint16_t vip, uint16_t mtu,
 	fr->exp.vip = vip;
 	fr->exp.icmp_mtu = mtu;
 	snprintf(fr->exp.what, sizeof(fr->exp.what), "%s", what);
+}
+
+void sc_expect_may_limit(struct sc_frame *fr, uint16_t vip,
+			 const struct mlv_flow_key *key, uint32_t group,
+			 const char *what)
+{
+	sc_expect_forward(fr, vip, key, group, what);
+	fr->exp.outcome = SC_MAY_LIMIT;
 }
 
 void sc_expect_echo_reply(struct sc_frame *fr, uint16_t vip, const char *what)

@@ -52,6 +52,8 @@ struct sc_vip {
 	uint8_t table;           /* enum mlv_table_kind; 0 = maglev */
 	double max_load;         /* bounded loads; 0 = off */
 	uint32_t vnodes;         /* ring only; 0 = the default */
+	uint32_t new_flows_per_second;   /* 0 = no limit */
+	uint32_t new_flows_burst;        /* 0 = not written (the default) */
 	bool echo_reply;         /* icmp_echo: reply */
 	bool quic;               /* QUIC connection-ID routing */
 	uint16_t port_last;      /* a range's last port; 0: one port. `any`:
@@ -77,6 +79,10 @@ enum sc_outcome {
 	SC_ICMP_TOO_BIG,         /* answered with ICMP frag-needed / PTB */
 	SC_DROP,                 /* counted under drop */
 	SC_ICMP_ECHO_REPLY,      /* an echo request answered by the daemon */
+	SC_MAY_LIMIT,            /* a new flow to a VIP with a new-flow limit:
+				    forwarded like SC_FORWARD, or dropped as
+				    new_flow_limit; how many are forwarded is
+				    checked against the rate (check_rate.c) */
 };
 
 /* The QUIC counter a frame to a quic VIP counts in (none for anything
@@ -109,6 +115,8 @@ struct sc_frame {
 	uint32_t len;
 	uint16_t l3_off;         /* IP packet offset in the frame */
 	uint16_t l3_len;         /* IP packet length (without Ethernet padding) */
+	uint32_t at_ms;          /* paced scenarios: when to feed it, from the
+				    start (pkt-pace) */
 	struct sc_expect exp;
 };
 
@@ -133,6 +141,11 @@ struct scenario {
 	 * holds: the daemon must report evictions (else re-selection after
 	 * eviction was not exercised). */
 	bool expect_evictions;
+	/* Paced: fed by pkt-pace at each frame's at_ms, and the SC_MAY_LIMIT
+	 * frames (new flows to vips[rate_vip]) checked against that VIP's
+	 * new_flows_per_second over the window pkt-pace measured. */
+	bool paced;
+	uint16_t rate_vip;
 
 	uint32_t n_frames;
 	uint32_t cap_frames;
@@ -250,6 +263,11 @@ void sc_expect_drop(struct sc_frame *fr, enum mlv_drop_reason reason,
 void sc_expect_icmp(struct sc_frame *fr, uint16_t vip, uint16_t mtu,
 		    const char *what);
 void sc_expect_echo_reply(struct sc_frame *fr, uint16_t vip, const char *what);
+/* A new flow to a limited VIP: forwarded (as sc_expect_forward would
+ * expect) or dropped as new_flow_limit. */
+void sc_expect_may_limit(struct sc_frame *fr, uint16_t vip,
+			 const struct mlv_flow_key *key, uint32_t group,
+			 const char *what);
 
 /* Scenario definitions, one per file. */
 void sc_def_basic4(struct scenario *sc);
@@ -264,5 +282,6 @@ void sc_def_quic(struct scenario *sc);
 void sc_def_ports(struct scenario *sc);
 void sc_def_affinity(struct scenario *sc);
 void sc_def_mss(struct scenario *sc);
+void sc_def_ratelimit(struct scenario *sc);
 
 #endif
