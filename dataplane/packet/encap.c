@@ -256,6 +256,17 @@ void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 	}
 }
 
+/* A reply's Ethernet header: the request's with the MACs swapped, any
+ * VLAN tag kept (the reply belongs on the client's VLAN). */
+static void back_the_way_it_came(uint8_t *buf)
+{
+	uint8_t mac[ETH_ALEN];
+
+	memcpy(mac, buf, ETH_ALEN);
+	memcpy(buf, buf + ETH_ALEN, ETH_ALEN);
+	memcpy(buf + ETH_ALEN, mac, ETH_ALEN);
+}
+
 /* RFC 1122 3.2.2 / RFC 4443 2.4(e): no ICMP error to a source that does
  * not name one host. */
 static bool unicast_source(const struct mlv_pkt *pkt)
@@ -345,11 +356,7 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(s));
 	}
 
-	/* Back the way it came: swap the MACs, keep any VLAN tag. */
-	uint8_t mac[ETH_ALEN];
-	memcpy(mac, buf, ETH_ALEN);
-	memcpy(buf, buf + ETH_ALEN, ETH_ALEN);
-	memcpy(buf + ETH_ALEN, mac, ETH_ALEN);
+	back_the_way_it_came(buf);
 	return total;
 }
 
@@ -423,9 +430,6 @@ uint32_t mlv_icmp_echo_reply(uint8_t *buf, uint32_t len,
 		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(s));
 	}
 
-	uint8_t mac[ETH_ALEN];
-	memcpy(mac, buf, ETH_ALEN);
-	memcpy(buf, buf + ETH_ALEN, ETH_ALEN);
-	memcpy(buf + ETH_ALEN, mac, ETH_ALEN);
+	back_the_way_it_came(buf);
 	return l3 + ip_hlen + icmp_len;
 }

@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -391,6 +392,19 @@ class Lab:
         if p.returncode != 0:
             raise Failure("burst.py failed: %s" % p.stderr)
         return json.loads(p.stdout)
+
+    def ping(self, family, count, client=1):
+        """count echo requests to the VIP from a client, 0.2 s apart;
+        how many were answered."""
+        p = subprocess.run(
+            [LAB, "exec", "c%d" % client, "ping", "-%d" % family, "-n", "-q",
+             "-c", str(count), "-i", "0.2", "-W", "2", vip(family)],
+            env=self.env, capture_output=True, text=True,
+            timeout=30 + count)
+        m = re.search(r"(\d+) received", p.stdout)
+        if not m:
+            raise Failure("ping gave no summary: %s%s" % (p.stdout, p.stderr))
+        return int(m.group(1))
 
     def longconn(self, family, count, need=None, client=1, interval=None):
         """Long-lived connections (longconn.py); interval: seconds between

@@ -3,7 +3,8 @@
 """HTTP and UDP through the VIP, IPv4 and IPv6, and the flows follow the
 weights: every request succeeds; the backends' shares are inside exact
 binomial bounds (binomial.py) around the weight shares; maglevd's own
-per-backend new-flow counters equal what the clients saw.
+per-backend new-flow counters equal what the clients saw; pings to the
+VIPs are answered by maglevd itself.
 
 usage: test_http.py [--forwarding ipip|gue|l2dsr] [--vdev af_xdp|af_packet]"""
 import binomial
@@ -12,6 +13,7 @@ from lablib import check, log
 
 WEIGHTS = {"be1": 100, "be2": 200, "be3": 100}
 FLOWS = 2000  # per VIP: a share is known to about +-1.1 points (1 sd)
+PINGS = 5
 CASES = [("http", 4), ("http", 6), ("udp", 4), ("udp", 6)]
 
 
@@ -64,6 +66,17 @@ def test(lab):
         raise lablib.Failure("per-backend counters disagree:\n  "
                              + "\n  ".join(detail))
     log("maglevd's per-backend new_flows match the clients' view")
+
+    # the VIPs answer pings through maglevd (icmp_echo: reply in the lab)
+    before = lab.fresh_stats()["totals"]["counters"]["echo_replies"]
+    for family in (4, 6):
+        got = lab.ping(family, PINGS)
+        check(got == PINGS, "ping to the IPv%d VIP: %d of %d answered"
+              % (family, got, PINGS))
+    lablib.wait_until(
+        lambda: lab.stats()["totals"]["counters"]["echo_replies"] - before
+        >= 2 * PINGS, "maglevd's echo_replies to count the pings", 5)
+    log("pings to both VIPs answered by maglevd (echo_replies)")
 
 
 def proto_key(case):

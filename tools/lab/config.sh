@@ -8,6 +8,7 @@
 # IPv4). Backend MACs are read from the namespaces (l2dsr needs them; the
 # other methods ignore them). Health: HTTP GET /healthz on port 80, the
 # backend's nginx, so stopping nginx takes a backend out of every VIP.
+# The VIPs answer pings (icmp_echo: reply) while they have a backend.
 
 # config_emit: write YAML on stdout from the CFG_* variables:
 #   CFG_FORWARDING ipip|gue|l2dsr   CFG_VDEV af_xdp|af_packet
@@ -62,6 +63,7 @@ control:
 $(announce_section)
 defaults:
   forwarding: $CFG_FORWARDING
+  icmp_echo: reply            # ping a VIP through maglevd
   health: {type: $CFG_HEALTH_TYPE, port: $LAB_HTTP_PORT, path: /healthz, expect: 200,
            interval: $CFG_HEALTH_INTERVAL, timeout: $CFG_HEALTH_TIMEOUT,
            rise: $CFG_HEALTH_RISE, fall: $CFG_HEALTH_FALL}
