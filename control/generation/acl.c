@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Building a source ACL (acl.h): prefixes to sorted disjoint intervals.
+ *
+ * Prefixes are either nested or disjoint, so sorted by start (and the
+ * enclosing one first when two start together) they form a forest that
+ * one sweep with a stack walks: entering a prefix starts an interval with
+ * its verdict, leaving it resumes the verdict of the prefix around it (or
+ * the default). Every address is then in the interval of the most
+ * specific prefix covering it: longest-prefix match, decided once per
+ * build instead of per packet. */
+#include "control/generation/acl.h"
+
+#include <stdlib.h>
+
+typedef unsigned __int128 u128;
+
+#define U128_MAX (~(u128)0)
+
+struct span {
+	u128 start, end;   /* inclusive */
+	uint8_t len;
+	bool allow;
+};
+
+static u128 rule_value(uint8_t family, const uint8_t *a)
+{
+	u128 v = 0;
+	unsigned bytes = family == 4 ? 4 : 16;
+
+	for (unsigned i = 0; i < bytes; i++)
+		v = (v << 8) | a[i];
+	return v;
+}
+
+/* The span of a rule in its family's address space (0 .. 2^32-1 or
+ * 0 .. 2^128-1), host bits cleared. */
+static struct span rule_span(uint8_t family, const struct mlv_acl_rule *r)
+{
+	unsigned width = family == 4 ? 32 : 128;
+	unsigned host = width - r->len;
+	u128 top = family == 4 ? (u128)UINT32_MAX : U128_MAX;
+	u128 hostmask = host == 128 ? U128_MAX : (((u128)1 << host) - 1);
+	struct span s;
+
+	s.start = rule_value(family, r->addr) & ~hostmask & top;
+	s.end = s.start | (hostmask & top);
+	s.len = r->len;
+	s.allow = r->allow;
+	return s;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	/* same prefix in both lists: deny first, so that it is kept */
+	return (int)x->allow - (int)y->allow;
+}
+
+/* Sorted, distinct spans of the input; NULL on allocation failure. */
+static struct span *canonical(uint8_t family, const struct mlv_acl_rule *rules,
+			      uint32_t n, uint32_t *n_out)
+{
+	struct span *s = malloc((size_t)n * sizeof(*s));
+	uint32_t k = 0;
+
+	if (!s)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		s[i] = rule_span(family, &rules[i]);
+	qsort(s, n, sizeof(*s), cmp_span);
+	for (uint32_t i = 0; i < n; i++)
+		if (k == 0 || s[i].start != s[k - 1].start || s[i].len != s[k - 1].len)
+			s[k++] = s[i];
+	*n_out = k;
+	return s;
+}
+
+struct out {
+	u128 *start;
+	uint8_t *allow;
+	uint32_t n;
+};
+
+/* Intervals come in non-decreasing start order; one at the same start as
+ * the last replaces its verdict (a more specific prefix, or a prefix
+ * that begins where an enclosed one ended). */
+static void emit(struct out *o, u128 start, bool allow)
+{
+	if (o->n > 0 && o->start[o->n - 1] == start) {
+		o->allow[o->n - 1] = allow;
+		return;
+	}
+	o->start[o->n] = start;
+	o->allow[o->n] = allow;
+	o->n++;
+}
+
+static bool valid_rules(uint8_t family, const struct mlv_acl_rule *rules,
+			uint32_t n)
+{
+	if ((family != 4 && family != 6) || n == 0 || !rules)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (rules[i].len > (family == 4 ? 32 : 128))
+			return false;
+	return true;
+}
+
+enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
+			   uint32_t n, struct mlv_acl **out)
+{
+	uint32_t stack[129], depth = 0, n_sp = 0, m = 0;
+	struct out o = { 0 };
+	struct span *sp;
+	struct mlv_acl *acl = NULL;
+	struct mlv_acl_rule *kept;
+	bool has_allow = false, def;
+	size_t elem, off_start, off_rules, total;
+	enum mlv_err err = MLV_E_NOMEM;
+
+	if (!out)
+		return MLV_E_INVAL;
+	*out = NULL;
+	if (!valid_rules(family, rules, n))
+		return MLV_E_INVAL;
+	if (n > MLV_ACL_MAX_PREFIXES)
+		return MLV_E_RANGE;
+	for (uint32_t i = 0; i < n; i++)
+		has_allow |= rules[i].allow;
+	def = !has_allow;
+	sp = canonical(family, rules, n, &n_sp);
+	if (!sp)
+		return MLV_E_NOMEM;
+	/* at most 2 boundaries per prefix, plus address 0 */
+	o.start = malloc((2 * (size_t)n_sp + 1) * sizeof(*o.start));
+	o.allow = malloc(2 * (size_t)n_sp + 1);
+	if (!o.start || !o.allow)
+		goto done;
+
+	emit(&o, 0, def);
+	for (uint32_t i = 0; i < n_sp; i++) {
+		while (depth > 0 && sp[stack[depth - 1]].end < sp[i].start) {
+			u128 resume = sp[stack[--depth]].end + 1;
+
+			emit(&o, resume, depth ? sp[stack[depth - 1]].allow : def);
+		}
+		emit(&o, sp[i].start, sp[i].allow);
+		stack[depth++] = i;   /* nested at most 129 deep: /0 .. /128 */
+	}
+	while (depth > 0) {
+		const struct span *t = &sp[stack[--depth]];
+
+		if (t->end != (family == 4 ? (u128)UINT32_MAX : U128_MAX))
+			emit(&o, t->end + 1,
+			     depth ? sp[stack[depth - 1]].allow : def);
+	}
+	/* merge neighbours with the same verdict: verdicts then alternate */
+	for (uint32_t i = 0; i < o.n; i++)
+		if (m == 0 || o.allow[i] != o.allow[m - 1]) {
+			o.start[m] = o.start[i];
+			o.allow[m] = o.allow[i];
+			m++;
+		}
+
+	elem = family == 4 ? sizeof(uint32_t) : sizeof(u128);
+	off_start = (sizeof(*acl) + 63) & ~(size_t)63;
+	off_rules = (off_start + (size_t)m * elem + 15) & ~(size_t)15;
+	total = (off_rules + (size_t)n_sp * sizeof(*kept) + 63) & ~(size_t)63;
+	acl = aligned_alloc(64, total);
+	if (!acl)
+		goto done;
+	memset(acl, 0, sizeof(*acl));
+	acl->family = family;
+	acl->first_allow = o.allow[0];
+	acl->n = m;
+	if (family == 4) {
+		uint32_t *s4 = (uint32_t *)(void *)((char *)acl + off_start);
+
+		for (uint32_t i = 0; i < m; i++)
+			s4[i] = (uint32_t)o.start[i];
+		acl->start4 = s4;
+	} else {
+		u128 *s6 = (u128 *)(void *)((char *)acl + off_start);
+
+		memcpy(s6, o.start, (size_t)m * sizeof(u128));
+		acl->start6 = s6;
+	}
+	kept = (struct mlv_acl_rule *)(void *)((char *)acl + off_rules);
+	for (uint32_t i = 0; i < n_sp; i++) {
+		u128 v = sp[i].start;
+		unsigned bytes = family == 4 ? 4 : 16;
+
+		memset(&kept[i], 0, sizeof(kept[i]));
+		for (unsigned b = bytes; b-- > 0; v >>= 8)
+			kept[i].addr[b] = (uint8_t)v;
+		kept[i].len = sp[i].len;
+		kept[i].allow = sp[i].allow;
+	}
+	acl->rules = kept;
+	acl->n_rules = n_sp;
+	acl->has_allow = has_allow;
+	acl->refs = 1;
+	*out = acl;
+	err = MLV_OK;
+done:
+	free(o.start);
+	free(o.allow);
+	free(sp);
+	return err;
+}
+
+bool mlv_acl_same_input(const struct mlv_acl *acl, uint8_t family,
+			const struct mlv_acl_rule *rules, uint32_t n)
+{
+	struct span *sp;
+	uint32_t n_sp;
+	bool same;
+
+	if (!acl || acl->family != family || !valid_rules(family, rules, n))
+		return false;
+	sp = canonical(family, rules, n, &n_sp);
+	if (!sp)
+		return false;   /* not shared: a rebuild is always correct */
+	same = n_sp == acl->n_rules;
+	for (uint32_t i = 0; same && i < n_sp; i++) {
+		struct span k = rule_span(family, &acl->rules[i]);
+
+		same = k.start == sp[i].start && k.len == sp[i].len &&
+		       k.allow == sp[i].allow;
+	}
+	free(sp);
+	return same;
+}
+
+void mlv_acl_ref(struct mlv_acl *acl)
+{
+	if (acl)
+		acl->refs++;
+}
+
+void mlv_acl_release(struct mlv_acl *acl)
+{
+	if (acl && --acl->refs == 0)
+		free(acl);
+}
