@@ -52,6 +52,8 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k)
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_LIST:
 		return "a list";
+	case MLV_CT_PREFIX_LIST:
+		return "a list of CIDR prefixes";
 	case MLV_CT_MAP:
 		return "a mapping";
 	}
@@ -449,6 +451,7 @@ bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k
 	case MLV_CT_LOAD_FACTOR:
 		return convert_load_factor(ctx, k, n, dst);
 	case MLV_CT_STRING_LIST:
+	case MLV_CT_PREFIX_LIST:
 	case MLV_CT_MAP:
 	case MLV_CT_LIST:
 		break;

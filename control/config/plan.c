@@ -23,7 +23,8 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->gue_port != b->gue_port || a->table_size != b->table_size ||
 	       a->table != b->table || a->max_load != b->max_load ||
 	       a->vnodes != b->vnodes || a->min_backends != b->min_backends ||
-	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
+	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0 ||
+	       !mlv_vip_acl_equal(a, b);
 }
 
 /* Append one backend name with its mark to e->backends: the first 5,

@@ -595,6 +595,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			     "%u is more than its %u backends", vip->name,
 			     vip->min_backends, vip->n_backends);
 	check_table_choice(ctx, vip, seen);
+	mlv_cfg_check_acl(ctx, vip, seen);
 	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
 	    (vip->health.type == MLV_HEALTH_TCP ||
 	     vip->health.type == MLV_HEALTH_HTTP))
