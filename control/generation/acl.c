@@ -248,3 +248,38 @@ void mlv_acl_release(struct mlv_acl *acl)
 	if (acl && --acl->refs == 0)
 		free(acl);
 }
+
+enum mlv_err mlv_acl_for_vip(const struct mlv_vip_config *vc,
+			     const struct mlv_acl *prev, struct mlv_acl **out)
+{
+	uint32_t n = vc->n_allow + vc->n_deny, k = 0;
+	uint8_t family = vc->address.family == MLV_AF_INET ? 4 : 6;
+	struct mlv_acl_rule *r;
+	enum mlv_err err;
+
+	*out = NULL;
+	if (n == 0)
+		return MLV_OK;
+	r = malloc((size_t)n * sizeof(*r));
+	if (!r)
+		return MLV_E_NOMEM;
+	for (int l = 0; l < 2; l++) {
+		const struct mlv_acl_prefix_config *list = l ? vc->deny : vc->allow;
+		uint32_t cnt = l ? vc->n_deny : vc->n_allow;
+
+		for (uint32_t i = 0; i < cnt; i++, k++) {
+			memcpy(r[k].addr, list[i].prefix.ip.bytes, 16);
+			r[k].len = list[i].prefix.len;
+			r[k].allow = l == 0;
+		}
+	}
+	if (prev && mlv_acl_same_input(prev, family, r, n)) {
+		*out = (struct mlv_acl *)prev;   /* control thread owns refs */
+		(*out)->refs++;
+		err = MLV_OK;
+	} else {
+		err = mlv_acl_build(family, r, n, out);
+	}
+	free(r);
+	return err;
+}

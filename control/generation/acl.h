@@ -36,10 +36,11 @@
 #include <string.h>
 
 #include "control/base/error.h"
+#include "control/config/config.h"
 
 /* At most this many prefixes per VIP, allow and deny together (config
  * checks it; the build refuses more with MLV_E_RANGE). */
-#define MLV_ACL_MAX_PREFIXES 1000000u
+#define MLV_ACL_MAX_PREFIXES MLV_VIP_ACL_MAX
 
 /* One prefix of an ACL's input: family's address in network byte order
  * (IPv4 in addr[0..3]), its length, and its list. */
@@ -75,6 +76,13 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
  * rules need not be sorted. Control thread. */
 bool mlv_acl_same_input(const struct mlv_acl *acl, uint8_t family,
 			const struct mlv_acl_rule *rules, uint32_t n);
+
+/* The ACL of VIP vc: NULL in *out if its lists are empty; prev (the
+ * same VIP's ACL in the previous generation, or NULL) with one more
+ * reference if it was built from the same lists; else a new one.
+ * Errors as mlv_acl_build. Control thread. */
+enum mlv_err mlv_acl_for_vip(const struct mlv_vip_config *vc,
+			     const struct mlv_acl *prev, struct mlv_acl **out);
 
 /* Take / drop a reference; the last release frees it. NULL: no-op.
  * Control thread. */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "control/config/config.h"
+#include "control/generation/acl.h"
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_key.h"
@@ -74,6 +75,11 @@ struct mlv_gen_vip {
 	uint32_t n_usable;            /* backends that can take new flows */
 	uint16_t mtu_room;            /* largest inner IP packet that fits the
 					 transmit port MTU after encapsulation */
+	/* Source ACL (control/generation/acl.h), NULL without one: beside
+	 * mtu_room, which pass 3 reads too, so that the test VIPs without
+	 * an ACL pay costs no cache line. May be shared with other
+	 * generations (reference counted on the control thread). */
+	const struct mlv_acl *acl;
 	char name[MLV_NAME_MAX];
 };
 
@@ -219,6 +225,9 @@ struct mlv_generation {
  *   that input (whatever VIP it was built for). vip->table and
  *   vip->second are read-only and may point outside gen's allocation;
  *   they stay valid while any generation holding them is alive.
+ * - vip->acl is the VIP's source ACL built from its allow / deny lists
+ *   (NULL if both are empty), or previous's for the same VIP name when
+ *   it was built from the same lists (shared, not rebuilt).
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
  * Errors: MLV_E_INVAL for NULL arguments, duplicate VIP names or

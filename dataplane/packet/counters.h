@@ -44,6 +44,7 @@
 	X(TOO_BIG,          "too big after encapsulation, DF clear or no reply possible") \
 	X(NO_HEADROOM,      "no mbuf headroom for the outer headers")        \
 	X(ICMP_ECHO,        "ICMP echo to a VIP (not answered, see docs)")   \
+	X(ACL_DENIED,       "source address denied by the VIP's ACL")        \
 	X(TX_FULL,          "transmit queue full")
 
 enum mlv_worker_counter {
@@ -81,7 +82,8 @@ enum mlv_flow_counter {
 	X(NO_BACKEND)                                                        \
 	X(TOO_BIG)                                                           \
 	X(NO_HEADROOM)                                                       \
-	X(ICMP_ECHO)
+	X(ICMP_ECHO)                                                         \
+	X(ACL_DENIED)
 
 enum mlv_vip_drop {
 #define MLV_VDROP_ENUM(name) MLV_VDROP_##name,
