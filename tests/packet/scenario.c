@@ -20,6 +20,7 @@ static const struct sc_entry registry[] = {
 	{"flows",     sc_def_flows},
 	{"storm",     sc_def_storm},
 	{"tables",    sc_def_tables},
+	{"acl",       sc_def_acl},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

@@ -39,6 +39,13 @@ struct sc_backend {
 	uint8_t mac[6];
 };
 
+/* One prefix of a VIP's source ACL (scenario_acl.c). */
+struct sc_acl_rule {
+	uint8_t addr[16];        /* the VIP's family; host bits clear */
+	uint8_t len;
+	bool allow;
+};
+
 struct sc_vip {
 	char name[SC_NAME_MAX];
 	uint8_t family;
@@ -51,6 +58,8 @@ struct sc_vip {
 	uint8_t table;           /* enum mlv_table_kind; 0 = maglev */
 	double max_load;         /* bounded loads; 0 = off */
 	uint32_t vnodes;         /* ring only; 0 = the default */
+	uint32_t n_acl;          /* source ACL: allow / deny prefixes */
+	const struct sc_acl_rule *acl;   /* owned by the scenario file */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -221,5 +230,6 @@ void sc_def_malformed(struct scenario *sc);
 void sc_def_flows(struct scenario *sc);
 void sc_def_storm(struct scenario *sc);
 void sc_def_tables(struct scenario *sc);
+void sc_def_acl(struct scenario *sc);
 
 #endif
