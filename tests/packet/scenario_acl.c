@@ -97,11 +97,13 @@ static int cmp_rule_idx(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* A prefix written twice keeps the first one's list: the same prefix in
- * both lists is a config error. */
-static void unify_repeats(struct sc_acl_rule *r, uint32_t n)
+/* Every prefix distinct (a repeat would only be a warning, but the
+ * scenario promises 10,000 prefixes): a repeat drawn by chance becomes a
+ * host prefix of its own in a range nothing else draws from (10/8,
+ * 2001:db8:d000::/36). */
+static void replace_repeats(struct sc_acl_rule *r, uint32_t n, uint8_t family)
 {
-	uint32_t *idx = malloc(n * sizeof(*idx));
+	uint32_t *idx = malloc(n * sizeof(*idx)), fresh = 0;
 
 	if (!idx)
 		die("out of memory");
@@ -109,10 +111,20 @@ static void unify_repeats(struct sc_acl_rule *r, uint32_t n)
 		idx[i] = i;
 	sorting = r;
 	qsort(idx, n, sizeof(*idx), cmp_rule_idx);
-	for (uint32_t i = 1; i < n; i++)
-		if (r[idx[i]].len == r[idx[i - 1]].len &&
-		    memcmp(r[idx[i]].addr, r[idx[i - 1]].addr, 16) == 0)
-			r[idx[i]].allow = r[idx[i - 1]].allow;
+	for (uint32_t i = 1, kept = idx[0]; i < n; i++) {
+		struct sc_acl_rule *x = &r[idx[i]];
+
+		if (x->len != r[kept].len ||
+		    memcmp(x->addr, r[kept].addr, 16) != 0) {
+			kept = idx[i];
+			continue;
+		}
+		fresh++;
+		sc_addr(family == 4 ? "10.0.0.0" : "2001:db8:d000::", x->addr);
+		x->addr[family == 4 ? 2 : 14] = (uint8_t)(fresh >> 8);
+		x->addr[family == 4 ? 3 : 15] = (uint8_t)fresh;
+		x->len = family == 4 ? 32 : 128;
+	}
 	free(idx);
 }
 
@@ -130,13 +142,10 @@ static void make_rules(struct scenario *sc, struct sc_acl_rule *r, uint32_t n,
 	for (uint32_t i = fixed; i < n; i++) {
 		struct sc_acl_rule *x = &r[i];
 
-		if (i > fixed && sc_rand(sc, 3) == 0) {
-			const struct sc_acl_rule *p = &r[fixed + sc_rand(sc, i - fixed)];
+		const struct sc_acl_rule *p =
+			i > fixed ? &r[fixed + sc_rand(sc, i - fixed)] : NULL;
 
-			if (p->len == width) {
-				*x = *p;   /* repeat: unify_repeats settles it */
-				continue;
-			}
+		if (p && p->len < width && sc_rand(sc, 3) == 0) {
 			memcpy(x->addr, p->addr, 16);
 			x->len = (uint8_t)(p->len + 1 + sc_rand(sc, width - p->len));
 			randomize_from(sc, x->addr, p->len, width);
@@ -148,7 +157,7 @@ static void make_rules(struct scenario *sc, struct sc_acl_rule *r, uint32_t n,
 		clear_host_bits(x->addr, x->len, width);
 		x->allow = sc_rand(sc, 2) != 0;
 	}
-	unify_repeats(r, n);
+	replace_repeats(r, n, family);
 }
 
 static void set_rule(struct sc_acl_rule *r, const char *addr, uint8_t len,
