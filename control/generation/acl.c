@@ -111,6 +111,64 @@ static bool valid_rules(uint8_t family, const struct mlv_acl_rule *rules,
 	return true;
 }
 
+/* Index bits for m intervals: about two buckets per interval, 4 to
+ * MLV_ACL_INDEX_BITS. */
+static unsigned index_bits(uint32_t m)
+{
+	unsigned bits = 4;
+
+	while (bits < MLV_ACL_INDEX_BITS && ((uint64_t)1 << bits) < 2 * (uint64_t)m)
+		bits++;
+	return bits;
+}
+
+static unsigned clz128(u128 v)
+{
+	uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+
+	if (hi)
+		return (unsigned)__builtin_clzll(hi);
+	return lo ? 64 + (unsigned)__builtin_clzll(lo) : 128;
+}
+
+/* The direct index of acl over its m starts (start[0] = 0), into first
+ * (2^bits + 1 entries): skip, the mask and base of the boundaries'
+ * common prefix, and for each bucket the interval its first address is
+ * in (the last, a sentinel: the last interval). */
+static void build_index(struct mlv_acl *acl, const u128 *start, unsigned bits,
+			uint32_t *first)
+{
+	unsigned width = acl->family == 4 ? 32 : 128;
+	uint32_t m = acl->n, nb = 1u << bits, i = 0;
+	unsigned common = width;
+	u128 mask = 0, base = 0;
+
+	if (m >= 2)
+		common = clz128(start[1] ^ start[m - 1]) - (128 - width);
+	acl->skip = (uint8_t)(common < width - bits ? common : width - bits);
+	acl->bits = (uint8_t)bits;
+	if (acl->skip)
+		mask = (~(u128)0 << (128 - acl->skip)) >> (128 - width);
+	if (m >= 2)
+		base = start[1] & mask;
+	for (uint32_t b = 0; b < nb; b++) {
+		u128 at = base | ((u128)b << (width - acl->skip - bits));
+
+		while (i + 1 < m && start[i + 1] <= at)
+			i++;
+		first[b] = i;
+	}
+	first[nb] = m - 1;
+	acl->first = first;
+	if (acl->family == 4) {
+		acl->mask4 = (uint32_t)mask;
+		acl->base4 = (uint32_t)base;
+	} else {
+		acl->mask6 = mask;
+		acl->base6 = base;
+	}
+}
+
 enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 			   uint32_t n, struct mlv_acl **out)
 {
@@ -120,7 +178,8 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 	struct mlv_acl *acl = NULL;
 	struct mlv_acl_rule *kept;
 	bool has_allow = false, def;
-	size_t elem, off_start, off_rules, total;
+	size_t elem, off_start, off_first, off_rules, total;
+	unsigned bits;
 	enum mlv_err err = MLV_E_NOMEM;
 
 	if (!out)
@@ -167,9 +226,12 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 			m++;
 		}
 
+	bits = index_bits(m);
 	elem = family == 4 ? sizeof(uint32_t) : sizeof(u128);
 	off_start = (sizeof(*acl) + 63) & ~(size_t)63;
-	off_rules = (off_start + (size_t)m * elem + 15) & ~(size_t)15;
+	off_first = (off_start + (size_t)m * elem + 63) & ~(size_t)63;
+	off_rules = (off_first + (((size_t)1 << bits) + 1) * sizeof(uint32_t) +
+		     15) & ~(size_t)15;
 	total = (off_rules + (size_t)n_sp * sizeof(*kept) + 63) & ~(size_t)63;
 	acl = aligned_alloc(64, total);
 	if (!acl)
@@ -190,6 +252,8 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 		memcpy(s6, o.start, (size_t)m * sizeof(u128));
 		acl->start6 = s6;
 	}
+	build_index(acl, o.start, bits,
+		    (uint32_t *)(void *)((char *)acl + off_first));
 	kept = (struct mlv_acl_rule *)(void *)((char *)acl + off_rules);
 	for (uint32_t i = 0; i < n_sp; i++) {
 		u128 v = sp[i].start;
