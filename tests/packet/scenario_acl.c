@@ -8,8 +8,11 @@
  *  - block4: a deny-only list (a blocklist): no match is allowed.
  *  - open4: no ACL, on the same instance: every source passes.
  * Flows of two packets from sources inside random prefixes, at the
- * carve-outs' edges and anywhere; one fragmented datagram from an allowed
- * and one from a denied source per ACL VIP. Each frame's outcome comes
+ * carve-outs' edges and anywhere; per ACL VIP, one fragmented datagram
+ * from an allowed and one from a denied source, an ICMP error about an
+ * allowed and about a denied client's flow (forwarded with the flow /
+ * dropped), a too-big DF packet of each (answered / dropped, not
+ * answered) and an echo from the denied one. Each frame's outcome comes
  * from a naive linear longest-prefix match over the VIP's rules here
  * (forward with the flow's key, or an acl_denied drop), independently
  * of the daemon's interval search. */
@@ -237,6 +240,139 @@ static void emit_fragmented(struct scenario *sc, uint16_t v, const uint8_t *src,
 		t->denied++;
 }
 
+/* An ICMP frag-needed / packet-too-big from a router on the client's
+ * path (the client's address with its last byte 254) to the VIP, quoting
+ * a packet of flow f travelling back (as scenario_icmp.c builds them). */
+static struct sc_frame *emit_icmp_error(struct scenario *sc,
+					const struct sc_vip *vip,
+					const struct sc_flow *f)
+{
+	static uint8_t payload[64], seg[128], quoted[256], icmp[512],
+		ip[1024], frame[1200];
+	uint32_t id = sc->next_id++;
+	struct pkt_l3 back = {
+		.family = f->family, .ttl = 63, .df = true, .ip_id = (uint16_t)id,
+	};
+	struct pkt_l4 back4 = {
+		.proto = f->proto, .sport = f->dport, .dport = f->sport,
+		.tcp_flags = PKT_TCP_ACK,
+	};
+	struct pkt_l3 outer = {
+		.family = f->family, .ttl = 250, .ip_id = (uint16_t)(id ^ 0x5a5a),
+	};
+	struct pkt_l4 err = {
+		.proto = f->family == 4 ? 1 : 58,
+		.icmp_type = f->family == 4 ? 3 : 2,
+		.icmp_code = f->family == 4 ? 4 : 0,
+		.icmp_rest = 1280,
+	};
+	struct pkt_l2 l2 = {0};
+	uint32_t seg_len, q_len, icmp_len, ip_len, len;
+	uint16_t l3_off;
+	struct sc_frame *fr;
+
+	memcpy(back.src, f->dst, 16);
+	memcpy(back.dst, f->src, 16);
+	pkt_fill_payload(payload, 32, id);
+	seg_len = pkt_build_l4(seg, &back, &back4, payload, 32);
+	q_len = pkt_build_ip(quoted, &back, f->proto, seg, seg_len, NULL);
+	q_len -= 32 - 8;      /* the headers and 8 payload bytes quoted */
+	memcpy(outer.src, f->src, 16);
+	outer.src[f->family == 4 ? 3 : 15] = 254;
+	memcpy(outer.dst, vip->addr, 16);
+	icmp_len = pkt_build_l4(icmp, &outer, &err, quoted, q_len);
+	ip_len = pkt_build_ip(ip, &outer, err.proto, icmp, icmp_len, NULL);
+	memcpy(l2.dst, sc->port.mac, 6);
+	sc_mac("02:00:00:c1:00:fe", l2.src);
+	len = pkt_build_eth(frame, &l2, f->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
+			    ip, ip_len, &l3_off);
+	fr = sc_emit_raw(sc, frame, len);
+	fr->l3_off = l3_off;
+	fr->l3_len = (uint16_t)ip_len;
+	return fr;
+}
+
+/* An ICMP echo request from src to the VIP's address. */
+static struct sc_frame *emit_echo(struct scenario *sc, const struct sc_vip *vip,
+				  const uint8_t *src)
+{
+	static uint8_t icmp[128], ip[256], frame[300];
+	struct pkt_l3 l3 = {.family = vip->family, .ttl = 64};
+	struct pkt_l4 echo = {
+		.proto = vip->family == 4 ? 1 : 58,
+		.icmp_type = vip->family == 4 ? 8 : 128,
+		.icmp_rest = 0x12340001,
+	};
+	struct pkt_l2 l2 = {0};
+	uint8_t payload[56];
+	uint32_t len;
+	uint16_t l3_off;
+
+	memcpy(l3.src, src, 16);
+	memcpy(l3.dst, vip->addr, 16);
+	pkt_fill_payload(payload, sizeof(payload), sc->next_id++);
+	len = pkt_build_l4(icmp, &l3, &echo, payload, sizeof(payload));
+	len = pkt_build_ip(ip, &l3, echo.proto, icmp, len, NULL);
+	memcpy(l2.dst, sc->port.mac, 6);
+	sc_mac("02:00:00:c1:00:01", l2.src);
+	len = pkt_build_eth(frame, &l2, vip->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
+			    ip, len, &l3_off);
+	return sc_emit_raw(sc, frame, len);
+}
+
+/* ICMP and too-big frames of an allowed and of a denied client of ACL
+ * VIP v: the ACL judges an ICMP error by the quoted flow's client (the
+ * router that sends it is allowed here either way), an echo by its
+ * source, and comes before the too-big answer. */
+static void emit_icmp_cases(struct scenario *sc, uint16_t v,
+			    const char *allowed, const char *denied)
+{
+	const struct sc_vip *vip = &sc->vips[v];
+	uint16_t room = sc_mtu_room(sc, vip);
+	uint32_t fit = room - (vip->family == 4 ? 20u : 40u) - 20u;
+	uint8_t src[16];
+	char what[64];
+
+	for (int d = 0; d < 2; d++) {
+		struct sc_flow fl = sc_flow_to_vip(vip, 0, (uint16_t)(31000 + d));
+		struct sc_opts o = {
+			.payload_len = 200, .df = true, .tcp_flags = PKT_TCP_ACK,
+		};
+		struct mlv_flow_key key;
+		uint32_t group;
+
+		sc_addr(d ? denied : allowed, fl.src);
+		if (naive_allows(vip, fl.src) != (d == 0))
+			die("an ICMP case's client has the wrong verdict");
+		key = sc_key(&fl, true);
+		group = d ? 0 : sc_new_group(sc);
+		snprintf(what, sizeof(what), "%s %s client data", vip->name,
+			 d ? "denied" : "allowed");
+		if (d)
+			sc_expect_drop(sc_emit(sc, &fl, &o), MLV_DROP_ACL_DENIED, what);
+		else
+			sc_expect_forward(sc_emit(sc, &fl, &o), v, &key, group, what);
+		snprintf(what, sizeof(what), "%s ICMP error about a%s client",
+			 vip->name, d ? " denied" : "n allowed");
+		if (d)
+			sc_expect_drop(emit_icmp_error(sc, vip, &fl),
+				       MLV_DROP_ACL_DENIED, what);
+		else
+			sc_expect_forward(emit_icmp_error(sc, vip, &fl), v, &key,
+					  group, what);
+		o.payload_len = fit + 1;
+		snprintf(what, sizeof(what), "%s %s client, DF, too big",
+			 vip->name, d ? "denied" : "allowed");
+		if (d)
+			sc_expect_drop(sc_emit(sc, &fl, &o), MLV_DROP_ACL_DENIED, what);
+		else
+			sc_expect_icmp(sc_emit(sc, &fl, &o), v, room, what);
+	}
+	sc_addr(denied, src);
+	snprintf(what, sizeof(what), "%s echo from a denied client", vip->name);
+	sc_expect_drop(emit_echo(sc, vip, src), MLV_DROP_ACL_DENIED, what);
+}
+
 /* Sources for flow k of an ACL VIP: inside a random rule, at the
  * carve-outs (edges), or anywhere in the rules' space or outside it. */
 static void pick_source(struct scenario *sc, const struct sc_vip *vip,
@@ -353,6 +489,9 @@ void sc_def_acl(struct scenario *sc)
 	emit_fragmented(sc, 1, src, 30000, &t[1]);
 	sc_addr("2001:db8:ca00:515::7", src);
 	emit_fragmented(sc, 1, src, 30001, &t[1]);
+
+	emit_icmp_cases(sc, 0, "172.20.5.40", "172.20.5.20");
+	emit_icmp_cases(sc, 1, "2001:db8:ca00:520::7", "2001:db8:ca00:515::7");
 
 	/* the scenario must exercise both verdicts on every ACL VIP */
 	for (int i = 0; i < 3; i++)
