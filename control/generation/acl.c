@@ -232,7 +232,7 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 	off_first = (off_start + (size_t)m * elem + 63) & ~(size_t)63;
 	off_rules = (off_first + (((size_t)1 << bits) + 1) * sizeof(uint32_t) +
 		     15) & ~(size_t)15;
-	total = (off_rules + (size_t)n_sp * sizeof(*kept) + 63) & ~(size_t)63;
+	total = (off_rules + (size_t)n * sizeof(*kept) + 63) & ~(size_t)63;
 	acl = aligned_alloc(64, total);
 	if (!acl)
 		goto done;
@@ -255,18 +255,9 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 	build_index(acl, o.start, bits,
 		    (uint32_t *)(void *)((char *)acl + off_first));
 	kept = (struct mlv_acl_rule *)(void *)((char *)acl + off_rules);
-	for (uint32_t i = 0; i < n_sp; i++) {
-		u128 v = sp[i].start;
-		unsigned bytes = family == 4 ? 4 : 16;
-
-		memset(&kept[i], 0, sizeof(kept[i]));
-		for (unsigned b = bytes; b-- > 0; v >>= 8)
-			kept[i].addr[b] = (uint8_t)v;
-		kept[i].len = sp[i].len;
-		kept[i].allow = sp[i].allow;
-	}
+	memcpy(kept, rules, (size_t)n * sizeof(*kept));
 	acl->rules = kept;
-	acl->n_rules = n_sp;
+	acl->n_rules = n;
 	acl->has_allow = has_allow;
 	acl->refs = 1;
 	*out = acl;
@@ -281,24 +272,8 @@ done:
 bool mlv_acl_same_input(const struct mlv_acl *acl, uint8_t family,
 			const struct mlv_acl_rule *rules, uint32_t n)
 {
-	struct span *sp;
-	uint32_t n_sp;
-	bool same;
-
-	if (!acl || acl->family != family || !valid_rules(family, rules, n))
-		return false;
-	sp = canonical(family, rules, n, &n_sp);
-	if (!sp)
-		return false;   /* not shared: a rebuild is always correct */
-	same = n_sp == acl->n_rules;
-	for (uint32_t i = 0; same && i < n_sp; i++) {
-		struct span k = rule_span(family, &acl->rules[i]);
-
-		same = k.start == sp[i].start && k.len == sp[i].len &&
-		       k.allow == sp[i].allow;
-	}
-	free(sp);
-	return same;
+	return acl && rules && acl->family == family && acl->n_rules == n &&
+	       memcmp(acl->rules, rules, (size_t)n * sizeof(*rules)) == 0;
 }
 
 void mlv_acl_ref(struct mlv_acl *acl)

@@ -75,7 +75,7 @@ struct mlv_acl {
 	unsigned __int128 mask6, base6;  /* family 6: the same */
 	/* Control thread only: */
 	uint32_t refs;
-	uint32_t n_rules;          /* the canonical input (sorted, distinct) */
+	uint32_t n_rules;          /* the input, as given to mlv_acl_build */
 	const struct mlv_acl_rule *rules;
 	bool has_allow;            /* default verdict: deny if any allow */
 };
@@ -92,9 +92,11 @@ struct mlv_acl {
 enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 			   uint32_t n, struct mlv_acl **out);
 
-/* Whether acl was built from exactly this input (same family, same
- * prefixes and lists after canonicalisation): a rebuild may share it.
- * rules need not be sorted. Control thread. */
+/* Whether acl was built from exactly this input: the same family and
+ * the same rules in the same order (a reordered list is rebuilt, which
+ * is correct, only slower). A comparison, no sort: a generation built
+ * for a health change with a million unchanged prefixes shares them for
+ * the cost of a memcmp. Control thread. */
 bool mlv_acl_same_input(const struct mlv_acl *acl, uint8_t family,
 			const struct mlv_acl_rule *rules, uint32_t n);
 

@@ -13,6 +13,7 @@
 #define MLV_GENERATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -82,6 +83,13 @@ struct mlv_gen_vip {
 	const struct mlv_acl *acl;
 	char name[MLV_NAME_MAX];
 };
+
+/* acl and mtu_room in one 16-byte block of a VIP whose size is a multiple
+ * of 16: on one cache line whatever the VIP's index (see acl). */
+_Static_assert(offsetof(struct mlv_gen_vip, acl) / 16 ==
+		       offsetof(struct mlv_gen_vip, mtu_room) / 16 &&
+	       sizeof(struct mlv_gen_vip) % 16 == 0,
+	       "acl beside mtu_room");
 
 /* What the daemon knows about the ports when it builds a generation:
  * constant after start except next-hop MACs, which may be re-resolved. */
