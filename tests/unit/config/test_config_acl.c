@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "control/config/plan.h"
 #include "tests/support/config_fixture.h"
 
 #define DP                                                                   \
@@ -157,12 +158,37 @@ static void test_equal(void **state)
 		     ", allow: [10.0.0.0/8]", false);
 }
 
+/* A reload that changes only a VIP's ACL changes the VIP (the plan lists
+ * it, with its other settings); one that reorders it does not. */
+static void test_plan_sees_acl_changes(void **state)
+{
+	struct mlv_config *a = two_vips(", deny: [10.0.0.0/8, 10.1.0.0/16]", "");
+	struct mlv_config *b = two_vips(", deny: [10.0.0.0/8]", "");
+	struct mlv_config *c = two_vips(", deny: [10.1.0.0/16, 10.0.0.0/8]", "");
+	struct mlv_plan plan;
+
+	(void)state;
+	assert_int_equal(mlv_plan_make(a, b, &plan), MLV_OK);
+	assert_int_equal(plan.vips_changed, 1);
+	assert_int_equal(plan.n, 1);
+	assert_string_equal(plan.vips[0].name, "a");
+	assert_true(plan.vips[0].other);
+	mlv_plan_free(&plan);
+	assert_int_equal(mlv_plan_make(a, c, &plan), MLV_OK);
+	assert_int_equal(plan.vips_changed, 0);
+	mlv_plan_free(&plan);
+	mlv_config_free(a);
+	mlv_config_free(b);
+	mlv_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lists_load),
 		cmocka_unit_test(test_bad_entries),
 		cmocka_unit_test(test_equal),
+		cmocka_unit_test(test_plan_sees_acl_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
