@@ -313,9 +313,10 @@ enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
 void mlv_gen_tally_bind(const struct mlv_generation *gen);
 
 /* Free a generation no worker can still see, dropping its references to
- * the tables it shares; a table goes with the last generation holding it.
- * NULL is a no-op. Control thread only: table reference counts are plain
- * integers (control/generation/vip_tables.h). */
+ * the tables and source ACLs it shares; each goes with the last
+ * generation holding it. NULL is a no-op. Control thread only: their
+ * reference counts are plain integers (control/generation/vip_tables.h,
+ * acl.h). */
 void mlv_gen_free(struct mlv_generation *gen);
 
 /* The VIP matching (dst, dport, proto, family) of key, or NULL. For
