@@ -285,6 +285,15 @@ static bool convert_value(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
 			return k->type == MLV_CT_LIST ? walk_list(ctx, k, n, obj)
 						      : walk_string_list(ctx, k, n, obj);
 		break;
+	case MLV_CT_PREFIX_LIST:
+		if (is_null || n->kind == MLV_YNODE_SEQ) {
+			static const struct mlv_ynode empty = { .kind = MLV_YNODE_SEQ };
+			struct mlv_ynode e = empty;
+
+			e.pos = n->pos;
+			return mlv_cfg_walk_prefix_list(ctx, k, is_null ? &e : n, obj);
+		}
+		break;
 	default:
 		if (n->kind == MLV_YNODE_SCALAR) {
 			if (is_null) {

@@ -83,6 +83,15 @@ struct mlv_backend_config {
 	struct mlv_src_pos pos;
 };
 
+/* One prefix of a VIP's source ACL and where it was written. */
+struct mlv_acl_prefix_config {
+	struct mlv_ip_prefix prefix;
+	struct mlv_src_pos pos;
+};
+
+/* Prefixes of one VIP's source ACL at most, allow and deny together. */
+#define MLV_VIP_ACL_MAX 1000000u
+
 struct mlv_vip_config {
 	char name[MLV_NAME_MAX];
 	struct mlv_ip address;
@@ -111,6 +120,12 @@ struct mlv_vip_config {
 	enum mlv_hash_fields hash; /* which key fields choose the slot */
 	uint32_t source_prefix6;   /* hash: source, IPv6 source bits kept */
 	uint16_t mss_clamp;        /* MLV_MSS_CLAMP_OFF, _AUTO or bytes */
+	/* Source ACL (docs/forwarding.md, "Source ACLs"): prefixes of the
+	 * VIP's family, none in both lists; both empty: no ACL. */
+	uint32_t n_allow;
+	uint32_t n_deny;
+	struct mlv_acl_prefix_config *allow;
+	struct mlv_acl_prefix_config *deny;
 };
 
 /* Whether a VIP takes every port of its protocol (`port: any`). Pure. */
@@ -320,6 +335,12 @@ enum mlv_err mlv_config_load_buffer(const char *name, const char *data,
 				    struct mlv_diags *diags);
 
 void mlv_config_free(struct mlv_config *cfg);
+
+/* Whether two VIPs have the same source ACL: the same prefixes in the
+ * same lists, in any order (a prefix listed twice counts once). Pure;
+ * any thread holding both. */
+bool mlv_vip_acl_equal(const struct mlv_vip_config *a,
+		       const struct mlv_vip_config *b);
 
 /* Look-ups by name; NULL if absent. mlv_config_backend is a binary
  * search: the loader leaves each VIP's backends in name order. */

@@ -56,6 +56,8 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k)
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_LIST:
 		return "a list";
+	case MLV_CT_PREFIX_LIST:
+		return "a list of CIDR prefixes";
 	case MLV_CT_MAP:
 		return "a mapping";
 	}
@@ -485,6 +487,7 @@ bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k
 	case MLV_CT_MSS_CLAMP:
 		return convert_mss_clamp(ctx, k, n, dst);
 	case MLV_CT_STRING_LIST:
+	case MLV_CT_PREFIX_LIST:
 	case MLV_CT_MAP:
 	case MLV_CT_LIST:
 		break;

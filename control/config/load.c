@@ -34,7 +34,11 @@ void mlv_config_free(struct mlv_config *cfg)
 	free(cfg->ports);
 	if (cfg->vips != NULL)
 		for (i = 0; i < cfg->n_vips; i++)
+		{
 			free(cfg->vips[i].backends);
+			free(cfg->vips[i].allow);
+			free(cfg->vips[i].deny);
+		}
 	free(cfg->vips);
 	free(cfg->path);
 	free(cfg);

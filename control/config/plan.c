@@ -30,7 +30,8 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->new_flows_burst != b->new_flows_burst ||
 	       a->quic != b->quic ||
 	       a->mss_clamp != b->mss_clamp ||
-	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0;
+	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0 ||
+	       !mlv_vip_acl_equal(a, b);
 }
 
 /* Append one backend name with its mark to e->backends: the first 5,

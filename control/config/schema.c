@@ -405,6 +405,12 @@ static const struct mlv_cfg_key vip_keys[] = {
 	{ .name = "mss_clamp", .type = MLV_CT_MSS_CLAMP, FIELD(VC, mss_clamp),
 	  .min = MLV_MSS_CLAMP_MIN, .max = MLV_MSS_CLAMP_MAX,
 	  .doc_default = "defaults.mss_clamp" },
+	{ .name = "allow", .type = MLV_CT_PREFIX_LIST, FIELD(VC, allow),
+	  .aux = offsetof(VC, n_allow), .max = MLV_VIP_ACL_MAX,
+	  .doc_default = "[]" },
+	{ .name = "deny", .type = MLV_CT_PREFIX_LIST, FIELD(VC, deny),
+	  .aux = offsetof(VC, n_deny), .max = MLV_VIP_ACL_MAX,
+	  .doc_default = "[]" },
 	/* Last: its checks (in the VIP's finish hook) read the keys above. */
 	{ .name = "backends", .type = MLV_CT_LIST, FIELD(VC, backends),
 	  .aux = offsetof(VC, n_backends), .doc_default = "[]",

@@ -47,6 +47,8 @@ enum mlv_cfg_type {
 	MLV_CT_MSS_CLAMP,   /* uint16_t: auto, off or an MSS in min..max
 			       (config.h, MLV_MSS_CLAMP_*) */
 	MLV_CT_STRING_LIST, /* char ** at offset, uint32_t count at aux */
+	MLV_CT_PREFIX_LIST, /* struct mlv_acl_prefix_config * at offset,
+			       uint32_t count at aux; at most max entries */
 	MLV_CT_MAP,         /* nested struct at offset; sub = mlv_cfg_map */
 	MLV_CT_LIST,        /* array pointer at offset, uint32_t count at aux;
 			       sub = mlv_cfg_list */
@@ -158,6 +160,18 @@ bool mlv_cfg_convert_port_spec(struct mlv_cfg_ctx *ctx,
 			       const struct mlv_ynode *n, void *obj);
 /* "500ms", "1s", "5m", "1h": the largest exact unit. */
 const char *mlv_cfg_format_duration(uint32_t ms, char *buf, size_t len);
+
+/* acl.c: */
+
+/* Convert a sequence of CIDR prefixes for key k (MLV_CT_PREFIX_LIST).
+ * Reports its own errors; returns false if an entry was rejected. */
+bool mlv_cfg_walk_prefix_list(struct mlv_cfg_ctx *ctx,
+			      const struct mlv_cfg_key *k,
+			      const struct mlv_ynode *n, void *obj);
+/* A VIP's finish-hook checks of its allow / deny lists: the VIP's
+ * family, no prefix in both lists, at most MLV_VIP_ACL_MAX in all. */
+void mlv_cfg_check_acl(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,
+		       const struct mlv_cfg_seen *seen);
 
 static inline void *mlv_cfg_field(void *obj, size_t offset)
 {

@@ -624,6 +624,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			      "new_flows_per_second (VIP '%s' has no rate)",
 			      vip->name);
 	mlv_cfg_check_vip_ports_hash(ctx, vip, seen);
+	mlv_cfg_check_acl(ctx, vip, seen);
 	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
 	    !mlv_vip_port_wild(vip) &&   /* an error already: no one port */
 	    (vip->health.type == MLV_HEALTH_TCP ||

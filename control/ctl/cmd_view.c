@@ -53,6 +53,12 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 			      "backends", (json_int_t)v->n_backends,
 			      "usable_backends", (json_int_t)v->n_usable);
 
+	/* the prefixes of its source ACL (allow and deny), 0: none */
+	if (o && json_object_set_new(o, "acl_prefixes", json_integer(
+			v->acl ? (json_int_t)v->acl->n_rules : 0))) {
+		json_decref(o);
+		return NULL;
+	}
 	if (o && st->stats) {
 		struct mlv_flow_counters c;
 		uint64_t total;

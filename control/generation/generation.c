@@ -457,6 +457,28 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 	return MLV_OK;
 }
 
+/* Each VIP's source ACL: built, or shared with the previous generation's
+ * VIP of the same name when its lists are the same (a rebuild for a
+ * health change does not redo them). */
+static enum mlv_err build_acls(const struct mlv_config *cfg,
+			       struct mlv_generation *gen,
+			       const struct mlv_gen_vip *const *prev_of)
+{
+	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
+
+	for (uint32_t v = 0; v < cfg->n_vips; v++) {
+		struct mlv_acl *acl;
+		enum mlv_err err = mlv_acl_for_vip(&cfg->vips[v],
+						   prev_of[v] ? prev_of[v]->acl : NULL,
+						   &acl);
+
+		if (err)
+			return err;
+		vips[v].acl = acl;
+	}
+	return MLV_OK;
+}
+
 /* Bounded-load shares: max_load x weight / (sum of the weights of the
  * backends that take new flows). */
 static void set_load_bounds(struct mlv_gen_vip *vip)
@@ -984,6 +1006,9 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	p->uid_free_ctx = NULL;
 	if (err)
 		goto fail;
+	err = build_acls(cfg, gen, prev_of);
+	if (err)
+		goto fail;
 	err = build_tables(gen, scratch, kept, opts ? opts : &no_opts,
 			   previous);
 	if (err)
@@ -1067,6 +1092,8 @@ void mlv_gen_free(struct mlv_generation *gen)
 	p = gen->priv;
 	if (p)
 		mlv_gen_tables_release(p->tables, p->n_tables);
+	for (uint32_t v = 0; gen->vips && v < gen->n_vips; v++)
+		mlv_acl_release((struct mlv_acl *)gen->vips[v].acl);
 	/* Everything else lives in the one allocation that starts with *gen. */
 	free(gen);
 }

@@ -13,11 +13,13 @@
 #define MLV_GENERATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "control/base/hash.h"
 #include "control/config/config.h"
+#include "control/generation/acl.h"
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_fields.h"
@@ -89,32 +91,49 @@ struct mlv_gen_vip {
 	uint32_t n_backends;
 	const struct mlv_gen_backend *backends;
 	uint32_t n_usable;            /* backends that can take new flows */
+	/* Read by pass 3 for every packet, together: one 16-byte block, on
+	 * one cache line whatever the VIP's index (the assertion below). A
+	 * VIP that uses none of the features pays a NULL test and two byte
+	 * tests here. */
+	const struct mlv_acl *acl __attribute__((aligned(16)));
+				      /* source ACL (control/generation/acl.h),
+					 NULL without one; may be shared with
+					 other generations (reference counted
+					 on the control thread) */
 	uint16_t mtu_room;            /* largest inner IP packet that fits the
 					 transmit port MTU after encapsulation */
+	uint8_t mss_syn_mask;         /* MLV_TCP_SYN (0x02) when mss_clamp is
+					 on, else 0: the workers' one test per
+					 packet is tcp_flags & mss_syn_mask */
+	bool quic;                    /* QUIC connection-ID routing */
 	/* Echo requests to the address are answered (mlv_gen_find_echo_vip
 	 * finds this VIP for them): some VIP on the address says
 	 * icmp_echo: reply and has a backend that takes new flows. Set on
 	 * that one VIP only. */
 	bool echo_reply;
+	uint16_t mss_clamp;           /* TCP: SYNs' MSS options above it are
+					 lowered to it; 0 = off */
 	/* new_flows_per_second (dataplane/packet/flow_limit.h); rate 0: no
 	 * limit. Its buckets are gen->flow_buckets[w][flow_bucket]. */
 	struct mlv_flow_limit flow_limit;
 	uint32_t flow_bucket;
-	bool quic;                    /* QUIC connection-ID routing: read
-					 next to mtu_room, per packet */
 	/* quic: server ID -> backend, open addressing with linear probing,
 	 * load factor <= 1/2 (quic_mask + 1 slots); NULL otherwise. */
 	uint32_t quic_mask;
 	const struct mlv_gen_quic_slot *quic_ids;
 	uint64_t src_mask6[2];        /* hash: source, the IPv6 source bits
 					 kept (mlv_flow_src_mask6) */
-	uint16_t mss_clamp;           /* TCP: SYNs' MSS options above it are
-					 lowered to it; 0 = off */
-	uint8_t mss_syn_mask;         /* MLV_TCP_SYN (0x02) when mss_clamp is
-					 on, else 0: the workers' one test per
-					 packet is tcp_flags & mss_syn_mask */
 	char name[MLV_NAME_MAX];
 };
+
+/* The per-packet block (acl .. echo_reply) in one 16-byte block of a VIP
+ * whose size is a multiple of 16: on one cache line whatever the VIP's
+ * index. */
+_Static_assert(offsetof(struct mlv_gen_vip, acl) % 16 == 0 &&
+		       offsetof(struct mlv_gen_vip, echo_reply) -
+		       offsetof(struct mlv_gen_vip, acl) < 16 &&
+	       sizeof(struct mlv_gen_vip) % 16 == 0,
+	       "the per-packet fields share a 16-byte block");
 
 /* The MSS a TCP VIP's SYNs are clamped to (0 = off) for the VIP's
  * mss_clamp setting (config.h, MLV_MSS_CLAMP_*), family and mtu_room:
@@ -269,6 +288,9 @@ struct mlv_generation {
  *   that input (whatever VIP it was built for). vip->table and
  *   vip->second are read-only and may point outside gen's allocation;
  *   they stay valid while any generation holding them is alive.
+ * - vip->acl is the VIP's source ACL built from its allow / deny lists
+ *   (NULL if both are empty), or previous's for the same VIP name when
+ *   it was built from the same lists (shared, not rebuilt).
  * - vip->mtu_room is the smallest room over the VIP's transmit ports and
  *   backend address families (conservative for mixed-family backends).
  * - A VIP with quic has a map from its backends' quic_server_ids to them
@@ -351,9 +373,10 @@ enum mlv_err mlv_gen_complete_second(const struct mlv_generation *gen,
 void mlv_gen_tally_bind(const struct mlv_generation *gen);
 
 /* Free a generation no worker can still see, dropping its references to
- * the tables it shares; a table goes with the last generation holding it.
- * NULL is a no-op. Control thread only: table reference counts are plain
- * integers (control/generation/vip_tables.h). */
+ * the tables and source ACLs it shares; each goes with the last
+ * generation holding it. NULL is a no-op. Control thread only: their
+ * reference counts are plain integers (control/generation/vip_tables.h,
+ * acl.h). */
 void mlv_gen_free(struct mlv_generation *gen);
 
 /* The VIP matching (dst, dport, proto, family) of key, or NULL: a VIP of

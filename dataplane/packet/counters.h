@@ -50,6 +50,7 @@
 	X(NO_HEADROOM,      "no mbuf headroom for the outer headers")        \
 	X(ICMP_ECHO,        "ICMP echo to a VIP not answered (icmp_echo: drop, no backend, bad request)") \
 	X(NEW_FLOW_LIMIT,   "new flow over its VIP's new_flows_per_second")  \
+	X(ACL_DENIED,       "source address denied by the VIP's ACL")        \
 	X(TX_FULL,          "transmit queue full")
 
 enum mlv_worker_counter {
@@ -88,7 +89,8 @@ enum mlv_flow_counter {
 	X(TOO_BIG)                                                           \
 	X(NO_HEADROOM)                                                       \
 	X(ICMP_ECHO)                                                         \
-	X(NEW_FLOW_LIMIT)
+	X(NEW_FLOW_LIMIT)                                                    \
+	X(ACL_DENIED)
 
 enum mlv_vip_drop {
 #define MLV_VDROP_ENUM(name) MLV_VDROP_##name,

@@ -31,6 +31,28 @@ static void mac_text(const uint8_t *m, char *buf, size_t len)
 		 m[3], m[4], m[5]);
 }
 
+/* The VIP's source ACL as its allow and deny lists, one prefix a line. */
+static void write_acl(FILE *f, const struct sc_vip *v)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	for (int allow = 1; allow >= 0; allow--) {
+		bool any = false;
+
+		for (uint32_t i = 0; i < v->n_acl; i++) {
+			const struct sc_acl_rule *r = &v->acl[i];
+
+			if (r->allow != (allow == 1))
+				continue;
+			if (!any)
+				fprintf(f, "    %s:\n", allow ? "allow" : "deny");
+			any = true;
+			fprintf(f, "      - \"%s/%u\"\n",
+				addr_text(v->family, r->addr, a, sizeof(a)), r->len);
+		}
+	}
+}
+
 static void write_vip(FILE *f, const struct sc_vip *v)
 {
 	char a[INET6_ADDRSTRLEN], m[18];
@@ -70,6 +92,7 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    quic: true\n");
 	if (v->mss_clamp)
 		fprintf(f, "    mss_clamp: %s\n", v->mss_clamp);
+	write_acl(f, v);
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		const struct sc_backend *b = &v->backends[i];

@@ -25,6 +25,7 @@ static const struct sc_entry registry[] = {
 	{"affinity",  sc_def_affinity},
 	{"mss",       sc_def_mss},
 	{"ratelimit", sc_def_ratelimit},
+	{"acl",       sc_def_acl},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

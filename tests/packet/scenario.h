@@ -40,6 +40,13 @@ struct sc_backend {
 	uint32_t quic_server_id; /* quic VIPs: 0 = none */
 };
 
+/* One prefix of a VIP's source ACL (scenario_acl.c). */
+struct sc_acl_rule {
+	uint8_t addr[16];        /* the VIP's family; host bits clear */
+	uint8_t len;
+	bool allow;
+};
+
 struct sc_vip {
 	char name[SC_NAME_MAX];
 	uint8_t family;
@@ -61,6 +68,8 @@ struct sc_vip {
 	uint8_t hash;            /* 0 5tuple, 1 3tuple, 2 source */
 	uint8_t prefix6;         /* source_prefix6; 0 = the default (128) */
 	const char *mss_clamp;   /* YAML value; NULL = not written (auto) */
+	uint32_t n_acl;          /* source ACL: allow / deny prefixes */
+	const struct sc_acl_rule *acl;   /* owned by the scenario file */
 	uint32_t n_backends;
 	struct sc_backend backends[SC_MAX_BACKENDS];
 };
@@ -283,5 +292,6 @@ void sc_def_ports(struct scenario *sc);
 void sc_def_affinity(struct scenario *sc);
 void sc_def_mss(struct scenario *sc);
 void sc_def_ratelimit(struct scenario *sc);
+void sc_def_acl(struct scenario *sc);
 
 #endif

@@ -309,6 +309,7 @@ static void test_vips(void **state)
 		assert_string_equal(text_of(o, "fingerprint"), fp);
 		assert_int_equal(int_of(o, "backends"), v->n_backends);
 		assert_int_equal(int_of(o, "usable_backends"), v->n_usable);
+		assert_int_equal(int_of(o, "acl_prefixes"), 0);
 		assert_int_equal(int_of(o, "packets"), 43 + i);
 		assert_int_equal(int_of(o, "bytes"), 1000 * (i + 1));
 		assert_int_equal(int_of(o, "new_flows"), 0);

@@ -1006,6 +1006,59 @@ static void test_worker_loop_with_publish_storm(void **state)
 	assert_int_equal(after.v[MLV_FLOW_PACKETS] - before.v[MLV_FLOW_PACKETS], N);
 }
 
+/* A source ACL is checked per packet: a reload that denies a tracked
+ * flow's client cuts the flow (an acl_denied drop, on the VIP's row too),
+ * an allow inside the deny lets it through again, and an unchanged ACL is
+ * shared by the next generation rather than rebuilt. */
+static void test_acl_reload_cuts_tracked_flow(void **state)
+{
+	struct mlv_config *deny = config(NULL,
+		"    deny: [198.51.100.0/24]\n");
+	struct mlv_config *carve = config(NULL,
+		"    deny: [198.51.100.0/24]\n    allow: [198.51.100.0/30]\n");
+	struct mlv_vip_drops before, after;
+	const struct mlv_acl *acl;
+	struct rte_mbuf *m[1], *out[4];
+
+	(void)state;
+	counters_zero();
+	m[0] = tcp_to_vip(41500, 100, true);   /* from 198.51.100.1 */
+	forward(m, 1);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_CT_NEW], 1);
+	assert_int_equal(take_tx(out, 4), 1);
+	rte_pktmbuf_free(out[0]);
+
+	publish(deny);
+	before = vip_drops_of("web");
+	m[0] = tcp_to_vip(41500, 100, true);
+	forward(m, 1);
+	after = vip_drops_of("web");
+	assert_int_equal(E.w->ctr.drop[MLV_DROP_ACL_DENIED], 1);
+	assert_int_equal(after.v[MLV_VDROP_ACL_DENIED] -
+			 before.v[MLV_VDROP_ACL_DENIED], 1);
+	assert_int_equal(take_tx(out, 4), 0);
+
+	acl = mlv_publish_current(E.pub)->vips[0].acl;
+	assert_non_null(acl);
+	publish(deny);
+	assert_ptr_equal(mlv_publish_current(E.pub)->vips[0].acl, acl);
+
+	publish(carve);
+	assert_ptr_not_equal(mlv_publish_current(E.pub)->vips[0].acl, acl);
+	m[0] = tcp_to_vip(41500, 100, true);
+	forward(m, 1);
+	assert_int_equal(E.w->ctr.drop[MLV_DROP_ACL_DENIED], 1);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_FORWARDED], 2);
+	assert_int_equal(take_tx(out, 4), 1);
+	rte_pktmbuf_free(out[0]);
+	assert_int_equal(outcomes_and_drops(), 3);
+
+	publish(E.cfg);
+	assert_null(mlv_publish_current(E.pub)->vips[0].acl);
+	mlv_config_free(carve);
+	mlv_config_free(deny);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1021,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_query_mailbox),
 		cmocka_unit_test(test_tx_full_counted_not_leaked),
 		cmocka_unit_test(test_tx_full_mixed_outcomes),
+		cmocka_unit_test(test_acl_reload_cuts_tracked_flow),
 		cmocka_unit_test(test_worker_loop_with_publish_storm),
 	};
 

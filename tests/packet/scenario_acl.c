@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* acl: source ACLs (docs/forwarding.md, "Source ACLs").
+ *  - acl4 and acl6: about 10,000 allow and deny prefixes each, nested and
+ *    overlapping (a prefix is often drawn inside an earlier one, longer),
+ *    plus hand-made carve-outs: deny a /16 (/40), allow a /24 (/56)
+ *    inside it, deny a /28 (/60) inside that. With an allow list, a
+ *    source no prefix matches is denied.
+ *  - block4: a deny-only list (a blocklist): no match is allowed.
+ *  - open4: no ACL, on the same instance: every source passes.
+ * Flows of two packets from sources inside random prefixes, at the
+ * carve-outs' edges and anywhere; per ACL VIP, one fragmented datagram
+ * from an allowed and one from a denied source, an ICMP error about an
+ * allowed and about a denied client's flow (forwarded with the flow /
+ * dropped), a too-big DF packet of each (answered / dropped, not
+ * answered) and an echo from the denied one. Each frame's outcome comes
+ * from a naive linear longest-prefix match over the VIP's rules here
+ * (forward with the flow's key, or an acl_denied drop), independently
+ * of the daemon's interval search. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/packet/scenario.h"
+
+#define ACL_PREFIXES 10000
+#define BLOCK_PREFIXES 200
+#define FLOWS_PER_VIP 240
+#define PKTS_PER_FLOW 2
+
+static struct sc_acl_rule rules4[ACL_PREFIXES];
+static struct sc_acl_rule rules6[ACL_PREFIXES];
+static struct sc_acl_rule block4[BLOCK_PREFIXES];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "scenario acl: %s\n", what);
+	exit(2);
+}
+
+static void clear_host_bits(uint8_t *a, unsigned len, unsigned width)
+{
+	for (unsigned b = len; b < width; b++)
+		a[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+}
+
+/* Random bits from bit `from` on (bits before it kept). */
+static void randomize_from(struct scenario *sc, uint8_t *a, unsigned from,
+			   unsigned width)
+{
+	for (unsigned b = from; b < width; b++) {
+		uint8_t m = (uint8_t)(0x80u >> (b % 8));
+
+		if (sc_rand(sc, 2))
+			a[b / 8] |= m;
+		else
+			a[b / 8] &= (uint8_t)~m;
+	}
+}
+
+static bool matches(const uint8_t *a, const struct sc_acl_rule *r)
+{
+	for (unsigned b = 0; b < r->len; b++) {
+		uint8_t m = (uint8_t)(0x80u >> (b % 8));
+
+		if ((a[b / 8] & m) != (r->addr[b / 8] & m))
+			return false;
+	}
+	return true;
+}
+
+/* The spec: the longest matching prefix decides; none: denied iff the
+ * VIP has an allow list. */
+static bool naive_allows(const struct sc_vip *v, const uint8_t *src)
+{
+	int best = -1;
+	bool has_allow = false;
+
+	for (uint32_t i = 0; i < v->n_acl; i++) {
+		has_allow |= v->acl[i].allow;
+		if (matches(src, &v->acl[i]) &&
+		    (best < 0 || v->acl[i].len > v->acl[best].len))
+			best = (int)i;
+	}
+	return best >= 0 ? v->acl[best].allow : !has_allow;
+}
+
+/* the rules cmp_rule_idx sorts indices of (single-threaded test code) */
+static const struct sc_acl_rule *sorting;
+
+static int cmp_rule_idx(const void *x, const void *y)
+{
+	const struct sc_acl_rule *r = sorting;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = memcmp(r[a].addr, r[b].addr, 16);
+
+	if (c)
+		return c;
+	if (r[a].len != r[b].len)
+		return r[a].len < r[b].len ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Every prefix distinct (a repeat would only be a warning, but the
+ * scenario promises 10,000 prefixes): a repeat drawn by chance becomes a
+ * host prefix of its own in a range nothing else draws from (10/8,
+ * 2001:db8:d000::/36). */
+static void replace_repeats(struct sc_acl_rule *r, uint32_t n, uint8_t family)
+{
+	uint32_t *idx = malloc(n * sizeof(*idx)), fresh = 0;
+
+	if (!idx)
+		die("out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	sorting = r;
+	qsort(idx, n, sizeof(*idx), cmp_rule_idx);
+	for (uint32_t i = 1, kept = idx[0]; i < n; i++) {
+		struct sc_acl_rule *x = &r[idx[i]];
+
+		if (x->len != r[kept].len ||
+		    memcmp(x->addr, r[kept].addr, 16) != 0) {
+			kept = idx[i];
+			continue;
+		}
+		fresh++;
+		sc_addr(family == 4 ? "10.0.0.0" : "2001:db8:d000::", x->addr);
+		x->addr[family == 4 ? 2 : 14] = (uint8_t)(fresh >> 8);
+		x->addr[family == 4 ? 3 : 15] = (uint8_t)fresh;
+		x->len = family == 4 ? 32 : 128;
+	}
+	free(idx);
+}
+
+/* n rules under base/base_len: a third nested in an earlier rule (longer,
+ * same leading bits), the rest fresh, of length min_len..width; the
+ * first `fixed` slots are given. */
+static void make_rules(struct scenario *sc, struct sc_acl_rule *r, uint32_t n,
+		       uint32_t fixed, uint8_t family, const char *base,
+		       unsigned base_len, unsigned min_len)
+{
+	unsigned width = family == 4 ? 32 : 128;
+	uint8_t b[16];
+
+	sc_addr(base, b);
+	for (uint32_t i = fixed; i < n; i++) {
+		struct sc_acl_rule *x = &r[i];
+
+		const struct sc_acl_rule *p =
+			i > fixed ? &r[fixed + sc_rand(sc, i - fixed)] : NULL;
+
+		if (p && p->len < width && sc_rand(sc, 3) == 0) {
+			memcpy(x->addr, p->addr, 16);
+			x->len = (uint8_t)(p->len + 1 + sc_rand(sc, width - p->len));
+			randomize_from(sc, x->addr, p->len, width);
+		} else {
+			memcpy(x->addr, b, 16);
+			x->len = (uint8_t)(min_len + sc_rand(sc, width - min_len + 1));
+			randomize_from(sc, x->addr, base_len, width);
+		}
+		clear_host_bits(x->addr, x->len, width);
+		x->allow = sc_rand(sc, 2) != 0;
+	}
+	replace_repeats(r, n, family);
+}
+
+static void set_rule(struct sc_acl_rule *r, const char *addr, uint8_t len,
+		     bool allow)
+{
+	memset(r, 0, sizeof(*r));
+	sc_addr(addr, r->addr);
+	r->len = len;
+	r->allow = allow;
+}
+
+struct tally {
+	uint32_t allowed, denied;
+};
+
+/* One flow of PKTS_PER_FLOW packets from src to vip v, each expected by
+ * the naive match. */
+static void emit_flow(struct scenario *sc, uint16_t v, const uint8_t *src,
+		      uint16_t sport, const char *why, struct tally *t)
+{
+	const struct sc_vip *vip = &sc->vips[v];
+	struct sc_flow fl = sc_flow_to_vip(vip, 0, sport);
+	bool allow = vip->n_acl == 0 || naive_allows(vip, src);
+	uint32_t group = allow ? sc_new_group(sc) : 0;
+	struct mlv_flow_key key;
+
+	memcpy(fl.src, src, 16);
+	key = sc_key(&fl, true);
+	for (uint32_t p = 0; p < PKTS_PER_FLOW; p++) {
+		struct sc_opts o = {0};
+		struct sc_frame *fr;
+		char what[64];
+
+		o.tcp_flags = p == 0 ? PKT_TCP_SYN : PKT_TCP_ACK;
+		o.payload_len = 16 + sc_rand(sc, 200);
+		o.vlan = (sport + p) % 4 == 0;
+		o.df = true;
+		fr = sc_emit(sc, &fl, &o);
+		snprintf(what, sizeof(what), "%s %s sport %u pkt %u", vip->name,
+			 why, sport, p);
+		if (allow)
+			sc_expect_forward(fr, v, &key, group, what);
+		else
+			sc_expect_drop(fr, MLV_DROP_ACL_DENIED, what);
+	}
+	if (allow)
+		t->allowed++;
+	else
+		t->denied++;
+}
+
+/* A datagram in three fragments from src: all forwarded (3-tuple key)
+ * or all denied. */
+static void emit_fragmented(struct scenario *sc, uint16_t v, const uint8_t *src,
+			    uint16_t sport, struct tally *t)
+{
+	static const uint32_t order[3] = {2, 0, 1};
+	const struct sc_vip *vip = &sc->vips[v];
+	struct sc_flow fl = sc_flow_to_vip(vip, 0, sport);
+	bool allow = naive_allows(vip, src);
+	struct sc_opts o = {0};
+	uint32_t first = sc->n_frames;
+	char what[64];
+
+	memcpy(fl.src, src, 16);
+	o.payload_len = 1000;      /* + 20 bytes of TCP: 3 fragments of 400 */
+	o.tcp_flags = PKT_TCP_ACK;
+	snprintf(what, sizeof(what), "%s fragment (%s)", vip->name,
+		 allow ? "allowed" : "denied");
+	sc_emit_fragments(sc, &fl, &o, 400, order, 3, v,
+			  allow ? sc_new_group(sc) : 0, what);
+	for (uint32_t i = first; !allow && i < sc->n_frames; i++)
+		sc_expect_drop(&sc->frames[i], MLV_DROP_ACL_DENIED, what);
+	if (allow)
+		t->allowed++;
+	else
+		t->denied++;
+}
+
+/* An ICMP frag-needed / packet-too-big from a router on the client's
+ * path (the client's address with its last byte 254) to the VIP, quoting
+ * a packet of flow f travelling back (as scenario_icmp.c builds them). */
+static struct sc_frame *emit_icmp_error(struct scenario *sc,
+					const struct sc_vip *vip,
+					const struct sc_flow *f)
+{
+	static uint8_t payload[64], seg[128], quoted[256], icmp[512],
+		ip[1024], frame[1200];
+	uint32_t id = sc->next_id++;
+	struct pkt_l3 back = {
+		.family = f->family, .ttl = 63, .df = true, .ip_id = (uint16_t)id,
+	};
+	struct pkt_l4 back4 = {
+		.proto = f->proto, .sport = f->dport, .dport = f->sport,
+		.tcp_flags = PKT_TCP_ACK,
+	};
+	struct pkt_l3 outer = {
+		.family = f->family, .ttl = 250, .ip_id = (uint16_t)(id ^ 0x5a5a),
+	};
+	struct pkt_l4 err = {
+		.proto = f->family == 4 ? 1 : 58,
+		.icmp_type = f->family == 4 ? 3 : 2,
+		.icmp_code = f->family == 4 ? 4 : 0,
+		.icmp_rest = 1280,
+	};
+	struct pkt_l2 l2 = {0};
+	uint32_t seg_len, q_len, icmp_len, ip_len, len;
+	uint16_t l3_off;
+	struct sc_frame *fr;
+
+	memcpy(back.src, f->dst, 16);
+	memcpy(back.dst, f->src, 16);
+	pkt_fill_payload(payload, 32, id);
+	seg_len = pkt_build_l4(seg, &back, &back4, payload, 32);
+	q_len = pkt_build_ip(quoted, &back, f->proto, seg, seg_len, NULL);
+	q_len -= 32 - 8;      /* the headers and 8 payload bytes quoted */
+	memcpy(outer.src, f->src, 16);
+	outer.src[f->family == 4 ? 3 : 15] = 254;
+	memcpy(outer.dst, vip->addr, 16);
+	icmp_len = pkt_build_l4(icmp, &outer, &err, quoted, q_len);
+	ip_len = pkt_build_ip(ip, &outer, err.proto, icmp, icmp_len, NULL);
+	memcpy(l2.dst, sc->port.mac, 6);
+	sc_mac("02:00:00:c1:00:fe", l2.src);
+	len = pkt_build_eth(frame, &l2, f->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
+			    ip, ip_len, &l3_off);
+	fr = sc_emit_raw(sc, frame, len);
+	fr->l3_off = l3_off;
+	fr->l3_len = (uint16_t)ip_len;
+	return fr;
+}
+
+/* An ICMP echo request from src to the VIP's address. */
+static struct sc_frame *emit_echo(struct scenario *sc, const struct sc_vip *vip,
+				  const uint8_t *src)
+{
+	static uint8_t icmp[128], ip[256], frame[300];
+	struct pkt_l3 l3 = {.family = vip->family, .ttl = 64};
+	struct pkt_l4 echo = {
+		.proto = vip->family == 4 ? 1 : 58,
+		.icmp_type = vip->family == 4 ? 8 : 128,
+		.icmp_rest = 0x12340001,
+	};
+	struct pkt_l2 l2 = {0};
+	uint8_t payload[56];
+	uint32_t len;
+	uint16_t l3_off;
+
+	memcpy(l3.src, src, 16);
+	memcpy(l3.dst, vip->addr, 16);
+	pkt_fill_payload(payload, sizeof(payload), sc->next_id++);
+	len = pkt_build_l4(icmp, &l3, &echo, payload, sizeof(payload));
+	len = pkt_build_ip(ip, &l3, echo.proto, icmp, len, NULL);
+	memcpy(l2.dst, sc->port.mac, 6);
+	sc_mac("02:00:00:c1:00:01", l2.src);
+	len = pkt_build_eth(frame, &l2, vip->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
+			    ip, len, &l3_off);
+	return sc_emit_raw(sc, frame, len);
+}
+
+/* ICMP and too-big frames of an allowed and of a denied client of ACL
+ * VIP v: the ACL judges an ICMP error by the quoted flow's client (the
+ * router that sends it is allowed here either way), an echo by its
+ * source, and comes before the too-big answer. */
+static void emit_icmp_cases(struct scenario *sc, uint16_t v,
+			    const char *allowed, const char *denied)
+{
+	const struct sc_vip *vip = &sc->vips[v];
+	uint16_t room = sc_mtu_room(sc, vip);
+	uint32_t fit = room - (vip->family == 4 ? 20u : 40u) - 20u;
+	uint8_t src[16];
+	char what[64];
+
+	for (int d = 0; d < 2; d++) {
+		struct sc_flow fl = sc_flow_to_vip(vip, 0, (uint16_t)(31000 + d));
+		struct sc_opts o = {
+			.payload_len = 200, .df = true, .tcp_flags = PKT_TCP_ACK,
+		};
+		struct mlv_flow_key key;
+		uint32_t group;
+
+		sc_addr(d ? denied : allowed, fl.src);
+		if (naive_allows(vip, fl.src) != (d == 0))
+			die("an ICMP case's client has the wrong verdict");
+		key = sc_key(&fl, true);
+		group = d ? 0 : sc_new_group(sc);
+		snprintf(what, sizeof(what), "%s %s client data", vip->name,
+			 d ? "denied" : "allowed");
+		if (d)
+			sc_expect_drop(sc_emit(sc, &fl, &o), MLV_DROP_ACL_DENIED, what);
+		else
+			sc_expect_forward(sc_emit(sc, &fl, &o), v, &key, group, what);
+		snprintf(what, sizeof(what), "%s ICMP error about a%s client",
+			 vip->name, d ? " denied" : "n allowed");
+		if (d)
+			sc_expect_drop(emit_icmp_error(sc, vip, &fl),
+				       MLV_DROP_ACL_DENIED, what);
+		else
+			sc_expect_forward(emit_icmp_error(sc, vip, &fl), v, &key,
+					  group, what);
+		o.payload_len = fit + 1;
+		snprintf(what, sizeof(what), "%s %s client, DF, too big",
+			 vip->name, d ? "denied" : "allowed");
+		if (d)
+			sc_expect_drop(sc_emit(sc, &fl, &o), MLV_DROP_ACL_DENIED, what);
+		else
+			sc_expect_icmp(sc_emit(sc, &fl, &o), v, room, what);
+	}
+	sc_addr(denied, src);
+	snprintf(what, sizeof(what), "%s echo from a denied client", vip->name);
+	sc_expect_drop(emit_echo(sc, vip, src), MLV_DROP_ACL_DENIED, what);
+}
+
+/* Sources for flow k of an ACL VIP: inside a random rule, at the
+ * carve-outs (edges), or anywhere in the rules' space or outside it. */
+static void pick_source(struct scenario *sc, const struct sc_vip *vip,
+			uint32_t k, const char *const *edges, uint32_t n_edges,
+			const char *space, unsigned space_len, uint8_t *src,
+			const char **why)
+{
+	unsigned width = vip->family == 4 ? 32 : 128;
+
+	memset(src, 0, 16);
+	switch (k % 5) {
+	case 0:
+	case 1: {
+		const struct sc_acl_rule *r = &vip->acl[sc_rand(sc, vip->n_acl)];
+
+		memcpy(src, r->addr, 16);
+		randomize_from(sc, src, r->len, width);
+		*why = "inside a prefix";
+		break;
+	}
+	case 2:
+		sc_addr(edges[(k / 5) % n_edges], src);
+		*why = "carve-out";
+		break;
+	case 3:
+		sc_addr(space, src);
+		randomize_from(sc, src, space_len, width);
+		*why = "in the rules' space";
+		break;
+	default:
+		sc_client_addr(vip->family, k, src);
+		*why = "outside every prefix";
+		break;
+	}
+}
+
+void sc_def_acl(struct scenario *sc)
+{
+	static const char *const edges4[] = {
+		"172.20.0.1", "172.20.4.255", "172.20.5.0", "172.20.5.15",
+		"172.20.5.16", "172.20.5.31", "172.20.5.32", "172.20.5.255",
+		"172.20.6.0", "172.20.255.255", "172.21.0.0", "172.19.255.255",
+	};
+	static const char *const edges6[] = {
+		"2001:db8:ca00::1", "2001:db8:ca00:4ff:ffff:ffff:ffff:ffff",
+		"2001:db8:ca00:500::", "2001:db8:ca00:50f:ffff:ffff:ffff:ffff",
+		"2001:db8:ca00:510::", "2001:db8:ca00:51f:ffff:ffff:ffff:ffff",
+		"2001:db8:ca00:520::", "2001:db8:ca00:5ff:ffff:ffff:ffff:ffff",
+		"2001:db8:ca00:600::", "2001:db8:caff:ffff::1",
+		"2001:db8:cb00::", "2001:db8:c9ff:ffff:ffff:ffff:ffff:ffff",
+	};
+	struct tally t[4] = {{0}};
+	struct sc_vip *v;
+	uint8_t src[16];
+	const char *why;
+
+	sc->summary = "source ACLs: 10,000 nested allow/deny prefixes per "
+		      "family, carve-outs, a blocklist, a VIP without ACL";
+
+	/* carve-outs first, then random prefixes that avoid 172.16/12 and
+	 * 2001:db8:c000::/34 (they are drawn under 100.64/10, 2001:db8::/34) */
+	set_rule(&rules4[0], "172.20.0.0", 16, false);
+	set_rule(&rules4[1], "172.20.5.0", 24, true);
+	set_rule(&rules4[2], "172.20.5.16", 28, false);
+	make_rules(sc, rules4, ACL_PREFIXES, 3, 4, "100.64.0.0", 10, 12);
+	set_rule(&rules6[0], "2001:db8:ca00::", 40, false);
+	set_rule(&rules6[1], "2001:db8:ca00:500::", 56, true);
+	set_rule(&rules6[2], "2001:db8:ca00:510::", 60, false);
+	make_rules(sc, rules6, ACL_PREFIXES, 3, 6, "2001:db8::", 34, 36);
+	make_rules(sc, block4, BLOCK_PREFIXES, 0, 4, "100.64.0.0", 10, 14);
+	for (uint32_t i = 0; i < BLOCK_PREFIXES; i++)
+		block4[i].allow = false;
+
+	v = sc_add_vip(sc, "acl4", "192.0.2.10", 80, 6, SC_FWD_IPIP);
+	v->n_acl = ACL_PREFIXES;
+	v->acl = rules4;
+	sc_add_backend(v, "a4-1", "10.99.1.11", 100);
+	sc_add_backend(v, "a4-2", "10.99.1.12", 100);
+	v = sc_add_vip(sc, "acl6", "2001:db8::10", 80, 6, SC_FWD_IPIP);
+	v->n_acl = ACL_PREFIXES;
+	v->acl = rules6;
+	sc_add_backend(v, "a6-1", "fd00:99:1::11", 100);
+	sc_add_backend(v, "a6-2", "fd00:99:1::12", 100);
+	v = sc_add_vip(sc, "block4", "192.0.2.20", 443, 6, SC_FWD_IPIP);
+	v->n_acl = BLOCK_PREFIXES;
+	v->acl = block4;
+	sc_add_backend(v, "b4-1", "10.99.1.21", 100);
+	sc_add_backend(v, "b4-2", "10.99.1.22", 100);
+	v = sc_add_vip(sc, "open4", "192.0.2.30", 80, 6, SC_FWD_IPIP);
+	sc_add_backend(v, "o4-1", "10.99.1.31", 100);
+	sc_add_backend(v, "o4-2", "10.99.1.32", 100);
+
+	for (uint32_t k = 0; k < FLOWS_PER_VIP; k++) {
+		uint16_t sport = (uint16_t)(20000 + k);
+
+		pick_source(sc, &sc->vips[0], k, edges4, 12, "100.64.0.0", 10,
+			    src, &why);
+		emit_flow(sc, 0, src, sport, why, &t[0]);
+		/* the same source to the VIP without ACL: always passes */
+		emit_flow(sc, 3, src, sport, why, &t[3]);
+		pick_source(sc, &sc->vips[1], k, edges6, 12, "2001:db8::", 34,
+			    src, &why);
+		emit_flow(sc, 1, src, sport, why, &t[1]);
+		pick_source(sc, &sc->vips[2], k, edges4, 12, "100.64.0.0", 10,
+			    src, &why);
+		emit_flow(sc, 2, src, sport, why, &t[2]);
+	}
+	/* a fragmented datagram from an allowed and from a denied source */
+	sc_addr("172.20.5.40", src);
+	emit_fragmented(sc, 0, src, 30000, &t[0]);
+	sc_addr("172.20.5.20", src);
+	emit_fragmented(sc, 0, src, 30001, &t[0]);
+	sc_addr("2001:db8:ca00:520::7", src);
+	emit_fragmented(sc, 1, src, 30000, &t[1]);
+	sc_addr("2001:db8:ca00:515::7", src);
+	emit_fragmented(sc, 1, src, 30001, &t[1]);
+
+	emit_icmp_cases(sc, 0, "172.20.5.40", "172.20.5.20");
+	emit_icmp_cases(sc, 1, "2001:db8:ca00:520::7", "2001:db8:ca00:515::7");
+
+	/* the scenario must exercise both verdicts on every ACL VIP */
+	for (int i = 0; i < 3; i++)
+		if (t[i].allowed < FLOWS_PER_VIP / 10 ||
+		    t[i].denied < FLOWS_PER_VIP / 10) {
+			fprintf(stderr, "scenario acl: VIP %d: %u allowed, %u "
+				"denied\n", i, t[i].allowed, t[i].denied);
+			die("too one-sided");
+		}
+	if (t[3].denied != 0)
+		die("a VIP without ACL denied a flow");
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Source ACLs (control/generation/acl.h): the flattened intervals must
+ * give, for every source address, the verdict of a naive linear
+ * longest-prefix match over the rules (deny by default iff there is an
+ * allow list). Checked on random overlapping prefix sets of both
+ * families (allow-only, deny-only, mixed; /0, host prefixes) at every
+ * prefix's edges and at random addresses, on hand-made nested carve-outs,
+ * and on sharing (mlv_acl_same_input). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "control/generation/acl.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next64(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static bool bit_match(const uint8_t *a, const uint8_t *p, unsigned len)
+{
+	for (unsigned b = 0; b < len; b++) {
+		unsigned mask = 0x80u >> (b % 8);
+
+		if ((a[b / 8] & mask) != (p[b / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
+/* The reference: the longest matching rule decides; a prefix in both
+ * lists is not generated. */
+static bool naive_allows(const struct mlv_acl_rule *r, uint32_t n,
+			 const uint8_t *addr)
+{
+	int best = -1;
+	bool has_allow = false, verdict;
+
+	for (uint32_t i = 0; i < n; i++) {
+		has_allow |= r[i].allow;
+		if (bit_match(addr, r[i].addr, r[i].len) &&
+		    (best < 0 || r[i].len > r[best].len))
+			best = (int)i;
+	}
+	verdict = best >= 0 ? r[best].allow : !has_allow;
+	return verdict;
+}
+
+static void clear_host_bits(struct mlv_acl_rule *r, unsigned width)
+{
+	for (unsigned b = r->len; b < width; b++)
+		r->addr[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+}
+
+/* n rules drawn around a few bases so they nest and overlap; kind 0:
+ * mixed, 1: allow only, 2: deny only, 3: mixed, all under one base and
+ * at least half the width long (the index then skips their common
+ * leading bits, and most addresses fall outside them). No prefix in both
+ * lists. */
+static struct mlv_acl_rule *random_rules(uint8_t family, uint32_t n, int kind)
+{
+	unsigned width = family == 4 ? 32 : 128;
+	unsigned bytes = width / 8;
+	struct mlv_acl_rule *r = calloc(n, sizeof(*r));
+	uint8_t bases[8][16];
+
+	assert_non_null(r);
+	for (int b = 0; b < 8; b++)
+		for (unsigned i = 0; i < 16; i++)
+			bases[b][i] = i < bytes ? (uint8_t)next64() : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(r[i].addr, bases[kind == 3 ? 0 : next64() % 8], 16);
+		/* perturb the tail so neighbours differ below some length */
+		for (unsigned k = bytes / 2; k < bytes; k++)
+			if (next64() % 3 == 0)
+				r[i].addr[k] = (uint8_t)next64();
+		r[i].len = (uint8_t)(next64() % (width + 1));
+		if (kind == 3)
+			r[i].len = (uint8_t)(width / 2 + next64() % (width / 2 + 1));
+		if (i == 0 && kind != 3)
+			r[i].len = 0;         /* a /0 in every set */
+		if (i == 1)
+			r[i].len = (uint8_t)width;  /* and a host prefix */
+		clear_host_bits(&r[i], width);
+		r[i].allow = kind == 1 ? true : kind == 2 ? false : next64() & 1;
+		/* same prefix already in the other list: use this one's */
+		for (uint32_t j = 0; j < i; j++)
+			if (r[j].len == r[i].len &&
+			    memcmp(r[j].addr, r[i].addr, 16) == 0)
+				r[i].allow = r[j].allow;
+	}
+	return r;
+}
+
+/* Addresses at a rule's edges: its first, its last, one before, one after. */
+static void edge(uint8_t family, const struct mlv_acl_rule *r, int which,
+		 uint8_t out[16])
+{
+	unsigned width = family == 4 ? 32 : 128, bytes = width / 8;
+
+	memcpy(out, r->addr, 16);
+	if (which & 1)   /* last address: host bits set */
+		for (unsigned b = r->len; b < width; b++)
+			out[b / 8] |= (uint8_t)(0x80u >> (b % 8));
+	if (which & 2) { /* step: -1 from the first, +1 from the last */
+		if (which & 1) {
+			for (unsigned k = bytes; k-- > 0;)
+				if (++out[k] != 0)
+					break;
+		} else {
+			for (unsigned k = bytes; k-- > 0;)
+				if (out[k]-- != 0)
+					break;
+		}
+	}
+}
+
+static void check_set(uint8_t family, uint32_t n, int kind, uint32_t probes)
+{
+	struct mlv_acl_rule *r = random_rules(family, n, kind);
+	unsigned bytes = family == 4 ? 4 : 16;
+	struct mlv_acl *acl;
+	uint8_t a[16];
+
+	assert_int_equal(mlv_acl_build(family, r, n, &acl), MLV_OK);
+	assert_int_equal(acl->family, family);
+	for (uint32_t i = 0; i < n; i++)
+		for (int w = 0; w < 4; w++) {
+			edge(family, &r[i], w, a);
+			if (mlv_acl_allows(acl, a) != naive_allows(r, n, a))
+				fail_msg("family %u kind %d: rule %u edge %d wrong",
+					 family, kind, i, w);
+		}
+	for (uint32_t i = 0; i < probes; i++) {
+		memset(a, 0, sizeof(a));
+		/* half near a rule (a random rule's address with a random
+		 * tail), half anywhere */
+		if (i & 1)
+			memcpy(a, r[next64() % n].addr, 16);
+		for (unsigned k = (i & 1) ? bytes / 2 : 0; k < bytes; k++)
+			a[k] = (uint8_t)next64();
+		if (mlv_acl_allows(acl, a) != naive_allows(r, n, a))
+			fail_msg("family %u kind %d: random probe %u wrong",
+				 family, kind, i);
+	}
+	assert_true(mlv_acl_same_input(acl, family, r, n));
+	mlv_acl_release(acl);
+	free(r);
+}
+
+static void test_random_v4(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < 4; kind++) {
+		check_set(4, 2000, kind, 8000);
+		check_set(4, 40, kind, 5000);
+	}
+}
+
+static void test_random_v6(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < 4; kind++) {
+		check_set(6, 2000, kind, 8000);
+		check_set(6, 40, kind, 5000);
+	}
+}
+
+static struct mlv_acl_rule rule(const char *a4, uint8_t len, bool allow)
+{
+	struct mlv_acl_rule r;
+	unsigned x[4];
+
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(sscanf(a4, "%u.%u.%u.%u", &x[0], &x[1], &x[2], &x[3]), 4);
+	for (int i = 0; i < 4; i++)
+		r.addr[i] = (uint8_t)x[i];
+	r.len = len;
+	r.allow = allow;
+	return r;
+}
+
+static bool allows4(const struct mlv_acl *acl, const char *a4)
+{
+	struct mlv_acl_rule r = rule(a4, 32, true);
+
+	return mlv_acl_allows(acl, r.addr);
+}
+
+/* deny 10.1.0.0/16, allow 10.1.2.0/24 inside it, deny 10.1.2.16/28
+ * inside that; allow 0.0.0.0/0 around everything. */
+static void test_carve_outs(void **state)
+{
+	struct mlv_acl_rule r[] = {
+		rule("10.1.2.16", 28, false), rule("10.1.0.0", 16, false),
+		rule("0.0.0.0", 0, true), rule("10.1.2.0", 24, true),
+		rule("255.255.255.255", 32, false),
+	};
+	struct mlv_acl *acl;
+
+	(void)state;
+	assert_int_equal(mlv_acl_build(4, r, 5, &acl), MLV_OK);
+	assert_true(allows4(acl, "0.0.0.0"));
+	assert_true(allows4(acl, "10.0.255.255"));
+	assert_false(allows4(acl, "10.1.0.0"));
+	assert_false(allows4(acl, "10.1.1.255"));
+	assert_true(allows4(acl, "10.1.2.0"));
+	assert_true(allows4(acl, "10.1.2.15"));
+	assert_false(allows4(acl, "10.1.2.16"));
+	assert_false(allows4(acl, "10.1.2.31"));
+	assert_true(allows4(acl, "10.1.2.32"));
+	assert_true(allows4(acl, "10.1.2.255"));
+	assert_false(allows4(acl, "10.1.3.0"));
+	assert_false(allows4(acl, "10.1.255.255"));
+	assert_true(allows4(acl, "10.2.0.0"));
+	assert_true(allows4(acl, "255.255.255.254"));
+	assert_false(allows4(acl, "255.255.255.255"));
+	/* allow, deny, allow, deny, allow, deny, allow, deny */
+	assert_int_equal(acl->n, 8);
+	mlv_acl_release(acl);
+}
+
+/* Deny-only is a blocklist, allow-only an allowlist; a prefix in both
+ * lists is denied; a changed input is not the same input. */
+static void test_defaults_and_sharing(void **state)
+{
+	struct mlv_acl_rule deny[] = { rule("192.0.2.0", 24, false) };
+	struct mlv_acl_rule allow[] = { rule("192.0.2.0", 24, true) };
+	struct mlv_acl_rule both[] = { rule("192.0.2.0", 24, true),
+				       rule("192.0.2.0", 24, false) };
+	struct mlv_acl_rule moved[] = { rule("192.0.3.0", 24, true) };
+	struct mlv_acl *a;
+
+	(void)state;
+	assert_int_equal(mlv_acl_build(4, deny, 1, &a), MLV_OK);
+	assert_false(allows4(a, "192.0.2.9"));
+	assert_true(allows4(a, "192.0.3.9"));
+	assert_false(mlv_acl_same_input(a, 4, allow, 1));
+	mlv_acl_release(a);
+	assert_int_equal(mlv_acl_build(4, allow, 1, &a), MLV_OK);
+	assert_true(allows4(a, "192.0.2.9"));
+	assert_false(allows4(a, "192.0.3.9"));
+	assert_true(mlv_acl_same_input(a, 4, allow, 1));
+	assert_false(mlv_acl_same_input(a, 4, moved, 1));
+	assert_false(mlv_acl_same_input(a, 6, allow, 1));
+	mlv_acl_ref(a);
+	assert_int_equal(a->refs, 2);
+	mlv_acl_release(a);
+	mlv_acl_release(a);
+	/* one interval: everything allowed */
+	allow[0] = rule("0.0.0.0", 0, true);
+	assert_int_equal(mlv_acl_build(4, allow, 1, &a), MLV_OK);
+	assert_int_equal(a->n, 1);
+	assert_true(allows4(a, "0.0.0.0"));
+	assert_true(allows4(a, "255.255.255.255"));
+	mlv_acl_release(a);
+	allow[0] = rule("192.0.2.0", 24, true);
+	assert_int_equal(mlv_acl_build(4, both, 2, &a), MLV_OK);
+	assert_false(allows4(a, "192.0.2.9"));
+	mlv_acl_release(a);
+	assert_int_equal(mlv_acl_build(4, allow, 0, &a), MLV_E_INVAL);
+	assert_int_equal(mlv_acl_build(5, allow, 1, &a), MLV_E_INVAL);
+	allow[0].len = 33;
+	assert_int_equal(mlv_acl_build(4, allow, 1, &a), MLV_E_INVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_v4),
+		cmocka_unit_test(test_random_v6),
+		cmocka_unit_test(test_carve_outs),
+		cmocka_unit_test(test_defaults_and_sharing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
