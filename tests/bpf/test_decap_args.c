@@ -72,7 +72,7 @@ static void from_lists_and_repeats(void **state)
 	source_is(0, "10.99.0.1/32");
 	source_is(1, "fd00:99::/64");
 	source_is(2, "10.98.7.0/24");
-	mlv_decap_args_config(&args, &cfg);
+	mlv_decap_args_config(&args, 1500, &cfg);
 	assert_ptr_equal(cfg.sources, args.sources);
 	assert_int_equal(cfg.n_sources, 3);
 	assert_int_equal(cfg.n_addrs, 1);
