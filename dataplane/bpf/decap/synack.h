@@ -77,9 +77,6 @@ static __always_inline void mlv_synack_record(const struct mlv_cursor *c,
 	struct tcphdr *tcp;
 	__u32 zero = 0, hdrs;
 
-	cfg = bpf_map_lookup_elem(&decap_mss_cfg, &zero);
-	if (!cfg || !cfg->path_mtu)
-		return;
 	if (inner_proto == MLV_PROTO_IPIP) {
 		struct iphdr *ip = c->pos;
 
@@ -105,7 +102,9 @@ static __always_inline void mlv_synack_record(const struct mlv_cursor *c,
 	}
 	if ((void *)(tcp + 1) > c->end || !tcp->syn || tcp->ack)
 		return;
-	if (cfg->path_mtu <= outer_len + hdrs)
+	/* only SYNs get this far: other packets pay no map lookup */
+	cfg = bpf_map_lookup_elem(&decap_mss_cfg, &zero);
+	if (!cfg || !cfg->path_mtu || cfg->path_mtu <= outer_len + hdrs)
 		return;
 	key.proto = IPPROTO_TCP;
 	key.sport = tcp->source;
