@@ -419,6 +419,76 @@ static void malformed_options_are_untouched(void **state)
 	}
 }
 
+/* Random option bytes (every length the header allows) on a recorded
+ * flow's SYN-ACK: the program changes at most the two MSS bytes and the
+ * checksum, the result always verifies, a change is always to the
+ * recorded MSS, and exactly one synack_* counter counts each frame. */
+static void random_options_change_only_the_mss(void **state)
+{
+	static const enum mlv_decap_counter outcomes[] = {
+		MLV_DECAP_CTR_SYNACK_CLAMPED, MLV_DECAP_CTR_SYNACK_FITS,
+		MLV_DECAP_CTR_SYNACK_UNKNOWN, MLV_DECAP_CTR_SYNACK_MALFORMED,
+	};
+	struct seg syn = { 4, SYN, OPTS_LINUX, 8, 0, 0 };
+	uint8_t opts[40], frame[FRAME_CAP], out[FRAME_CAP];
+	uint64_t before[MLV_DECAP_CTR__COUNT], after[MLV_DECAP_CTR__COUNT];
+	unsigned seed = 2718, clamped = 0;
+
+	(void)state;
+	syn_records(&syn, MLV_ENCAP_IPIP, 4, 1440);
+	for (unsigned round = 0; round < 3000; round++) {
+		struct seg sa = { 4, SYNACK, opts, 0, 1, 0 };
+		uint32_t len, out_len, moved = 0, l4 = 14 + 20;
+
+		sa.opt_len = (uint8_t)(4 * (1 + rand_r(&seed) % 10));
+		for (unsigned i = 0; i < sa.opt_len; i++) {
+			int r = rand_r(&seed) % 8;
+
+			/* kinds 0-2 and small lengths often, so MSS options
+			 * and near-valid lists come up */
+			opts[i] = r < 3 ? (uint8_t)r : r < 6 ?
+				(uint8_t)(rand_r(&seed) % 12) :
+				(uint8_t)rand_r(&seed);
+		}
+		if (rand_r(&seed) % 2) {
+			/* an MSS option of any value somewhere */
+			unsigned at = (unsigned)rand_r(&seed) %
+				      (sa.opt_len - 3u);
+
+			opts[at] = 2;
+			opts[at + 1] = 4;
+			opts[at + 2] = (uint8_t)rand_r(&seed);
+		}
+		len = seg_frame(frame, &sa);
+		assert_int_equal(mlv_decap_counters(&maps, before), MLV_OK);
+		assert_int_equal(run_tc(frame, len, out, &out_len), TC_ACT_OK);
+		assert_int_equal(mlv_decap_counters(&maps, after), MLV_OK);
+		assert_int_equal(out_len, len);
+		assert_true(frame_ip_checksums_ok(out + 14, out_len - 14));
+		for (unsigned i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]);
+		     i++)
+			moved += (uint32_t)(after[outcomes[i]] -
+					    before[outcomes[i]]);
+		assert_int_equal(moved, 1);
+		for (uint32_t i = 0; i < len; i++) {
+			if (out[i] == frame[i] || i == l4 + 16 || i == l4 + 17)
+				continue;
+			/* a changed byte is one of the MSS value's, which
+			 * now reads 1440 */
+			assert_true(i >= l4 + 20 + 2);
+			assert_int_equal(opts[i - l4 - 20 - 2], 2);
+			assert_int_equal(opts[i - l4 - 20 - 1], 4);
+			assert_int_equal(out[i] << 8 | out[i + 1], 1440);
+			assert_int_equal(after[MLV_DECAP_CTR_SYNACK_CLAMPED],
+					 before[MLV_DECAP_CTR_SYNACK_CLAMPED] + 1);
+			clamped++;
+			break;
+		}
+	}
+	/* the generator does reach the rewrite */
+	assert_true(clamped > 10);
+}
+
 /* path MTU 0 (--mss-clamp off) records nothing and removes the egress
  * program; configuring it again brings the program back; detach removes
  * both programs. */
@@ -489,6 +559,7 @@ int main(void)
 		cmocka_unit_test(synack_is_clamped_v6),
 		cmocka_unit_test(other_synacks_are_untouched),
 		cmocka_unit_test(malformed_options_are_untouched),
+		cmocka_unit_test(random_options_change_only_the_mss),
 		/* last: it detaches */
 		cmocka_unit_test(off_records_nothing_and_detach_removes_both),
 	};

@@ -231,8 +231,6 @@ int mlv_tc_synack(struct __sk_buff *skb)
 	} else {
 		return TC_ACT_OK;
 	}
-	if (l4_off > ETH_HLEN + 60)
-		return TC_ACT_OK;
 	tcp = data + l4_off;
 	if ((void *)(tcp + 1) > end || !tcp->syn || !tcp->ack)
 		return TC_ACT_OK;

@@ -214,6 +214,14 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	err = mlv_xdp_attached_maps(cur.prog_id, want,
 				    sizeof(want) / sizeof(want[0]),
 				    errbuf, errlen);
+	/* our program without one of these maps: attached by another
+	 * version of maglev-decap, which attach must not take for "nothing
+	 * attached" */
+	if (err == MLV_E_NOT_FOUND)
+		return mlv_err_msg(errbuf, errlen, MLV_E_PROTO,
+			   "%s id %u lacks this version's maps (attached by "
+			   "another maglev-decap version?): detach it, then "
+			   "attach again", MLV_DECAP_PROG_NAME, cur.prog_id);
 	if (err)
 		return err;
 	maps->prog_id = cur.prog_id;

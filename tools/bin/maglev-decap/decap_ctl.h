@@ -71,7 +71,8 @@ enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 			      int *updated, char *errbuf, size_t errlen);
 
 /* Open the maps of our decapsulator attached to ifindex. MLV_E_NOT_FOUND
- * if nothing is attached; MLV_E_BUSY if another program is. */
+ * if nothing is attached; MLV_E_BUSY if another program is; MLV_E_PROTO
+ * if ours lacks a map of this version. */
 enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 			    char *errbuf, size_t errlen);
 
