@@ -72,7 +72,7 @@ static void from_lists_and_repeats(void **state)
 	source_is(0, "10.99.0.1/32");
 	source_is(1, "fd00:99::/64");
 	source_is(2, "10.98.7.0/24");
-	mlv_decap_args_config(&args, &cfg);
+	mlv_decap_args_config(&args, 1500, &cfg);
 	assert_ptr_equal(cfg.sources, args.sources);
 	assert_int_equal(cfg.n_sources, 3);
 	assert_int_equal(cfg.n_addrs, 1);
@@ -172,6 +172,40 @@ static void other_usage_errors(void **state)
 	assert_true(args.help);
 }
 
+/* SYN-ACK clamping: on with DEV's MTU by default, --path-mtu overrides
+ * it, --mss-clamp off turns it off; bad values say what is wanted. */
+static void mss_clamp_and_path_mtu(void **state)
+{
+	struct mlv_decap_config cfg;
+
+	(void)state;
+	assert_int_equal(parse("eth0", "--from", "any", NULL), MLV_OK);
+	mlv_decap_args_config(&args, 9000, &cfg);
+	assert_int_equal(cfg.path_mtu, 9000);
+	assert_int_equal(parse("eth0", "--from", "any", "--mss-clamp", "auto",
+			       "--path-mtu", "1400", NULL), MLV_OK);
+	mlv_decap_args_config(&args, 9000, &cfg);
+	assert_int_equal(cfg.path_mtu, 1400);
+	assert_int_equal(parse("eth0", "--from", "any", "--mss-clamp", "off",
+			       NULL), MLV_OK);
+	mlv_decap_args_config(&args, 9000, &cfg);
+	assert_int_equal(cfg.path_mtu, 0);
+
+	assert_int_equal(parse("eth0", "--from", "any", "--mss-clamp", "1400",
+			       NULL), MLV_E_INVAL);
+	assert_non_null(strstr(why, "--mss-clamp 1400: auto or off"));
+	assert_int_equal(parse("eth0", "--from", "any", "--path-mtu", "575",
+			       NULL), MLV_E_INVAL);
+	assert_non_null(strstr(why, "--path-mtu 575: not an MTU (576-65535)"));
+	assert_int_equal(parse("eth0", "--from", "any", "--path-mtu", "65536",
+			       NULL), MLV_E_INVAL);
+	assert_int_equal(parse("eth0", "--from", "any", "--path-mtu", "-1500",
+			       NULL), MLV_E_INVAL);
+	assert_int_equal(parse("eth0", "--from", "any", "--path-mtu", "1400",
+			       "--mss-clamp", "off", NULL), MLV_E_INVAL);
+	assert_non_null(strstr(why, "--mss-clamp off"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +215,7 @@ int main(void)
 		cmocka_unit_test(bad_from_names_the_bad_entry),
 		cmocka_unit_test(too_many_sources_are_refused),
 		cmocka_unit_test(other_usage_errors),
+		cmocka_unit_test(mss_clamp_and_path_mtu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -561,7 +561,7 @@ static void from_any_accepts_every_source(void **state)
 	(void)state;
 	assert_int_equal(mlv_decap_parse_attach(4, argv, &a, why, sizeof(why)),
 			 MLV_OK);
-	mlv_decap_args_config(&a, &cfg);
+	mlv_decap_args_config(&a, 0, &cfg);
 	cfg.addrs = local_addrs;
 	cfg.n_addrs = 2;
 	cfg.gue_ports = gue_ports;

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the decapsulator did with each frame: one per-CPU counter per
- * outcome, every frame counted exactly once. X-macro shared by the BPF
+ * outcome, every frame counted exactly once by the decap_* to aborted
+ * counters. The syn_* / synack_* counters are SYN-ACK MSS clamping's
+ * (dataplane/bpf/decap/synack.h): syn_recorded counts decapsulated SYNs
+ * again, the synack_* ones count the SYN-ACKs leaving through the tc
+ * egress program, one each. X-macro shared by the BPF
  * program (indices) and tools/bin/maglev-decap (names for `status`). */
 #ifndef MLV_BPF_DECAP_COUNTERS_H
 #define MLV_BPF_DECAP_COUNTERS_H
@@ -28,7 +32,17 @@
 	X(DROP_ECN, "drop_ecn",                                            \
 	  "outer CE over a not-ECT inner packet: dropped (RFC 6040 4.2)")  \
 	X(ABORTED, "aborted",                                              \
-	  "moving the frame start failed after every check passed (not expected)")
+	  "moving the frame start failed after every check passed (not expected)") \
+	X(SYN_RECORDED, "syn_recorded",                                    \
+	  "decapsulated TCP SYN: its flow and the MSS that fits recorded")  \
+	X(SYNACK_CLAMPED, "synack_clamped",                                \
+	  "SYN-ACK of a recorded flow: MSS option lowered to the recorded MSS") \
+	X(SYNACK_FITS, "synack_fits",                                      \
+	  "SYN-ACK of a recorded flow: MSS option at or below it, or none") \
+	X(SYNACK_UNKNOWN, "synack_unknown",                                \
+	  "SYN-ACK of a flow no decapsulated SYN started: untouched")       \
+	X(SYNACK_MALFORMED, "synack_malformed",                            \
+	  "SYN-ACK of a recorded flow with options that do not parse: untouched")
 
 enum mlv_decap_counter {
 #define MLV_DECAP_CTR_ENUM(name, text, help) MLV_DECAP_CTR_##name,

@@ -48,4 +48,23 @@ struct {
 	__type(value, __u64);
 } decap_stats SEC(".maps");
 
+/* SYN-ACK MSS clamping (dataplane/bpf/decap/synack.h): the handshakes
+ * whose SYN this program decapsulated, with the MSS that fits the tunnel
+ * it came through. Written by the XDP program, read by the tc egress
+ * program; LRU so a SYN-ACK that never comes costs nothing lasting. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MLV_DECAP_MAX_SYN_FLOWS);
+	__type(key, struct mlv_decap_flow_key);
+	__type(value, struct mlv_decap_flow_val);
+} decap_syn_mss SEC(".maps");
+
+/* The path MTU SYNs are recorded against (one entry; 0: clamping off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mlv_decap_mss_cfg);
+} decap_mss_cfg SEC(".maps");
+
 #endif

@@ -46,4 +46,32 @@ struct mlv_decap_src_val {
 	__u32 flags;    /* reserved, zero */
 };
 
+/* decap_syn_mss: how many handshakes in flight it remembers (an LRU map:
+ * the oldest entry gives way when full). */
+#define MLV_DECAP_MAX_SYN_FLOWS 65536
+
+/* decap_syn_mss key: a TCP flow as the decapsulated SYN carried it,
+ * client -> VIP. The egress program looks a SYN-ACK up reversed. */
+struct mlv_decap_flow_key {
+	__u8 family;      /* MLV_BPF_FAMILY_V4 or _V6 */
+	__u8 proto;       /* IPPROTO_TCP */
+	__be16 sport;     /* the client's port */
+	__be16 dport;     /* the VIP's port */
+	__u8 pad[2];      /* zero */
+	__u8 saddr[16];   /* the client; IPv4 in [0..3], rest zero */
+	__u8 daddr[16];   /* the VIP; IPv4 in [0..3], rest zero */
+};
+
+/* decap_syn_mss value: the largest MSS whose segments, encapsulated the
+ * way the SYN was, fit the path MTU. */
+struct mlv_decap_flow_val {
+	__u32 mss;        /* host order */
+};
+
+/* decap_mss_cfg value (its one entry, key 0): the outer path MTU between
+ * the load balancers and this host that SYNs are recorded against. */
+struct mlv_decap_mss_cfg {
+	__u32 path_mtu;   /* bytes; 0: SYN-ACK clamping off, nothing recorded */
+};
+
 #endif

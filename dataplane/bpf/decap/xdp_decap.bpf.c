@@ -29,6 +29,9 @@
  * copied to an ECT inner packet; CE over a not-ECT inner packet is
  * dropped, since the inner transport could not react to it.
  * Untagged Ethernet only: a VLAN-tagged frame passes untouched.
+ *
+ * TCP SYNs it decapsulates are recorded for the tc egress program of
+ * SYN-ACK MSS clamping, which lives in this object too (synack.h).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -42,6 +45,7 @@
 #include "dataplane/bpf/decap/maps.h"
 #include "dataplane/bpf/common/csum.h"
 #include "dataplane/bpf/common/parse.h"
+#include "dataplane/bpf/decap/synack.h"
 
 /* What the checks decided for a tunnel packet that can be undone. */
 struct decap_plan {
@@ -283,6 +287,7 @@ int mlv_xdp_decap(struct xdp_md *ctx)
 		return count(verdict, XDP_DROP);
 	if (verdict)
 		return count(verdict, XDP_PASS);
+	mlv_synack_record(&c, plan.inner_proto, plan.outer_len);
 
 	/* Keep the MAC addresses, then move the frame start to just before
 	 * the inner packet and write the Ethernet header there. */

@@ -20,6 +20,19 @@ static int parse_port(const char *text, uint16_t *out)
 	return 0;
 }
 
+static int parse_u32(const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int parse_mode(const char *text, enum mlv_decap_mode *out)
 {
 	if (!strcmp(text, "auto"))
@@ -87,6 +100,8 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 		{ "gue-port", required_argument, NULL, 'g' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "mss-clamp", required_argument, NULL, 'c' },
+		{ "path-mtu", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,7 +112,7 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 	a->mode = MLV_DECAP_MODE_AUTO;
 	optind = 0;     /* glibc: start afresh, also on a second call */
 	opterr = 0;     /* the reasons are ours, in errbuf */
-	while ((c = getopt_long(argc, argv, ":a:g:f:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":a:g:f:m:c:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (a->n_addrs == MLV_DECAP_ARGS_MAX_ADDRS)
@@ -135,6 +150,25 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 					   "--mode %s: auto, native or "
 					   "generic", optarg);
 			break;
+		case 'c':
+			if (!strcmp(optarg, "auto"))
+				a->mss_clamp_off = 0;
+			else if (!strcmp(optarg, "off"))
+				a->mss_clamp_off = 1;
+			else
+				return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+					   "--mss-clamp %s: auto or off (the "
+					   "path MTU is --path-mtu)", optarg);
+			break;
+		case 'p':
+			if (parse_u32(optarg, &a->path_mtu) ||
+			    a->path_mtu < MLV_DECAP_PATH_MTU_MIN ||
+			    a->path_mtu > MLV_DECAP_PATH_MTU_MAX)
+				return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+					   "--path-mtu %s: not an MTU (%d-%d)",
+					   optarg, MLV_DECAP_PATH_MTU_MIN,
+					   MLV_DECAP_PATH_MTU_MAX);
+			break;
 		case 'h':
 			a->help = 1;
 			return MLV_OK;
@@ -154,6 +188,10 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 			   "attach takes one interface, %d given",
 			   argc - optind);
 	a->dev = argv[optind];
+	if (a->mss_clamp_off && a->path_mtu)
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+			   "--path-mtu is the SYN-ACK clamp's, which "
+			   "--mss-clamp off turns off");
 	if (!a->n_sources)
 		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
 			   "attach needs --from CIDR[,CIDR...], the load "
@@ -165,8 +203,10 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 }
 
 void mlv_decap_args_config(const struct mlv_decap_attach_args *a,
-			   struct mlv_decap_config *cfg)
+			   uint32_t dev_mtu, struct mlv_decap_config *cfg)
 {
+	cfg->path_mtu = a->mss_clamp_off ? 0 : a->path_mtu ? a->path_mtu :
+			dev_mtu;
 	cfg->addrs = a->addrs;
 	cfg->n_addrs = a->n_addrs;
 	cfg->gue_ports = a->ports;

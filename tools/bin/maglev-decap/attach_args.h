@@ -31,6 +31,8 @@ struct mlv_decap_attach_args {
 	size_t n_ports;
 	struct mlv_ip_prefix sources[MLV_DECAP_ARGS_MAX_SOURCES];  /* --from */
 	size_t n_sources;
+	int mss_clamp_off;              /* --mss-clamp off */
+	uint32_t path_mtu;              /* --path-mtu; 0: DEV's MTU */
 };
 
 /* Parse `attach DEV [options]` (argv[0] is "attach"; getopt may reorder
@@ -47,8 +49,10 @@ enum mlv_err mlv_decap_parse_from(const char *value, struct mlv_ip_prefix *out,
 				  size_t cap, size_t *n, char *errbuf,
 				  size_t errlen);
 
-/* The decapsulator configuration a describes (pointing into a). */
+/* The decapsulator configuration a describes (pointing into a). Its
+ * path_mtu is --path-mtu, 0 with --mss-clamp off, and dev_mtu (DEV's
+ * MTU, which the caller reads) otherwise. */
 void mlv_decap_args_config(const struct mlv_decap_attach_args *a,
-			   struct mlv_decap_config *cfg);
+			   uint32_t dev_mtu, struct mlv_decap_config *cfg);
 
 #endif

@@ -19,6 +19,7 @@
 #include "dataplane/bpf/decap/structs.h"
 #include "control/xdp/map_sync.h"
 #include "control/xdp/attached.h"
+#include "tools/bin/maglev-decap/synack_tc.h"
 #include "xdp_decap.skel.h"
 
 static const char *const counter_names[] = {
@@ -82,6 +83,8 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	struct mlv_decap_port_val *port_vals = NULL;   /* all zero */
 	struct mlv_decap_src_key *srcs = NULL;
 	struct mlv_decap_src_val *src_vals = NULL;     /* all zero */
+	struct mlv_decap_mss_cfg mss_cfg = { .path_mtu = cfg->path_mtu };
+	__u32 zero = 0;
 	enum mlv_err err;
 
 	if (cfg->n_addrs > MLV_DECAP_MAX_ADDRS)
@@ -96,6 +99,12 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 		return mlv_err_msg(errbuf, errlen, MLV_E_LIMIT,
 			   "%zu sources: at most %d", cfg->n_sources,
 			   MLV_DECAP_MAX_SOURCES);
+	if (cfg->path_mtu && (cfg->path_mtu < MLV_DECAP_PATH_MTU_MIN ||
+			      cfg->path_mtu > MLV_DECAP_PATH_MTU_MAX))
+		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+			   "path MTU %u: want %d-%d (or 0: no SYN-ACK clamp)",
+			   cfg->path_mtu, MLV_DECAP_PATH_MTU_MIN,
+			   MLV_DECAP_PATH_MTU_MAX);
 	addrs = calloc(cfg->n_addrs + 1, sizeof(*addrs));
 	addr_vals = calloc(cfg->n_addrs + 1, sizeof(*addr_vals));
 	ports = calloc(cfg->n_gue_ports + 1, sizeof(*ports));
@@ -147,9 +156,14 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	}
 	err = mlv_lpm_sync(maps->sources_fd, sizeof(*srcs), sizeof(*src_vals),
 			   srcs, src_vals, cfg->n_sources);
-	if (err)
+	if (err) {
 		mlv_err_msg(errbuf, errlen, err, "updating decap_sources: %s",
 		    mlv_strerror(err));
+		goto out;
+	}
+	if (bpf_map_update_elem(maps->mss_cfg_fd, &zero, &mss_cfg, BPF_ANY))
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
+			  "updating decap_mss_cfg: %s", strerror(errno));
 out:
 	free(srcs);
 	free(src_vals);
@@ -175,13 +189,18 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 		  sizeof(struct mlv_decap_src_val), -1 },
 		{ "decap_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
 		  sizeof(__u64), -1 },
+		{ "decap_syn_mss", BPF_MAP_TYPE_LRU_HASH,
+		  sizeof(struct mlv_decap_flow_key),
+		  sizeof(struct mlv_decap_flow_val), -1 },
+		{ "decap_mss_cfg", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		  sizeof(struct mlv_decap_mss_cfg), -1 },
 	};
 	struct mlv_xdp_attached cur;
 	enum mlv_err err;
 
 	memset(maps, 0, sizeof(*maps));
 	maps->addrs_fd = maps->ports_fd = maps->sources_fd = -1;
-	maps->stats_fd = -1;
+	maps->stats_fd = maps->syn_mss_fd = maps->mss_cfg_fd = -1;
 	err = mlv_xdp_attached_query(ifindex, &cur, errbuf, errlen);
 	if (err)
 		return err;
@@ -195,6 +214,14 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	err = mlv_xdp_attached_maps(cur.prog_id, want,
 				    sizeof(want) / sizeof(want[0]),
 				    errbuf, errlen);
+	/* our program without one of these maps: attached by another
+	 * version of maglev-decap, which attach must not take for "nothing
+	 * attached" */
+	if (err == MLV_E_NOT_FOUND)
+		return mlv_err_msg(errbuf, errlen, MLV_E_PROTO,
+			   "%s id %u lacks this version's maps (attached by "
+			   "another maglev-decap version?): detach it, then "
+			   "attach again", MLV_DECAP_PROG_NAME, cur.prog_id);
 	if (err)
 		return err;
 	maps->prog_id = cur.prog_id;
@@ -203,6 +230,8 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	maps->ports_fd = want[1].fd;
 	maps->sources_fd = want[2].fd;
 	maps->stats_fd = want[3].fd;
+	maps->syn_mss_fd = want[4].fd;
+	maps->mss_cfg_fd = want[5].fd;
 	return MLV_OK;
 }
 
@@ -216,8 +245,12 @@ void mlv_decap_maps_close(struct mlv_decap_maps *maps)
 		close(maps->sources_fd);
 	if (maps->stats_fd >= 0)
 		close(maps->stats_fd);
+	if (maps->syn_mss_fd >= 0)
+		close(maps->syn_mss_fd);
+	if (maps->mss_cfg_fd >= 0)
+		close(maps->mss_cfg_fd);
 	maps->addrs_fd = maps->ports_fd = maps->sources_fd = -1;
-	maps->stats_fd = -1;
+	maps->stats_fd = maps->syn_mss_fd = maps->mss_cfg_fd = -1;
 }
 
 static uint32_t mode_flags(enum mlv_decap_mode mode)
@@ -252,6 +285,8 @@ static enum mlv_err attach_new(int ifindex, enum mlv_decap_mode mode,
 	maps.ports_fd = bpf_map__fd(skel->maps.decap_gue_ports);
 	maps.sources_fd = bpf_map__fd(skel->maps.decap_sources);
 	maps.stats_fd = bpf_map__fd(skel->maps.decap_stats);
+	maps.syn_mss_fd = bpf_map__fd(skel->maps.decap_syn_mss);
+	maps.mss_cfg_fd = bpf_map__fd(skel->maps.decap_mss_cfg);
 	err = mlv_decap_configure(&maps, cfg, errbuf, errlen);
 	if (err)
 		goto out;
@@ -268,6 +303,25 @@ out:
 	return err;
 }
 
+/* The egress program as cfg wants it: attached over the decapsulator's
+ * maps now on ifindex, or not there. */
+static enum mlv_err sync_egress(int ifindex, const struct mlv_decap_config *cfg,
+				char *errbuf, size_t errlen)
+{
+	struct mlv_decap_maps maps;
+	enum mlv_err err;
+	int removed;
+
+	if (!cfg->path_mtu)
+		return mlv_decap_tc_detach(ifindex, &removed, errbuf, errlen);
+	err = mlv_decap_open(ifindex, &maps, errbuf, errlen);
+	if (err)
+		return err;
+	err = mlv_decap_tc_attach(ifindex, &maps, errbuf, errlen);
+	mlv_decap_maps_close(&maps);
+	return err;
+}
+
 enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 			      const struct mlv_decap_config *cfg,
 			      int *updated, char *errbuf, size_t errlen)
@@ -281,12 +335,25 @@ enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 		return mlv_err_msg(errbuf, errlen, MLV_E_INVAL, "bad XDP mode %d",
 			   (int)mode);
 	err = mlv_decap_open(ifindex, &maps, errbuf, errlen);
-	if (err == MLV_E_NOT_FOUND)
-		return attach_new(ifindex, mode, cfg, errbuf, errlen);
+	if (err == MLV_E_NOT_FOUND) {
+		err = attach_new(ifindex, mode, cfg, errbuf, errlen);
+		if (err)
+			return err;
+		err = sync_egress(ifindex, cfg, errbuf, errlen);
+		if (err) {
+			int removed;
+
+			mlv_xdp_attached_detach(ifindex, MLV_DECAP_PROG_NAME,
+						&removed, NULL, 0);
+		}
+		return err;
+	}
 	if (err)
 		return err;
 	err = mlv_decap_configure(&maps, cfg, errbuf, errlen);
 	mlv_decap_maps_close(&maps);
+	if (!err)
+		err = sync_egress(ifindex, cfg, errbuf, errlen);
 	if (!err)
 		*updated = 1;
 	return err;
@@ -374,9 +441,32 @@ enum mlv_err mlv_decap_read_sources(const struct mlv_decap_maps *maps,
 	return MLV_OK;
 }
 
+enum mlv_err mlv_decap_read_path_mtu(const struct mlv_decap_maps *maps,
+				     uint32_t *path_mtu)
+{
+	struct mlv_decap_mss_cfg cfg;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(maps->mss_cfg_fd, &zero, &cfg))
+		return mlv_err_from_errno(errno);
+	*path_mtu = cfg.path_mtu;
+	return MLV_OK;
+}
+
 enum mlv_err mlv_decap_detach(int ifindex, int *removed, char *errbuf,
 			      size_t errlen)
 {
-	return mlv_xdp_attached_detach(ifindex, MLV_DECAP_PROG_NAME, removed,
-				       errbuf, errlen);
+	enum mlv_err err;
+	int tc_removed;
+
+	/* someone else's filter at our handle (MLV_E_BUSY) stays, and
+	 * does not keep the decapsulator attached */
+	err = mlv_decap_tc_detach(ifindex, &tc_removed, errbuf, errlen);
+	if (err && err != MLV_E_BUSY)
+		return err;
+	err = mlv_xdp_attached_detach(ifindex, MLV_DECAP_PROG_NAME, removed,
+				      errbuf, errlen);
+	if (!err && tc_removed)
+		*removed = 1;
+	return err;
 }

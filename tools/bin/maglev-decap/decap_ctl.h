@@ -33,13 +33,23 @@ struct mlv_decap_config {
 	 * none = no tunnel is decapsulated */
 	const struct mlv_ip_prefix *sources;
 	size_t n_sources;
+	/* SYN-ACK MSS clamping (synack_tc.h): the outer path MTU from the
+	 * load balancers to this host, MLV_DECAP_PATH_MTU_MIN..MAX; 0 = off
+	 * (no SYN recorded, no egress program) */
+	uint32_t path_mtu;
 };
+
+/* The path MTUs SYN-ACK clamping accepts: IPv4's smallest datagram every
+ * host takes (RFC 791) up to the largest IP packet. */
+#define MLV_DECAP_PATH_MTU_MIN 576
+#define MLV_DECAP_PATH_MTU_MAX 65535
 
 /* Fds of an attached decapsulator's maps (close with mlv_decap_maps_close). */
 struct mlv_decap_maps {
 	uint32_t prog_id;
 	uint32_t mode_flags;            /* XDP_FLAGS_DRV_MODE / _SKB_MODE */
 	int addrs_fd, ports_fd, sources_fd, stats_fd;
+	int syn_mss_fd, mss_cfg_fd;     /* SYN-ACK clamping's */
 };
 
 enum mlv_decap_mode {
@@ -51,7 +61,9 @@ enum mlv_decap_mode {
 /* Attach to ifindex with cfg, or, if our decapsulator is already
  * attached, replace its configuration in place (no reattach, no packet
  * goes undecapsulated). *updated says which happened. The maps are filled
- * before a new program is attached. MLV_E_BUSY if another XDP program is
+ * before a new program is attached. With cfg->path_mtu the tc egress
+ * program of SYN-ACK clamping is (re)attached too, without it removed; a
+ * new XDP attachment whose egress program fails to attach is undone. MLV_E_BUSY if another XDP program is
  * attached; MLV_E_LIMIT for more addresses/ports/sources than the maps
  * hold; MLV_E_INVAL for a bad address family, prefix length or port 0. */
 enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
@@ -59,7 +71,8 @@ enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 			      int *updated, char *errbuf, size_t errlen);
 
 /* Open the maps of our decapsulator attached to ifindex. MLV_E_NOT_FOUND
- * if nothing is attached; MLV_E_BUSY if another program is. */
+ * if nothing is attached; MLV_E_BUSY if another program is; MLV_E_PROTO
+ * if ours lacks a map of this version. */
 enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 			    char *errbuf, size_t errlen);
 
@@ -91,8 +104,13 @@ const char *mlv_decap_counter_help(unsigned c);
 
 void mlv_decap_maps_close(struct mlv_decap_maps *maps);
 
-/* Detach our decapsulator from ifindex (another program is left alone:
- * MLV_E_BUSY). *removed is 0 when nothing was attached. */
+/* The path MTU SYN-ACK clamping records against (0: off). */
+enum mlv_err mlv_decap_read_path_mtu(const struct mlv_decap_maps *maps,
+				     uint32_t *path_mtu);
+
+/* Detach our decapsulator and its tc egress program from ifindex
+ * (another program is left alone: MLV_E_BUSY). *removed is 0 when
+ * neither was attached. */
 enum mlv_err mlv_decap_detach(int ifindex, int *removed, char *errbuf,
 			      size_t errlen);
 

@@ -5,6 +5,7 @@
  *
  *   maglev-decap attach DEV --from CIDR[,CIDR]... [--address IP]...
  *                      [--gue-port N]... [--mode M]
+ *                      [--mss-clamp auto|off] [--path-mtu N]
  *   maglev-decap detach DEV
  *   maglev-decap status DEV
  *
@@ -19,9 +20,14 @@
 #include <string.h>
 
 #include <linux/if_link.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tools/bin/maglev-decap/attach_args.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
+#include "tools/bin/maglev-decap/synack_tc.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -30,6 +36,7 @@ static void usage(FILE *out)
 	fprintf(out,
 "usage: maglev-decap attach DEV --from CIDR[,CIDR...]|any [--address IP]...\n"
 "                               [--gue-port PORT]... [--mode auto|native|generic]\n"
+"                               [--mss-clamp auto|off] [--path-mtu N]\n"
 "       maglev-decap detach DEV\n"
 "       maglev-decap status DEV\n"
 "       maglev-decap --version\n"
@@ -42,7 +49,14 @@ static void usage(FILE *out)
 "        everything else passes untouched. --from is required: without\n"
 "        it anyone who can reach DEV could inject packets with any source\n"
 "        address; --from any (0.0.0.0/0 and ::/0) accepts every source.\n"
-"detach  remove it (another XDP program is left alone).\n"
+"        SYN-ACK MSS clamping (--mss-clamp auto, the default): a tc egress\n"
+"        program on DEV lowers the MSS of SYN-ACKs answering decapsulated\n"
+"        SYNs to what fits the tunnel they came through, so clients send\n"
+"        segments the load balancer can encapsulate; no advmss route is\n"
+"        needed. --path-mtu N is the outer path MTU from the load\n"
+"        balancers to DEV (default: DEV's MTU now); --mss-clamp off\n"
+"        attaches no egress program.\n"
+"detach  remove it and its egress program (other programs are left alone).\n"
 "status  configuration and counters.\n"
 "\n"
 "exit status: 0 ok, 1 failed, 2 bad usage\n");
@@ -92,6 +106,25 @@ static size_t device_addresses(const char *dev, struct mlv_ip *out, size_t cap)
 	return n;
 }
 
+/* DEV's MTU, or 0 (with a message) if it cannot be read. */
+static uint32_t device_mtu(const char *dev)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t mtu = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+		mtu = (uint32_t)ifr.ifr_mtu;
+	else
+		fprintf(stderr, "maglev-decap: %s: reading its MTU: %s\n", dev,
+			strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return mtu;
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	static struct mlv_decap_attach_args a;
@@ -99,6 +132,7 @@ static int cmd_attach(int argc, char **argv)
 	char why[512] = "";
 	enum mlv_err err;
 	int ifindex, updated;
+	uint32_t dev_mtu = 0;
 
 	err = mlv_decap_parse_attach(argc, argv, &a, why, sizeof(why));
 	if (err) {
@@ -122,7 +156,12 @@ static int cmd_attach(int argc, char **argv)
 			return EXIT_FAILED;
 		}
 	}
-	mlv_decap_args_config(&a, &cfg);
+	if (!a.mss_clamp_off && !a.path_mtu) {
+		dev_mtu = device_mtu(a.dev);
+		if (!dev_mtu)
+			return EXIT_FAILED;
+	}
+	mlv_decap_args_config(&a, dev_mtu, &cfg);
 	err = mlv_decap_attach(ifindex, a.mode, &cfg, &updated, why,
 			       sizeof(why));
 	if (err) {
@@ -130,8 +169,12 @@ static int cmd_attach(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	printf("%s: decapsulator %s (%zu addresses, %zu GUE ports, "
-	       "%zu sources)\n", a.dev, updated ? "reconfigured" : "attached",
+	       "%zu sources", a.dev, updated ? "reconfigured" : "attached",
 	       cfg.n_addrs, cfg.n_gue_ports, cfg.n_sources);
+	if (cfg.path_mtu)
+		printf(", SYN-ACK MSS clamp for path MTU %u)\n", cfg.path_mtu);
+	else
+		printf(", no SYN-ACK MSS clamp)\n");
 	return EXIT_OK;
 }
 
@@ -147,7 +190,7 @@ static int cmd_detach(const char *dev)
 		return EXIT_FAILED;
 	}
 	printf("%s: %s\n", dev, removed ? "decapsulator detached" :
-	       "no XDP program was attached");
+	       "no decapsulator was attached");
 	return EXIT_OK;
 }
 
@@ -170,6 +213,7 @@ static int cmd_status(const char *dev)
 	size_t n_addrs, n_ports, n_sources;
 	char why[256] = "", text[MLV_IP_PREFIX_STRLEN];
 	int ifindex = ifindex_of(dev), rc = EXIT_FAILED;
+	uint32_t path_mtu = 0, tc_id = 0;
 
 	if (!ifindex)
 		return EXIT_FAILED;
@@ -182,7 +226,8 @@ static int cmd_status(const char *dev)
 				  &n_ports) ||
 	    mlv_decap_read_sources(&maps, sources, MLV_DECAP_ARGS_MAX_SOURCES,
 				   &n_sources) ||
-	    mlv_decap_counters(&maps, ctr)) {
+	    mlv_decap_counters(&maps, ctr) ||
+	    mlv_decap_read_path_mtu(&maps, &path_mtu)) {
 		fprintf(stderr, "maglev-decap: %s: reading the maps failed\n",
 			dev);
 		goto out;
@@ -201,6 +246,16 @@ static int cmd_status(const char *dev)
 		printf(" %s", mlv_ip_prefix_format(&sources[i], text,
 						   sizeof(text)));
 	printf("%s\n", n_sources ? "" : " (none: nothing is decapsulated)");
+	if (mlv_decap_tc_query(ifindex, &tc_id, why, sizeof(why)))
+		printf("syn-ack mss clamp: %s\n", why);
+	else if (path_mtu && tc_id)
+		printf("syn-ack mss clamp: path MTU %u, %s id %u on egress\n",
+		       path_mtu, MLV_DECAP_TC_PROG_NAME, tc_id);
+	else if (path_mtu)
+		printf("syn-ack mss clamp: path MTU %u, but no egress program "
+		       "(attach again)\n", path_mtu);
+	else
+		printf("syn-ack mss clamp: off\n");
 	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++)
 		printf("%-18s %12" PRIu64 "  %s\n", mlv_decap_counter_name(i),
 		       ctr[i], mlv_decap_counter_help(i));
