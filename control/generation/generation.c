@@ -1025,6 +1025,13 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 		goto fail;
 	mark_echo_reply(cfg, gen);
 	fill_flow_limits(cfg, gen, previous);
+	for (uint32_t v = 0; v < gen->n_vips; v++) {
+		struct mlv_gen_vip *vip = (struct mlv_gen_vip *)&gen->vips[v];
+
+		vip->features = (uint8_t)((vip->acl ? MLV_VIP_F_ACL : 0) |
+					  (vip->quic ? MLV_VIP_F_QUIC : 0) |
+					  (vip->flow_limit.rate ? MLV_VIP_F_LIMIT : 0));
+	}
 
 	*out = gen;
 	gen = NULL;

@@ -105,6 +105,9 @@ struct mlv_gen_vip {
 	uint8_t mss_syn_mask;         /* MLV_TCP_SYN (0x02) when mss_clamp is
 					 on, else 0: the workers' one test per
 					 packet is tcp_flags & mss_syn_mask */
+	uint8_t features;             /* MLV_VIP_F_*: what the VIP uses, so
+					 that one test per packet passes a VIP
+					 that uses none */
 	bool quic;                    /* QUIC connection-ID routing */
 	/* Echo requests to the address are answered (mlv_gen_find_echo_vip
 	 * finds this VIP for them): some VIP on the address says
@@ -125,6 +128,14 @@ struct mlv_gen_vip {
 					 kept (mlv_flow_src_mask6) */
 	char name[MLV_NAME_MAX];
 };
+
+/* mlv_gen_vip.features: the features whose per-packet work is out of
+ * line. */
+#define MLV_VIP_F_ACL    0x01   /* acl != NULL */
+#define MLV_VIP_F_QUIC   0x02   /* quic */
+#define MLV_VIP_F_LIMIT  0x04   /* flow_limit.rate != 0 */
+/* the ones pass 3 looks at before the conntrack look-up */
+#define MLV_VIP_F_BEFORE_CT (MLV_VIP_F_ACL | MLV_VIP_F_QUIC)
 
 /* The per-packet block (acl .. echo_reply) in one 16-byte block of a VIP
  * whose size is a multiple of 16: on one cache line whatever the VIP's

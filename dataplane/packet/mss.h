@@ -31,6 +31,16 @@
  * is unchanged). */
 unsigned mlv_mss_clamp(uint8_t *tcp, uint32_t room, uint16_t clamp);
 
+/* Whether the TCP header at tcp has options (a data offset above 5
+ * words): what mlv_mss_clamp could change. Inline, so that a SYN without
+ * options (a SYN flood's, often) costs the worker one byte test instead
+ * of a call (new-64B-ipip: docs/benchmarks.md). tcp[12] must be
+ * readable: the parser checked the TCP header. Pure. */
+static inline bool mlv_tcp_has_options(const uint8_t *tcp)
+{
+	return tcp[12] > 0x5f;
+}
+
 /* RFC 1624 eqn. 3: the checksum hc (as stored, host order of the
  * big-endian field) after a 16-bit word of the summed data changes from
  * old to new. A word at an odd offset from the start of the summed data

@@ -257,7 +257,7 @@ static inline bool flow_admitted(const struct mlv_worker *w,
 				 const struct mlv_generation *gen,
 				 const struct mlv_gen_vip *vip, uint32_t now_ms)
 {
-	if (likely(vip->flow_limit.rate == 0))
+	if (likely(!(vip->features & MLV_VIP_F_LIMIT)))
 		return true;
 	return mlv_flow_bucket_take(&gen->flow_buckets[w->id][vip->flow_bucket],
 				    &vip->flow_limit, now_ms);
@@ -502,13 +502,42 @@ static __rte_noinline void clamp_mss(struct mlv_worker *w, struct rte_mbuf *m,
 
 /* Whether v's source ACL denies p: per packet, not per new flow, so that
  * a reload that adds a deny cuts the flows it already carries
- * (docs/forwarding.md, "Source ACLs"). Only for VIPs with an ACL, which
- * pay its search (docs/benchmarks.md); the others pay the NULL test in
- * the caller. Kept out of line so the loop stays as it was for them. */
-static __rte_noinline bool acl_denies(const struct mlv_gen_vip *v,
-				      const struct mlv_pkt *p)
+ * (docs/forwarding.md, "Source ACLs"). Only for VIPs with an ACL, from
+ * out-of-line paths (before_conntrack, untracked_frame); they pay its
+ * search (docs/benchmarks.md). */
+static inline bool acl_denies(const struct mlv_gen_vip *v,
+			      const struct mlv_pkt *p)
 {
 	return !mlv_acl_allows(v->acl, p->key.src);
+}
+
+/* What pass 3 does with a frame after the features it checks before the
+ * conntrack look-up (before_conntrack). */
+enum before_ct {
+	BEFORE_CT_GO_ON,    /* the usual way: conntrack, the table */
+	BEFORE_CT_DROPPED,  /* denied by the VIP's ACL, and counted */
+	BEFORE_CT_ROUTED,   /* to *b by its QUIC connection ID */
+};
+
+/* The features of v that act before the conntrack look-up, in order: the
+ * source ACL (before anything else about the VIP, so a denied client is
+ * never even answered with ICMP too-big), then QUIC routing of a packet
+ * that fits (a too-big one goes on to too_big). Out of line: only VIPs
+ * with MLV_VIP_F_BEFORE_CT come here, the others pay one test. */
+static __rte_noinline enum before_ct
+before_conntrack(struct mlv_worker *w, struct drops *d,
+		 const struct mlv_generation *gen, const struct mlv_gen_vip *v,
+		 struct rte_mbuf *m, const struct mlv_pkt *p,
+		 const struct mlv_gen_backend **b)
+{
+	if (v->acl != NULL && acl_denies(v, p)) {
+		DROP_FOR_VIP(w, d, m, gen, v, ACL_DENIED);
+		return BEFORE_CT_DROPPED;
+	}
+	if (v->quic && p->l3_len <= v->mtu_room &&
+	    (*b = quic_backend(w, v, m, p)) != NULL)
+		return BEFORE_CT_ROUTED;
+	return BEFORE_CT_GO_ON;
 }
 
 /* Measurement builds (pass_cycles.h): the TSC cycles since `since` to
@@ -723,19 +752,20 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		probe_ahead(w, pkt, vip, hash, slot, now_ms, i + 1, &probe[i + 1]);
 		if (likely(probe[i].bucket != NULL)) {
 			/* a VIP's flow, not ICMP (probe_ahead) */
-			if (unlikely(v->acl != NULL) && acl_denies(v, p)) {
-				DROP_FOR_VIP(w, &d, m, gen, v, ACL_DENIED);
-				continue;
+			if (unlikely(v->features & MLV_VIP_F_BEFORE_CT)) {
+				enum before_ct r = before_conntrack(w, &d, gen, v,
+								    m, p, &b);
+
+				if (r == BEFORE_CT_DROPPED)
+					continue;
+				if (r == BEFORE_CT_ROUTED) {
+					bi = mlv_gen_backend_index(gen, b);
+					goto forward;
+				}
 			}
 			if (unlikely(p->l3_len > v->mtu_room)) {
 				too_big(w, &d, rxq, gen, v, m, p);
 				continue;
-			}
-			/* the one test a VIP without quic pays */
-			if (unlikely(v->quic) &&
-			    (b = quic_backend(w, v, m, p)) != NULL) {
-				bi = mlv_gen_backend_index(gen, b);
-				goto forward;
 			}
 			if (unlikely(probe[i].bucket == probe[i - 1].bucket))
 				mlv_ct_probe_bucket(w->ct, probe[i].bucket,
@@ -752,7 +782,9 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 			}
 			/* 0 for non-TCP, non-SYN and unclamped VIPs: one
 			 * test (fragments and ICMP carry no tcp_flags) */
-			if (unlikely(p->tcp_flags & v->mss_syn_mask))
+			if (unlikely(p->tcp_flags & v->mss_syn_mask) &&
+			    mlv_tcp_has_options(rte_pktmbuf_mtod_offset(
+				    m, const uint8_t *, p->l4_off)))
 				clamp_mss(w, m, p, v);
 		} else {
 			b = untracked_frame(w, &d, rxq, gen, m, p, v, verdict[i],
