@@ -27,13 +27,14 @@
 	X(CT_RESELECTED,    "tracked flows whose backend left and were re-selected") \
 	X(SECOND_DOWN,      "new flows sent to their slot's second choice because the first is down") \
 	X(SECOND_LOADED,    "new flows sent to their slot's second choice because the first is above max_load") \
-	X(QUIC_ROUTED,      "QUIC short-header packets forwarded to the backend their connection ID's server ID names") \
+	X(QUIC_ROUTED,      "QUIC short-header packets sent to the backend their connection ID's server ID names (then forwarded, or no_headroom/tx_full)") \
 	X(QUIC_UNKNOWN_ID,  "QUIC short-header packets whose server ID no usable backend of the VIP has, balanced by the flow hash") \
 	X(QUIC_NO_ID,       "QUIC short-header packets whose connection ID carries no server ID, balanced by the flow hash") \
-	X(MSS_CLAMPED,      "TCP SYNs whose MSS option was lowered (mss_clamp)") \
+	X(MSS_CLAMPED,      "TCP SYNs and SYN-ACKs whose MSS option was lowered (mss_clamp)") \
 	X(BURSTS,           "non-empty receive bursts")                       \
 	X(BUSY_CYCLES,      "TSC cycles spent on non-empty bursts")         \
-	X(ECHO_REPLIES,     "ICMP echo requests to a VIP answered (also in icmp_sent)")
+	X(LIMIT_UNTRACKED,  "TCP segments without SYN of connections not tracked here, over their VIP's new-flow rate: sent by the table without an entry") \
+	X(ECHO_REPLIES,     "ICMP echo replies built for requests to a VIP (then in icmp_sent, or tx_full)")
 
 /* Drop reasons: X(name, help). The parser's verdicts come first, with the
  * same names (see parse.h). */

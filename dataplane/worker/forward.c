@@ -263,13 +263,42 @@ static inline bool flow_admitted(const struct mlv_worker *w,
 				    &vip->flow_limit, now_ms);
 }
 
+/* Whether p, missing the connection table, opens a flow: anything but a
+ * TCP segment without SYN (or with SYN and ACK), which belongs to a
+ * connection opened before this instance tracked it (a restart, an ECMP
+ * change, an expired or evicted entry). */
+static inline bool opens_flow(const struct mlv_pkt *p)
+{
+	return p->key.proto != IPPROTO_TCP || (p->flags & MLV_PKT_F_FRAGMENT) ||
+	       (p->tcp_flags & (MLV_TCP_SYN | MLV_TCP_ACK)) == MLV_TCP_SYN;
+}
+
+/* A miss over the VIP's new-flow rate: a flow opening is refused
+ * (*outcome FLOW_LIMITED, NULL); a TCP segment of a connection this
+ * instance does not track goes to the backend the table gives it, with
+ * no entry (the limit keeps the table, not live connections, from a
+ * flood). Out of line: only limited VIPs over their rate come here. */
+static __rte_noinline const struct mlv_gen_backend *
+over_rate(struct mlv_worker *w, const struct mlv_gen_vip *vip,
+	  const struct mlv_pkt *p, uint32_t slot, uint8_t *outcome)
+{
+	if (opens_flow(p)) {
+		*outcome = FLOW_LIMITED;
+		return NULL;
+	}
+	*outcome = FLOW_TRACKED;
+	w->ctr.ctr[MLV_CTR_LIMIT_UNTRACKED]++;
+	return from_table(vip, slot);
+}
+
 /* A flow the table does not hold: the table's choice (choose), which an
- * entry claimed for it then remembers; NULL if the VIP's new-flow limit
- * refuses it (*outcome FLOW_LIMITED, before choose, so that its counts
- * are of flows that go somewhere) or no backend can take it, and then
- * nothing is claimed (no tracked flow is evicted for a frame that is
- * dropped). A path of its own, so that the entry is written once, whole,
- * with its state machine folded to the first state (mlv_ct_insert). */
+ * entry claimed for it then remembers; NULL if no backend can take it,
+ * and then nothing is claimed (no tracked flow is evicted for a frame
+ * that is dropped). Over the VIP's new-flow rate (checked before choose,
+ * so that its counts are of flows that go somewhere): over_rate, and no
+ * entry either way. A path of its own, so that the entry is written
+ * once, whole, with its state machine folded to the first state
+ * (mlv_ct_insert). */
 static inline const struct mlv_gen_backend *
 new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 		 const struct mlv_gen_vip *vip, const struct mlv_pkt *p,
@@ -281,8 +310,10 @@ new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 	uint32_t bi;
 
 	if (unlikely(!flow_admitted(w, gen, vip, now_ms))) {
-		*outcome = FLOW_LIMITED;
-		return NULL;
+		b = over_rate(w, vip, p, slot, outcome);
+		if (b)
+			*bi_out = mlv_gen_backend_index(gen, b);
+		return b;
 	}
 	b = choose(w, vip, slot);
 	if (unlikely(!b)) {

@@ -704,22 +704,25 @@ static void test_no_backend_claims_nothing(void **state)
 /* new_flows_per_second: a VIP's new flows beyond its bucket are dropped
  * as new_flow_limit and claim no entry; its established flows, and
  * another VIP's new flows, always pass; the bucket refills at the rate
- * and a publish does not refill it. */
-static struct rte_mbuf *tcp_to(const char *dst, uint16_t sport)
+ * and a publish does not refill it; a TCP segment without SYN of a
+ * connection not tracked here is never dropped by the limit: over the
+ * rate it goes by the table, without an entry. */
+static struct rte_mbuf *tcp_to(const char *dst, uint16_t sport, uint8_t flags)
 {
 	struct frame_spec s;
 
 	frame_spec_init(&s, 4, 6);
 	frame_addr(s.dst, dst);
 	s.sport = sport;
+	s.tcp_flags = flags;
 	s.payload_len = 10;
 	return frame(&s);
 }
 
-/* Forward n frames to dst from sports first.. at now; returns how many
- * left (the rest must be new_flow_limit drops). */
-static unsigned flows_at(const char *dst, uint16_t first, unsigned n,
-			 uint32_t now)
+/* Forward n segments with flags to dst from sports first.. at now;
+ * returns how many left (the rest must be new_flow_limit drops). */
+static unsigned segments_at(const char *dst, uint16_t first, unsigned n,
+			    uint8_t flags, uint32_t now)
 {
 	struct rte_mbuf *m[32], *out[32];
 	uint64_t limited = E.w->ctr.drop[MLV_DROP_NEW_FLOW_LIMIT];
@@ -727,7 +730,7 @@ static unsigned flows_at(const char *dst, uint16_t first, unsigned n,
 
 	assert_true(n <= 32);
 	for (unsigned i = 0; i < n; i++)
-		m[i] = tcp_to(dst, (uint16_t)(first + i));
+		m[i] = tcp_to(dst, (uint16_t)(first + i), flags);
 	mlv_forward_burst(E.w, mlv_publish_current(E.pub), &E.w->rxq[0], m,
 			  (uint16_t)n, now);
 	mlv_worker_flush(E.w);
@@ -736,6 +739,13 @@ static unsigned flows_at(const char *dst, uint16_t first, unsigned n,
 	assert_int_equal(sent + (E.w->ctr.drop[MLV_DROP_NEW_FLOW_LIMIT] - limited),
 			 n);
 	return sent;
+}
+
+/* SYNs: connections opening. */
+static unsigned flows_at(const char *dst, uint16_t first, unsigned n,
+			 uint32_t now)
+{
+	return segments_at(dst, first, n, MLV_TCP_SYN, now);
 }
 
 static void test_new_flow_limit(void **state)
@@ -762,8 +772,16 @@ static void test_new_flow_limit(void **state)
 	/* refused flows claim no entry */
 	assert_int_equal(mlv_ct_occupancy(E.w->ct), occupancy + 2);
 	/* established flows are never limited, nor another VIP's flows */
-	assert_int_equal(flows_at("192.0.2.30", 61000, 8, 50000), 8);
+	assert_int_equal(segments_at("192.0.2.30", 61000, 8, MLV_TCP_ACK,
+				     50000), 8);
 	assert_int_equal(flows_at("192.0.2.10", 61200, 30, 50000), 30);
+	/* connections tracked elsewhere (ACKs that miss) over the rate: by
+	 * the table, no entry, counted */
+	occupancy = mlv_ct_occupancy(E.w->ct);
+	assert_int_equal(segments_at("192.0.2.30", 61800, 20, MLV_TCP_ACK,
+				     50000), 20);
+	assert_int_equal(E.w->ctr.ctr[MLV_CTR_LIMIT_UNTRACKED], 20);
+	assert_int_equal(mlv_ct_occupancy(E.w->ct), occupancy);
 	/* 1000/s: one flow a millisecond */
 	assert_int_equal(flows_at("192.0.2.30", 61300, 20, 50005), 5);
 	/* never more than the burst, however long the quiet */
