@@ -196,7 +196,7 @@ static json_t *lookup_tracked(struct mlv_ctl_state *st, json_t *reply,
 json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 {
 	const struct mlv_generation *gen;
-	const struct mlv_gen_vip *v;
+	const struct mlv_gen_vip *v, *taker;
 	const struct mlv_gen_backend *b = NULL;
 	const char *src = mlv_ctl_arg_str(args, "src");
 	struct mlv_flow_key key;
@@ -231,6 +231,13 @@ json_t *mlv_ctl_cmd_lookup(struct mlv_ctl_state *st, const json_t *args)
 	key.dport = htons((uint16_t)dport);
 	key.proto = v->protocol;
 	key.family = v->family;
+	/* a port of a range or `any` VIP that a more specific VIP on the
+	 * address takes is that VIP's: say so rather than answer for v */
+	taker = mlv_gen_find_vip(gen, &key, false);
+	if (taker != v)
+		return mlv_ctl_fail("port %u goes to VIP \"%s\", not \"%s\"",
+				    (unsigned)dport, taker ? taker->name : "?",
+				    v->name);
 	hash = mlv_flow_hash(&key);
 	/* the slot from the VIP's hash fields; conntrack keeps the whole
 	 * key's hash (lookup_tracked) */

@@ -156,7 +156,9 @@ static enum mlv_err do_reload(void *ctx, const struct mlv_ctl_reload_req *req,
 	rc = fx->reload_fails ?
 		mlv_config_load_buffer("bad.yaml", bad_yaml, sizeof(bad_yaml) - 1,
 				       &cfg, diags) :
-		mlv_config_load_buffer("good.yaml", good_yaml,
+		mlv_config_load_buffer("good.yaml", fx->reload_yaml ?
+				       fx->reload_yaml : good_yaml,
+				       fx->reload_yaml ? strlen(fx->reload_yaml) :
 				       sizeof(good_yaml) - 1, &cfg, diags);
 	fx->reload_mode = mode;
 	snprintf(fx->reload_file, sizeof(fx->reload_file), "%s",

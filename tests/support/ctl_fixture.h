@@ -61,6 +61,8 @@ struct ctl_fx {
 	uint32_t n_ov;
 	int override_calls;
 	bool reload_fails;             /* next reload loads broken YAML */
+	const char *reload_yaml;       /* else this YAML, if set (not the
+					  fixture's own) */
 	int reload_calls;
 	enum mlv_ctl_reload_mode reload_mode;  /* the last reload's */
 	char reload_file[256];                 /* its file, "" for none */

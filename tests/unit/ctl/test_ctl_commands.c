@@ -707,6 +707,41 @@ static void test_lookup(void **state)
 		    "\"src\": \"10.0.0.1\"}}", "missing argument \"sport\"");
 }
 
+/* lookup on a range VIP: a port of the range that a one-port VIP on the
+ * same address takes is refused, naming that VIP; its other ports are
+ * answered. */
+static void test_lookup_range_vip(void **state)
+{
+	static const char yaml[] =
+		"dataplane:\n"
+		"  workers: 2\n"
+		"  ports:\n"
+		"    - {name: ext, device: net_null0, address: 10.99.0.1,\n"
+		"       address6: \"fd00:99::1\", next_hop: \"02:00:00:00:00:fe\"}\n"
+		"defaults: {table_size: 1009, health: {type: none}}\n"
+		"vips:\n"
+		"  - {name: web, address: 192.0.2.10, port: 80, protocol: tcp,\n"
+		"     backends: [{name: w1, address: 10.99.1.11}]}\n"
+		"  - {name: webr, address: 192.0.2.10, port: 80-90, protocol: tcp,\n"
+		"     backends: [{name: r1, address: 10.99.1.21}]}\n";
+	struct ctl_fx *fx = *state;
+	json_t *r;
+
+	fx->reload_yaml = yaml;
+	json_decref(call_ok(fx, "{\"command\": \"reload\"}"));
+	expect_fail(fx, "{\"command\": \"lookup\", \"args\": {\"vip\": \"webr\", "
+		    "\"src\": \"198.51.100.9\", \"sport\": 1, \"dport\": 80}}",
+		    "port 80 goes to VIP \"web\", not \"webr\"");
+	expect_fail(fx, "{\"command\": \"lookup\", \"args\": {\"vip\": \"webr\", "
+		    "\"src\": \"198.51.100.9\", \"sport\": 1, \"dport\": 91}}",
+		    "does not take port 91");
+	r = call_ok(fx, "{\"command\": \"lookup\", \"args\": {\"vip\": \"webr\", "
+		    "\"src\": \"198.51.100.9\", \"sport\": 1, \"dport\": 85}}");
+	assert_string_equal(json_string_value(json_object_get(r, "backend")),
+			    "r1");
+	json_decref(r);
+}
+
 /* Slots whose backend name differs between the current table of v and
  * a table built from set[0..n) (any order: identity is the name). */
 static uint32_t moved_by_name(const struct mlv_gen_vip *v,
@@ -1422,6 +1457,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_table, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_range_vip,
+						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_deferred_answer,
 						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_deferred_timeout,
