@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE   /* qsort_r */
 #include "control/generation/port_map_internal.h"
 
 #include <arpa/inet.h>
@@ -30,28 +31,59 @@ static bool is_any(const struct mlv_gen_vip *v)
 	return v->port_be == 0 && v->port_last == 65535;
 }
 
-/* full[65536] (each port's VIP) as top-level entries and leaves. */
-static enum mlv_err compress(struct mlv_gen_port_maps *m, const uint16_t *full,
-			     uint32_t max_leaves)
+/* Ranges of one map (indices into vips), by first port. */
+static int cmp_first_port(const void *a, const void *b, void *vips)
+{
+	const struct mlv_gen_vip *v = vips;
+	uint16_t x = ntohs(v[*(const uint32_t *)a].port_be);
+	uint16_t y = ntohs(v[*(const uint32_t *)b].port_be);
+
+	return (x > y) - (x < y);
+}
+
+/* One map: the top entries of (address, protocol) whose ranges are the
+ * VIPs ranges[0..n) (any order) and whose other ports go to base (its
+ * `any` VIP or MLV_PORT_MAP_NONE). A 256-port block inside one range, or
+ * in none, is a top entry; a block a range starts or ends inside gets a
+ * leaf: at most two per range, which is what the caller made room for.
+ * O(256 + n log n + 256 x leaves), whatever the ports the ranges cover.
+ * MLV_E_INVAL if two ranges overlap. */
+static enum mlv_err build_map(struct mlv_gen_port_maps *m,
+			      const struct mlv_gen_vip *vips, uint32_t *ranges,
+			      uint32_t n, uint16_t base, uint32_t max_leaves)
 {
 	uint32_t *top = m->top[m->n_maps++];
 
-	for (uint32_t c = 0; c < 256; c++) {
-		const uint16_t *blk = &full[c * 256];
-		bool uniform = true;
+	qsort_r(ranges, n, sizeof(*ranges), cmp_first_port, (void *)vips);
+	for (uint32_t c = 0; c < 256; c++)
+		top[c] = base;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mlv_gen_vip *vip = &vips[ranges[i]];
+		uint32_t lo = ntohs(vip->port_be), hi = vip->port_last;
 
-		for (uint32_t i = 1; i < 256 && uniform; i++)
-			uniform = blk[i] == blk[0];
-		if (uniform) {
-			top[c] = blk[0];
-			continue;
+		if (i > 0 && lo <= vips[ranges[i - 1]].port_last)
+			return MLV_E_INVAL;   /* overlapping ranges */
+		for (uint32_t c = lo >> 8; c <= hi >> 8; c++) {
+			uint32_t from = c << 8 > lo ? c << 8 : lo;
+			uint32_t to = (c << 8) + 255 < hi ? (c << 8) + 255 : hi;
+			uint16_t *leaf;
+
+			if (from == c << 8 && to == (c << 8) + 255) {
+				top[c] = ranges[i];   /* the whole block */
+				continue;
+			}
+			if (top[c] < MLV_PORT_MAP_LEAF) {
+				if (m->n_leaves >= max_leaves)
+					return MLV_E_INVAL;
+				leaf = m->leaf[m->n_leaves];
+				for (uint32_t p = 0; p < 256; p++)
+					leaf[p] = (uint16_t)top[c];
+				top[c] = MLV_PORT_MAP_LEAF + m->n_leaves++;
+			}
+			leaf = m->leaf[top[c] - MLV_PORT_MAP_LEAF];
+			for (uint32_t p = from; p <= to; p++)
+				leaf[p & 255] = (uint16_t)ranges[i];
 		}
-		/* Only a block a range starts or ends inside differs within:
-		 * two per range, which is what the caller made room for. */
-		if (m->n_leaves >= max_leaves)
-			return MLV_E_INVAL;
-		memcpy(m->leaf[m->n_leaves], blk, 256 * sizeof(*blk));
-		top[c] = MLV_PORT_MAP_LEAF + m->n_leaves++;
 	}
 	return MLV_OK;
 }
@@ -60,7 +92,6 @@ enum mlv_err mlv_gen_port_maps_build(struct mlv_gen_port_maps *m,
 				     const struct mlv_gen_vip *vips, uint32_t n)
 {
 	uint32_t *entry_of = NULL, *count = NULL, *order = NULL;
-	uint16_t *full = NULL;
 	uint32_t n_ranges = 0;
 	enum mlv_err err = MLV_OK;
 
@@ -105,8 +136,7 @@ enum mlv_err mlv_gen_port_maps_build(struct mlv_gen_port_maps *m,
 	 * filled once. */
 	count = calloc(m->n_wild + 1, sizeof(*count));
 	order = malloc(n_ranges * sizeof(*order));
-	full = malloc(65536 * sizeof(*full));
-	if (!count || !order || !full) {
+	if (!count || !order) {
 		err = MLV_E_NOMEM;
 		goto out;
 	}
@@ -126,26 +156,14 @@ enum mlv_err mlv_gen_port_maps_build(struct mlv_gen_port_maps *m,
 
 		if (i == count[e])
 			continue;   /* `any` alone: no map */
-		for (uint32_t p = 0; p < 65536; p++)
-			full[p] = base;
-		for (; i < count[e]; i++) {
-			const struct mlv_gen_vip *vip = &vips[order[i]];
-
-			for (uint32_t p = ntohs(vip->port_be); p <= vip->port_last; p++) {
-				if (full[p] != base) {
-					err = MLV_E_INVAL;   /* overlapping ranges */
-					goto out;
-				}
-				full[p] = (uint16_t)order[i];
-			}
-		}
 		w->map = m->n_maps;
-		err = compress(m, full, MLV_PORT_MAP_LEAVES(n_ranges));
+		err = build_map(m, vips, &order[i], count[e] - i, base,
+				MLV_PORT_MAP_LEAVES(n_ranges));
 		if (err)
 			goto out;
+		i = count[e];
 	}
 out:
-	free(full);
 	free(order);
 	free(count);
 	free(entry_of);

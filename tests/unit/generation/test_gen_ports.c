@@ -270,11 +270,81 @@ static void slot_hash_follows_the_fields(void **state)
 	free(f);
 }
 
+/* Random non-overlapping ranges (some inside one 256-port block, some
+ * across many, some touching), with and without an `any` VIP and one-port
+ * VIPs: every one of the 65536 ports finds the VIP a naive scan of the
+ * list says (exact > range > any). */
+static void every_port_matches_a_scan(void **state)
+{
+	(void)state;
+	srand(7);
+	for (int round = 0; round < 40; round++) {
+		struct fx *f = fx_new();
+		struct mlv_generation *g = NULL;
+		uint32_t next = 1 + (uint32_t)(rand() % 300);
+		bool with_any = round % 2;
+		char name[16];
+
+		while (f->cfg.n_vips < N_VIPS - 4 && next < 65000) {
+			uint32_t len = rand() % 3 == 0 ? (uint32_t)(rand() % 40) :
+				       (uint32_t)(rand() % 9000);
+			uint32_t last = next + len + 1 > 65535 ? 65535 : next + len + 1;
+
+			snprintf(name, sizeof(name), "r%u", f->cfg.n_vips);
+			fx_vip(f, name, "192.0.2.10", (uint16_t)next,
+			       (uint16_t)last, IPPROTO_TCP);
+			next = last + 1 + (uint32_t)(rand() % 2 ? 0 : rand() % 700);
+		}
+		for (int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "one%d", k);
+			fx_vip(f, name, "192.0.2.10", (uint16_t)(1 + rand() % 65535),
+			       0, IPPROTO_TCP);
+		}
+		if (with_any)
+			fx_vip(f, "any", "192.0.2.10", 0, 65535, IPPROTO_TCP);
+		if (try_build(f, &g) != MLV_OK) {
+			/* the two one-port VIPs drew the same port */
+			mlv_gen_free(g);
+			free(f);
+			continue;
+		}
+		for (uint32_t port = 1; port < 65536; port++) {
+			const char *want = NULL;
+			const char *got = find(g, "192.0.2.10", (uint16_t)port,
+					       IPPROTO_TCP, false);
+
+			for (uint32_t v = 0; v < f->cfg.n_vips && !want; v++) {
+				const struct mlv_vip_config *c = &f->vips[v];
+
+				if (c->port_last == 0 && c->port == port)
+					want = c->name;
+			}
+			for (uint32_t v = 0; v < f->cfg.n_vips && !want; v++) {
+				const struct mlv_vip_config *c = &f->vips[v];
+
+				if (c->port_last != 0 && c->port != 0 &&
+				    c->port <= port && port <= c->port_last)
+					want = c->name;
+			}
+			if (!want && with_any)
+				want = "any";
+			if ((want == NULL) != (got == NULL) ||
+			    (want && strcmp(want, got) != 0))
+				fail_msg("round %d port %u: %s, want %s", round,
+					 port, got ? got : "none",
+					 want ? want : "none");
+		}
+		mlv_gen_free(g);
+		free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exact_then_range_then_any),
 		cmocka_unit_test(port_map_memory_is_bounded),
+		cmocka_unit_test(every_port_matches_a_scan),
 		cmocka_unit_test(duplicates_and_overlaps_are_refused),
 		cmocka_unit_test(slot_hash_follows_the_fields),
 	};
