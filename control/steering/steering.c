@@ -30,7 +30,7 @@ struct mlv_xdp_steer {
 	struct xdp_steer_bpf *skel;   /* set when we loaded and attached it */
 	uint32_t attach_flags;        /* mode flags we attached with */
 	int own_fds;                  /* the fds below are ours to close */
-	int xsks_fd, vip_fd, addr_fd, stats_fd;
+	int xsks_fd, vip_fd, addr_fd, stats_fd, cfg_fd;
 	char err[256];
 };
 
@@ -67,7 +67,7 @@ static enum mlv_err new_handle(const char *ifname, struct mlv_xdp_steer **out,
 		return MLV_E_NOMEM;
 	s->ifindex = (int)idx;
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
-	s->xsks_fd = s->vip_fd = s->addr_fd = s->stats_fd = -1;
+	s->xsks_fd = s->vip_fd = s->addr_fd = s->stats_fd = s->cfg_fd = -1;
 	*out = s;
 	return MLV_OK;
 }
@@ -86,6 +86,8 @@ enum mlv_err mlv_xdp_steer_open_attached(const char *ifname,
 		  sizeof(struct mlv_steer_addr_val), -1 },
 		{ "steer_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
 		  sizeof(__u64), -1 },
+		{ "steer_cfg", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		  sizeof(struct mlv_steer_cfg), -1 },
 	};
 	struct mlv_xdp_attached cur;
 	struct mlv_xdp_steer *s;
@@ -126,6 +128,7 @@ enum mlv_err mlv_xdp_steer_open_attached(const char *ifname,
 	s->vip_fd = want[1].fd;
 	s->addr_fd = want[2].fd;
 	s->stats_fd = want[3].fd;
+	s->cfg_fd = want[4].fd;
 	*out = s;
 	return MLV_OK;
 fail:
@@ -193,6 +196,7 @@ enum mlv_err mlv_xdp_steer_attach(const char *ifname, enum mlv_xdp_mode mode,
 	s->vip_fd = bpf_map__fd(s->skel->maps.vip_map);
 	s->addr_fd = bpf_map__fd(s->skel->maps.vip_addrs);
 	s->stats_fd = bpf_map__fd(s->skel->maps.steer_stats);
+	s->cfg_fd = bpf_map__fd(s->skel->maps.steer_cfg);
 	*out = s;
 	return MLV_OK;
 fail:
@@ -318,12 +322,26 @@ static enum mlv_err build_records(struct mlv_xdp_steer *s,
 	return MLV_OK;
 }
 
+/* steer_cfg's flags. */
+static enum mlv_err set_cfg(struct mlv_xdp_steer *s, uint32_t flags)
+{
+	struct mlv_steer_cfg v = { .flags = flags };
+	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(s->cfg_fd, &zero, &v, BPF_ANY) == 0)
+		return MLV_OK;
+	return mlv_err_msg(s->err, sizeof(s->err), mlv_err_from_errno(errno),
+			   "%s: updating steer_cfg: %s", s->ifname,
+			   strerror(errno));
+}
+
 enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 				const struct mlv_xdp_vip *vips, size_t n,
 				struct mlv_xdp_sync_result *res)
 {
 	struct mlv_map_sync_stats vst, ast;
 	struct steer_records r;
+	bool wild = false;
 	enum mlv_err err;
 
 	s->err[0] = '\0';
@@ -344,6 +362,12 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 		    mlv_strerror(err));
 		goto out;
 	}
+	/* the port-0 look-up on before port-0 keys come, off after they
+	 * went: a frame never misses a VIP it is for */
+	for (size_t i = 0; i < r.n_vips && !wild; i++)
+		wild = r.vip_keys[i].port == 0;
+	if (wild && (err = set_cfg(s, MLV_STEER_CFG_WILD)))
+		goto out;
 	err = mlv_map_sync(s->vip_fd, sizeof(*r.vip_keys),
 			   sizeof(*r.vip_vals), r.vip_keys, r.vip_vals,
 			   r.n_vips, &vst);
@@ -352,6 +376,8 @@ enum mlv_err mlv_xdp_steer_sync(struct mlv_xdp_steer *s,
 		    "(%zu VIPs): %s", s->ifname, r.n_vips, mlv_strerror(err));
 		goto out;
 	}
+	if (!wild && (err = set_cfg(s, 0)))
+		goto out;
 	if (res) {
 		res->vips = (uint32_t)r.n_vips;
 		res->vips_added = vst.added;
@@ -525,6 +551,7 @@ void mlv_xdp_steer_close(struct mlv_xdp_steer *s)
 		close(s->vip_fd);
 		close(s->addr_fd);
 		close(s->stats_fd);
+		close(s->cfg_fd);
 	}
 	free(s);
 }

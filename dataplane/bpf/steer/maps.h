@@ -39,6 +39,15 @@ struct {
 	__type(value, struct mlv_steer_addr_val);
 } vip_addrs SEC(".maps");
 
+/* One entry (key 0): flags of the whole VIP set (struct mlv_steer_cfg);
+ * zero until the first sync. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mlv_steer_cfg);
+} steer_cfg SEC(".maps");
+
 /* Frames per outcome (enum mlv_steer_counter), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

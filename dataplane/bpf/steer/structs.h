@@ -31,6 +31,16 @@ struct mlv_steer_addr_val {
 	__u32 flags;    /* MLV_STEER_ADDR_* */
 };
 
+/* steer_cfg's one value: what the whole VIP set holds. */
+struct mlv_steer_cfg {
+	__u32 flags;    /* MLV_STEER_CFG_* */
+};
+
+/* Some VIP takes a range of ports or every port (vip_map holds a port-0
+ * key): after an exact miss, try port 0. Without it the host's own
+ * TCP/UDP traffic costs one hash look-up, not two. */
+#define MLV_STEER_CFG_WILD 1u
+
 /* Echo requests to the address go to maglevd, which answers them (some
  * VIP on it says icmp_echo: reply); without it they go to the kernel. */
 #define MLV_STEER_ADDR_ECHO 1u

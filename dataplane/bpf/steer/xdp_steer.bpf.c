@@ -93,6 +93,8 @@ static __always_inline __u32 steer_ports(struct mlv_cursor *c, __u8 family,
 {
 	struct l4_ports *ports = c->pos;
 	struct mlv_steer_vip_key key = {};
+	struct mlv_steer_cfg *cfg;
+	__u32 zero = 0;
 
 	if ((void *)(ports + 1) > c->end)
 		return MLV_STEER_CTR_PASS_MALFORMED;
@@ -104,7 +106,11 @@ static __always_inline __u32 steer_ports(struct mlv_cursor *c, __u8 family,
 		return MLV_STEER_CTR_REDIRECT_VIP;
 	/* port 0: the address has a VIP of a port range or of every port
 	 * (`port: any`) for this protocol; maglevd picks the VIP or counts
-	 * the frame not_vip */
+	 * the frame not_vip. Only when some VIP is such a VIP (an array
+	 * look-up, which the verifier inlines). */
+	cfg = bpf_map_lookup_elem(&steer_cfg, &zero);
+	if (!cfg || !(cfg->flags & MLV_STEER_CFG_WILD))
+		return MLV_STEER_CTR_PASS_NOT_VIP;
 	key.port = 0;
 	return bpf_map_lookup_elem(&vip_map, &key) ?
 		MLV_STEER_CTR_REDIRECT_VIP : MLV_STEER_CTR_PASS_NOT_VIP;
