@@ -53,9 +53,17 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 			      "backends", (json_int_t)v->n_backends,
 			      "usable_backends", (json_int_t)v->n_usable);
 
-	/* the prefixes of its source ACL (allow and deny), 0: none */
-	if (o && json_object_set_new(o, "acl_prefixes", json_integer(
-			v->acl ? (json_int_t)v->acl->n_rules : 0))) {
+	/* the prefixes of its source ACL (allow and deny), 0: none; and
+	 * what its other features do in this generation */
+	if (o && (json_object_set_new(o, "acl_prefixes", json_integer(
+			  v->acl ? (json_int_t)v->acl->n_rules : 0)) ||
+		  json_object_set_new(o, "mss_clamp",
+				      json_integer(v->mss_clamp)) ||
+		  json_object_set_new(o, "new_flows_per_second",
+				      json_integer(v->flow_limit.rate)) ||
+		  json_object_set_new(o, "quic", json_boolean(v->quic)) ||
+		  json_object_set_new(o, "echo_reply",
+				      json_boolean(v->echo_reply)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -126,6 +134,13 @@ static json_t *backend_json(const struct mlv_ctl_state *st,
 		      "slots", (json_int_t)slots,
 		      "active_connections", (json_int_t)flows[MLV_TALLY_ACTIVE],
 		      "inactive_connections", (json_int_t)flows[MLV_TALLY_INACTIVE]);
+	/* the server ID a quic VIP routes to it by, if any */
+	if (o && v->quic && b->quic_server_id &&
+	    json_object_set_new(o, "quic_server_id",
+				json_integer(b->quic_server_id))) {
+		json_decref(o);
+		return NULL;
+	}
 	if (o && st->stats) {
 		struct mlv_flow_counters c;
 

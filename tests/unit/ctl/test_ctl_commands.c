@@ -310,6 +310,12 @@ static void test_vips(void **state)
 		assert_int_equal(int_of(o, "backends"), v->n_backends);
 		assert_int_equal(int_of(o, "usable_backends"), v->n_usable);
 		assert_int_equal(int_of(o, "acl_prefixes"), 0);
+		/* mss_clamp: auto for TCP VIPs, off for UDP ones */
+		assert_int_equal(int_of(o, "mss_clamp"), v->mss_clamp);
+		assert_true((v->mss_clamp != 0) == (v->protocol == IPPROTO_TCP));
+		assert_int_equal(int_of(o, "new_flows_per_second"), 0);
+		assert_true(json_is_false(json_object_get(o, "quic")));
+		assert_true(json_is_false(json_object_get(o, "echo_reply")));
 		assert_int_equal(int_of(o, "packets"), 43 + i);
 		assert_int_equal(int_of(o, "bytes"), 1000 * (i + 1));
 		assert_int_equal(int_of(o, "new_flows"), 0);
