@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "dataplane/packet/quic.h"
 
+#include "dataplane/packet/parse.h"
+
 enum mlv_quic_verdict mlv_quic_server_id(const uint8_t *payload,
 					 uint32_t len, uint32_t *server_id)
 {

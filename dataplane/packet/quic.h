@@ -12,7 +12,9 @@
 
 #include <stdint.h>
 
-#include "dataplane/packet/parse.h"
+/* dataplane/packet/parse.h; declared only, so that the config (which
+ * reads the ID limits) does not take in the parser's inline fast path */
+struct mlv_pkt;
 
 /* RFC 9000 17.2 / 17.3: the first byte's header-form bit (set: long
  * header) and fixed bit (set in every QUIC v1 packet). */

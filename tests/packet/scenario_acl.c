@@ -331,7 +331,7 @@ static void emit_icmp_cases(struct scenario *sc, uint16_t v,
 	uint16_t room = sc_mtu_room(sc, vip);
 	uint32_t fit = room - (vip->family == 4 ? 20u : 40u) - 20u;
 	uint8_t src[16];
-	char what[64];
+	char what[96];   /* a VIP name and a phrase; sc_expect_* keep 63 */
 
 	for (int d = 0; d < 2; d++) {
 		struct sc_flow fl = sc_flow_to_vip(vip, 0, (uint16_t)(31000 + d));
