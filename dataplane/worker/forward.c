@@ -282,13 +282,16 @@ static __rte_noinline const struct mlv_gen_backend *
 over_rate(struct mlv_worker *w, const struct mlv_gen_vip *vip,
 	  const struct mlv_pkt *p, uint32_t slot, uint8_t *outcome)
 {
+	const struct mlv_gen_backend *b;
+
 	if (opens_flow(p)) {
 		*outcome = FLOW_LIMITED;
 		return NULL;
 	}
 	*outcome = FLOW_TRACKED;
-	w->ctr.ctr[MLV_CTR_LIMIT_UNTRACKED]++;
-	return from_table(vip, slot);
+	b = from_table(vip, slot);
+	w->ctr.ctr[MLV_CTR_LIMIT_UNTRACKED] += b != NULL;
+	return b;
 }
 
 /* A flow the table does not hold: the table's choice (choose), which an
