@@ -27,7 +27,7 @@
 #define MLV_CTL_COMMANDS(X)                                                  \
 	X(HELP,     help,     "list the commands and their arguments")       \
 	X(STATUS,   status,   "version, uptime, generation, config, workers, ports, overrides, reloads") \
-	X(VIPS,     vips,     "every VIP: address, table fingerprint, backends, counters") \
+	X(VIPS,     vips,     "every VIP: address, ports, features, table fingerprint, backends, counters") \
 	X(BACKENDS, backends, "backends of one VIP (or all): address, weight, state, slots, active connections, counters") \
 	X(STATS,    stats,    "every worker counter and drop reason, summed or per worker") \
 	X(TABLE,    table,    "a VIP's Maglev table: size, fingerprint, slots per backend") \

@@ -296,6 +296,17 @@ def check_maglevctl():
     r = run([m, "-s", CONTROL["socket"], "-o", "json", "table", "web"])
     check(r.returncode == 0 and json.loads(r.stdout)["table_size"] == 251,
           f"maglevctl -o json table: {r.stdout}")
+    # the vips table's FEATURES: web's MSS clamp (auto, a TCP VIP), none
+    # for the UDP VIP dns
+    clamp = {v["name"]: v["mss_clamp"] for v in ctl_ok("vips")["vips"]}
+    r = run([m, "-s", CONTROL["socket"], "vips"])
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()
+            if line.strip()}
+    head = rows.get("VIP", [])
+    check(r.returncode == 0 and "FEATURES" in head and clamp["web"] > 0 and
+          rows["web"][head.index("FEATURES")] == f"mss={clamp['web']}" and
+          rows["dns"][head.index("FEATURES")] == "-",
+          f"maglevctl vips: {r.stdout} {r.stderr}")
     r = run([m, "-s", CONTROL["socket"], "drain", "web", "nope"])
     check(r.returncode == 1 and "nope" in r.stderr,
           f"maglevctl error exit: {r.returncode} {r.stderr}")

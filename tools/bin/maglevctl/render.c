@@ -272,6 +272,33 @@ static long long drops_sum(const json_t *v)
 	return sum;
 }
 
+/* A VIP's features in one cell ("hash=source,mss=1440,acl=12,rate=200/s,
+ * quic,ping"), "-" when it uses none. */
+static void features_cell(struct table *t, const json_t *v)
+{
+	char buf[160] = "";
+	size_t n = 0;
+	const char *hash = json_string_value(json_object_get(v, "hash"));
+
+#define ADD(...) \
+	n += (size_t)snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) - n : 0, \
+			      __VA_ARGS__)
+	if (hash && strcmp(hash, "5tuple") != 0)
+		ADD("%shash=%s", n ? "," : "", hash);
+	if (num(v, "mss_clamp") > 0)
+		ADD("%smss=%lld", n ? "," : "", num(v, "mss_clamp"));
+	if (num(v, "acl_prefixes") > 0)
+		ADD("%sacl=%lld", n ? "," : "", num(v, "acl_prefixes"));
+	if (num(v, "new_flows_per_second") > 0)
+		ADD("%srate=%lld/s", n ? "," : "", num(v, "new_flows_per_second"));
+	if (json_is_true(json_object_get(v, "quic")))
+		ADD("%squic", n ? "," : "");
+	if (json_is_true(json_object_get(v, "echo_reply")))
+		ADD("%sping", n ? "," : "");
+#undef ADD
+	table_cell(t, "%s", n ? buf : "-");
+}
+
 static bool render_vips(const json_t *r, FILE *out)
 {
 	struct table t;
@@ -279,7 +306,7 @@ static bool render_vips(const json_t *r, FILE *out)
 	json_t *v;
 	bool ok;
 
-	table_init(&t, 10 + MLV_FLOW__COUNT);
+	table_init(&t, 11 + MLV_FLOW__COUNT);
 	table_cell(&t, "VIP");
 	table_cell(&t, "ADDRESS");
 	table_cell(&t, "PORT");
@@ -288,6 +315,7 @@ static bool render_vips(const json_t *r, FILE *out)
 	table_cell(&t, "TABLE");
 	table_cell(&t, "BACKENDS");
 	table_cell(&t, "USABLE");
+	table_cell(&t, "FEATURES");
 	flow_headers(&t);
 	table_cell(&t, "DROPS");
 	table_cell(&t, "FINGERPRINT");
@@ -303,6 +331,7 @@ static bool render_vips(const json_t *r, FILE *out)
 		table_cell(&t, "%lld", num(v, "table_size"));
 		table_cell(&t, "%lld", num(v, "backends"));
 		table_cell(&t, "%lld", num(v, "usable_backends"));
+		features_cell(&t, v);
 		flow_cells(&t, v);
 		table_cell(&t, "%lld", drops_sum(v));
 		table_cell(&t, "%s", str(v, "fingerprint"));
