@@ -81,6 +81,8 @@ static bool prefix_length(const char *d, unsigned max, unsigned *out)
 	return true;
 }
 
+const char mlv_ip_prefix_host_bits[] = "address bits set past the prefix length";
+
 const char *mlv_ip_prefix_parse(const char *text, struct mlv_ip_prefix *out)
 {
 	char addr[MLV_IP_STRLEN];
@@ -107,7 +109,7 @@ const char *mlv_ip_prefix_parse(const char *text, struct mlv_ip_prefix *out)
 			"prefix length is not 0-128";
 	for (unsigned bit = len; bit < max; bit++)
 		if (p.ip.bytes[bit / 8] & (0x80u >> (bit % 8)))
-			return "address bits set past the prefix length";
+			return mlv_ip_prefix_host_bits;
 	p.len = (uint8_t)len;
 	*out = p;
 	return NULL;

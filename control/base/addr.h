@@ -45,8 +45,11 @@ struct mlv_ip_prefix {
 /* Parse "ADDRESS/LENGTH", or a bare address as its host prefix (/32,
  * /128). An address with bits set past LENGTH is refused: 10.1.2.3/24 is
  * a typo for 10.1.2.0/24 or 10.1.2.3/32, and taking either silently would
- * hide it. Returns NULL and fills *out, or a static reason phrase. */
+ * hide it. Returns NULL and fills *out, or a static reason phrase (*out
+ * untouched): for that case mlv_ip_prefix_host_bits itself, so that a
+ * caller can compare the pointer and name the prefix meant. */
 const char *mlv_ip_prefix_parse(const char *text, struct mlv_ip_prefix *out);
+extern const char mlv_ip_prefix_host_bits[];
 /* "ADDRESS/LENGTH" into buf (MLV_IP_PREFIX_STRLEN bytes). Returns buf. */
 const char *mlv_ip_prefix_format(const struct mlv_ip_prefix *p, char *buf,
 				 size_t len);

@@ -35,63 +35,29 @@ static const char *canonical_text(const char *text, char *buf, size_t len)
 	return mlv_ip_prefix_format(&p, buf, len);
 }
 
-bool mlv_cfg_walk_prefix_list(struct mlv_cfg_ctx *ctx,
-			      const struct mlv_cfg_key *k,
-			      const struct mlv_ynode *n, void *obj)
+enum mlv_cfg_item mlv_cfg_prefix_item(struct mlv_cfg_ctx *ctx,
+				      const struct mlv_cfg_key *k,
+				      const struct mlv_ynode *it, void *elem)
 {
-	struct mlv_acl_prefix_config **list = mlv_cfg_field(obj, k->offset);
-	uint32_t *count = mlv_cfg_field(obj, k->aux);
-	const struct mlv_ynode *it;
-	bool ok = true;
+	struct mlv_acl_prefix_config *e = elem;
+	char canon[MLV_IP_PREFIX_STRLEN];
+	const char *why = mlv_ip_prefix_parse(it->text, &e->prefix);
 
-	if (n->n > (uint64_t)k->max) {
-		mlv_cfg_error(ctx, n->pos,
-			      "too many prefixes in '%s' (%u; at most %lld)",
-			      k->name, n->n, (long long)k->max);
-		return false;
+	if (why == mlv_ip_prefix_host_bits) {
+		mlv_cfg_error(ctx, it->pos,
+			      "'%s' in '%s' has address bits set past its "
+			      "length: write %s (or a longer length)", it->text,
+			      k->name, canonical_text(it->text, canon,
+						      sizeof(canon)));
+		return MLV_CFG_ITEM_BAD;
 	}
-	*list = calloc(n->n ? n->n : 1, sizeof(**list));
-	if (*list == NULL) {
-		ctx->nomem = true;
-		return false;
+	if (why != NULL) {
+		mlv_cfg_error(ctx, it->pos, "'%s' in '%s' is not a CIDR prefix: %s",
+			      it->text, k->name, why);
+		return MLV_CFG_ITEM_BAD;
 	}
-	for (it = n->first; it != NULL; it = it->next) {
-		struct mlv_acl_prefix_config *e = &(*list)[*count];
-		const char *why;
-		char canon[MLV_IP_PREFIX_STRLEN];
-
-		if (it->kind == MLV_YNODE_INVALID) {
-			ok = false;
-			continue;
-		}
-		if (it->kind != MLV_YNODE_SCALAR || mlv_ynode_is_null(it) ||
-		    strlen(it->text) != it->len) {
-			mlv_cfg_error(ctx, it->pos,
-				      "each entry of '%s' must be a CIDR prefix, got %s",
-				      k->name, mlv_ynode_kind_name(it));
-			ok = false;
-			continue;
-		}
-		why = mlv_ip_prefix_parse(it->text, &e->prefix);
-		if (why != NULL) {
-			if (strcmp(why, "address bits set past the prefix length") == 0)
-				mlv_cfg_error(ctx, it->pos,
-					      "'%s' in '%s' has address bits set "
-					      "past its length: write %s (or a "
-					      "longer length)", it->text, k->name,
-					      canonical_text(it->text, canon,
-							     sizeof(canon)));
-			else
-				mlv_cfg_error(ctx, it->pos,
-					      "'%s' in '%s' is not a CIDR prefix: %s",
-					      it->text, k->name, why);
-			ok = false;
-			continue;
-		}
-		e->pos = it->pos;
-		(*count)++;
-	}
-	return ok;
+	e->pos = it->pos;
+	return MLV_CFG_ITEM_OK;
 }
 
 /* One entry of both lists, for sorting. */

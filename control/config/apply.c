@@ -172,20 +172,27 @@ static void apply_defaults(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_map *ma
 static void walk_map(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_map *map,
 		     const struct mlv_ynode *node, void *obj);
 
-static bool walk_string_list(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
-			     const struct mlv_ynode *n, void *obj)
+/* A sequence of scalars for key k into a new array of elem_size entries
+ * (k->offset) and its count (k->aux): at most k->max of them, each a
+ * non-null scalar converted by item; `noun` names the entries in the
+ * count error, `want` what one must be. Returns false if any entry was
+ * rejected (each reported) or on nomem. */
+static bool walk_scalar_list(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
+			     const struct mlv_ynode *n, void *obj,
+			     size_t elem_size, const char *noun,
+			     const char *want, mlv_cfg_item_fn item)
 {
-	char ***list = mlv_cfg_field(obj, k->offset);
+	char **list = mlv_cfg_field(obj, k->offset);
 	uint32_t *count = mlv_cfg_field(obj, k->aux);
 	const struct mlv_ynode *it;
 	bool ok = true;
 
 	if (n->n > (uint64_t)k->max) {
-		mlv_cfg_error(ctx, n->pos, "too many entries in '%s' (%u; at most %lld)",
-			      k->name, n->n, (long long)k->max);
+		mlv_cfg_error(ctx, n->pos, "too many %s in '%s' (%u; at most %lld)",
+			      noun, k->name, n->n, (long long)k->max);
 		return false;
 	}
-	*list = calloc(n->n ? n->n : 1, sizeof(char *));
+	*list = calloc(n->n ? n->n : 1, elem_size);
 	if (*list == NULL) {
 		ctx->nomem = true;
 		return false;
@@ -198,19 +205,34 @@ static bool walk_string_list(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *
 		if (it->kind != MLV_YNODE_SCALAR || mlv_ynode_is_null(it) ||
 		    strlen(it->text) != it->len) {
 			mlv_cfg_error(ctx, it->pos,
-				      "each entry of '%s' must be a string, got %s",
-				      k->name, mlv_ynode_kind_name(it));
+				      "each entry of '%s' must be %s, got %s",
+				      k->name, want, mlv_ynode_kind_name(it));
 			ok = false;
 			continue;
 		}
-		(*list)[*count] = strdup(it->text);
-		if ((*list)[*count] == NULL) {
+		switch (item(ctx, k, it, *list + (size_t)*count * elem_size)) {
+		case MLV_CFG_ITEM_OK:
+			(*count)++;
+			break;
+		case MLV_CFG_ITEM_BAD:
+			ok = false;
+			break;
+		case MLV_CFG_ITEM_NOMEM:
 			ctx->nomem = true;
 			return false;
 		}
-		(*count)++;
 	}
 	return ok;
+}
+
+static enum mlv_cfg_item string_item(struct mlv_cfg_ctx *ctx,
+				     const struct mlv_cfg_key *k,
+				     const struct mlv_ynode *it, void *elem)
+{
+	(void)ctx;
+	(void)k;
+	*(char **)elem = strdup(it->text);
+	return *(char **)elem ? MLV_CFG_ITEM_OK : MLV_CFG_ITEM_NOMEM;
 }
 
 static bool walk_list(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
@@ -273,25 +295,24 @@ static bool convert_value(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
 		break;
 	case MLV_CT_LIST:
 	case MLV_CT_STRING_LIST:
-		if (is_null) {
-			static const struct mlv_ynode empty = { .kind = MLV_YNODE_SEQ };
-			struct mlv_ynode e = empty;
-
-			e.pos = n->pos;
-			return k->type == MLV_CT_LIST ? walk_list(ctx, k, &e, obj)
-						      : walk_string_list(ctx, k, &e, obj);
-		}
-		if (n->kind == MLV_YNODE_SEQ)
-			return k->type == MLV_CT_LIST ? walk_list(ctx, k, n, obj)
-						      : walk_string_list(ctx, k, n, obj);
-		break;
 	case MLV_CT_PREFIX_LIST:
 		if (is_null || n->kind == MLV_YNODE_SEQ) {
+			/* an empty "include:" is an empty list */
 			static const struct mlv_ynode empty = { .kind = MLV_YNODE_SEQ };
 			struct mlv_ynode e = empty;
+			const struct mlv_ynode *seq = is_null ? &e : n;
 
 			e.pos = n->pos;
-			return mlv_cfg_walk_prefix_list(ctx, k, is_null ? &e : n, obj);
+			if (k->type == MLV_CT_LIST)
+				return walk_list(ctx, k, seq, obj);
+			if (k->type == MLV_CT_STRING_LIST)
+				return walk_scalar_list(ctx, k, seq, obj,
+							sizeof(char *), "entries",
+							"a string", string_item);
+			return walk_scalar_list(ctx, k, seq, obj,
+						sizeof(struct mlv_acl_prefix_config),
+						"prefixes", "a CIDR prefix",
+						mlv_cfg_prefix_item);
 		}
 		break;
 	default:

@@ -161,13 +161,25 @@ bool mlv_cfg_convert_port_spec(struct mlv_cfg_ctx *ctx,
 /* "500ms", "1s", "5m", "1h": the largest exact unit. */
 const char *mlv_cfg_format_duration(uint32_t ms, char *buf, size_t len);
 
+/* What converting one entry of a list of scalars did (apply.c walks the
+ * list: its length, each entry a non-null scalar). */
+enum mlv_cfg_item {
+	MLV_CFG_ITEM_OK,      /* *elem filled */
+	MLV_CFG_ITEM_BAD,     /* refused, with an error at the entry */
+	MLV_CFG_ITEM_NOMEM,
+};
+typedef enum mlv_cfg_item (*mlv_cfg_item_fn)(struct mlv_cfg_ctx *ctx,
+					     const struct mlv_cfg_key *k,
+					     const struct mlv_ynode *it,
+					     void *elem);
+
 /* acl.c: */
 
-/* Convert a sequence of CIDR prefixes for key k (MLV_CT_PREFIX_LIST).
- * Reports its own errors; returns false if an entry was rejected. */
-bool mlv_cfg_walk_prefix_list(struct mlv_cfg_ctx *ctx,
-			      const struct mlv_cfg_key *k,
-			      const struct mlv_ynode *n, void *obj);
+/* One entry of a list of CIDR prefixes for key k (MLV_CT_PREFIX_LIST)
+ * into a struct mlv_acl_prefix_config at elem. */
+enum mlv_cfg_item mlv_cfg_prefix_item(struct mlv_cfg_ctx *ctx,
+				      const struct mlv_cfg_key *k,
+				      const struct mlv_ynode *it, void *elem);
 /* A VIP's finish-hook checks of its allow / deny lists: the VIP's
  * family, no prefix in both lists, at most MLV_VIP_ACL_MAX in all. */
 void mlv_cfg_check_acl(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,

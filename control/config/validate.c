@@ -18,11 +18,9 @@ static const char *fwd_name(enum mlv_forwarding f)
 	return mlv_forwarding_name(f);
 }
 
-/* Item nodes of a list value, indexable; NULL (and no error) if the value
- * is not a list of exactly n items, e.g. because it was rejected. */
-static const struct mlv_ynode **list_items(struct mlv_cfg_ctx *ctx,
-					   const struct mlv_ynode *list,
-					   uint32_t n)
+const struct mlv_ynode **mlv_cfg_list_items(struct mlv_cfg_ctx *ctx,
+					    const struct mlv_ynode *list,
+					    uint32_t n)
 {
 	const struct mlv_ynode **items;
 	const struct mlv_ynode *it;
@@ -186,7 +184,7 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 	if (mlv_cfg_given(seen, "ports") && cfg->n_ports == 0)
 		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "ports"),
 			      "at least one port is required");
-	items = list_items(ctx, mlv_cfg_value(seen, "ports"), cfg->n_ports);
+	items = mlv_cfg_list_items(ctx, mlv_cfg_value(seen, "ports"), cfg->n_ports);
 	if (items == NULL)
 		return;
 	for (i = 0; i < cfg->n_ports; i++) {
@@ -484,7 +482,7 @@ static void check_backends(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,
 			 vip->address.family != MLV_AF_NONE;
 	uint32_t i;
 
-	items = list_items(ctx, mlv_cfg_value(seen, "backends"), vip->n_backends);
+	items = mlv_cfg_list_items(ctx, mlv_cfg_value(seen, "backends"), vip->n_backends);
 	if (items == NULL)
 		return;
 	names = calloc(vip->n_backends, sizeof(*names));
@@ -667,7 +665,7 @@ void mlv_cfg_finish_root(struct mlv_cfg_ctx *ctx, void *obj,
 	const char **names;
 	uint32_t i;
 
-	items = list_items(ctx, mlv_cfg_value(seen, "vips"), cfg->n_vips);
+	items = mlv_cfg_list_items(ctx, mlv_cfg_value(seen, "vips"), cfg->n_vips);
 	if (items == NULL)
 		return;
 	names = calloc(cfg->n_vips, sizeof(*names));

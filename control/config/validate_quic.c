@@ -73,25 +73,17 @@ void mlv_cfg_check_quic(struct mlv_cfg_ctx *ctx, const struct mlv_vip_config *vi
 			const struct mlv_cfg_seen *seen)
 {
 	const struct mlv_ynode *list = mlv_cfg_value(seen, "backends");
-	const struct mlv_ynode **items = NULL;
-	const struct mlv_ynode *it;
-	uint32_t i = 0, with_id = 0;
+	const struct mlv_ynode **items;
+	uint32_t i, with_id = 0;
 
 	if (vip->quic && mlv_cfg_usable(seen, "protocol") &&
 	    vip->protocol != IPPROTO_UDP)
 		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "quic"),
 			      "quic is only for UDP VIPs (VIP '%s' is tcp)",
 			      vip->name);
-	if (list == NULL || list->kind != MLV_YNODE_SEQ ||
-	    list->n != vip->n_backends || vip->n_backends == 0)
+	items = mlv_cfg_list_items(ctx, list, vip->n_backends);
+	if (items == NULL)
 		return;
-	items = calloc(vip->n_backends, sizeof(*items));
-	if (items == NULL) {
-		ctx->nomem = true;
-		return;
-	}
-	for (it = list->first; it != NULL; it = it->next)
-		items[i++] = it;
 	for (i = 0; i < vip->n_backends; i++) {
 		if (vip->backends[i].quic_server_id == 0)
 			continue;

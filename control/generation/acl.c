@@ -258,7 +258,6 @@ enum mlv_err mlv_acl_build(uint8_t family, const struct mlv_acl_rule *rules,
 	memcpy(kept, rules, (size_t)n * sizeof(*kept));
 	acl->rules = kept;
 	acl->n_rules = n;
-	acl->has_allow = has_allow;
 	acl->refs = 1;
 	*out = acl;
 	err = MLV_OK;
@@ -292,7 +291,7 @@ enum mlv_err mlv_acl_for_vip(const struct mlv_vip_config *vc,
 			     const struct mlv_acl *prev, struct mlv_acl **out)
 {
 	uint32_t n = vc->n_allow + vc->n_deny, k = 0;
-	uint8_t family = vc->address.family == MLV_AF_INET ? 4 : 6;
+	uint8_t family = vc->address.family;   /* MLV_AF_INET is 4, _INET6 6 */
 	struct mlv_acl_rule *r;
 	enum mlv_err err;
 
@@ -314,7 +313,7 @@ enum mlv_err mlv_acl_for_vip(const struct mlv_vip_config *vc,
 	}
 	if (prev && mlv_acl_same_input(prev, family, r, n)) {
 		*out = (struct mlv_acl *)prev;   /* control thread owns refs */
-		(*out)->refs++;
+		mlv_acl_ref(*out);
 		err = MLV_OK;
 	} else {
 		err = mlv_acl_build(family, r, n, out);

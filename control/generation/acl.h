@@ -77,7 +77,6 @@ struct mlv_acl {
 	uint32_t refs;
 	uint32_t n_rules;          /* the input, as given to mlv_acl_build */
 	const struct mlv_acl_rule *rules;
-	bool has_allow;            /* default verdict: deny if any allow */
 };
 
 /* The direct index has at most 2^16 buckets (256 KiB), and about two per

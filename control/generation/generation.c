@@ -46,10 +46,9 @@ struct gen_layout {
 	size_t backend_ctr_stride; /* bytes per worker */
 	size_t vip_drops_ptrs, vip_drops, vip_drops_stride;
 	size_t buckets_ptrs, buckets, buckets_stride;
-	uint32_t n_limited;   /* VIPs with new_flows_per_second */
 	size_t tables, quic_ids, total;
 	size_t wild_slots, wild, map_tops, map_leaves; /* port_map_internal.h */
-	uint32_t vip_index_slots, backend_uid_slots, n_ranges;
+	uint32_t vip_index_slots, backend_uid_slots;
 	uint64_t quic_slots;       /* every quic VIP's server-ID map */
 };
 
@@ -167,11 +166,11 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 {
 	const struct mlv_backend_config **sorted = NULL;
 	uint64_t n_all = 0;
-	uint32_t max_backends = 0, n_limited, n_ranges = 0;
+	uint32_t max_backends = 0, n_limited = 0, n_ranges = 0;
+	uint64_t quic_slots = 0;
 	size_t c = 0;
 	enum mlv_err err;
 
-	l->n_limited = 0;
 	for (uint32_t v = 0; v < cfg->n_vips; v++) {
 		const struct mlv_vip_config *vc = &cfg->vips[v];
 
@@ -187,7 +186,9 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 			return MLV_E_INVAL;
 		n_ranges += mlv_vip_port_wild(vc) && !mlv_vip_port_any(vc);
 		n_all += vc->n_backends;
-		l->n_limited += vc->new_flows_per_second > 0;
+		n_limited += vc->new_flows_per_second > 0;
+		if (vc->quic)
+			quic_slots += mlv_gen_index_slots(vc->n_backends);
 		if (vc->n_backends > max_backends)
 			max_backends = vc->n_backends;
 	}
@@ -228,20 +229,15 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 		k += vc->n_backends;
 	}
 
-	n_limited = l->n_limited;
 	memset(l, 0, sizeof(*l));
-	l->n_limited = n_limited;
-	for (uint32_t v = 0; v < cfg->n_vips; v++)
-		if (cfg->vips[v].quic)
-			l->quic_slots += mlv_gen_index_slots(cfg->vips[v].n_backends);
-	l->n_ranges = n_ranges;
+	l->quic_slots = quic_slots;
 	l->vip_index_slots = mlv_gen_index_slots(cfg->n_vips);
 	l->backend_uid_slots = mlv_gen_index_slots((uint32_t)n_all);
 	l->backend_ctr_stride = round_up(n_all * sizeof(struct mlv_flow_counters),
 					 GEN_ALIGN);
 	l->vip_drops_stride = round_up(cfg->n_vips * sizeof(struct mlv_vip_drops),
 				       GEN_ALIGN);
-	l->buckets_stride = round_up((l->n_limited ? l->n_limited : 1) *
+	l->buckets_stride = round_up((n_limited ? n_limited : 1) *
 				     sizeof(struct mlv_flow_bucket), GEN_ALIGN);
 	c = sizeof(struct mlv_generation);
 	if (!place(&c, GEN_ALIGN, 1, sizeof(struct gen_priv), &l->priv) ||
@@ -260,7 +256,7 @@ static enum mlv_err plan_layout(const struct mlv_config *cfg,
 	    !place(&c, GEN_ALIGN, n_workers, sizeof(void *), &l->buckets_ptrs) ||
 	    !place(&c, GEN_ALIGN, n_workers, l->buckets_stride, &l->buckets) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_table *), &l->tables) ||
-	    !place(&c, GEN_ALIGN, l->quic_slots, sizeof(struct mlv_gen_quic_slot), &l->quic_ids) ||
+	    !place(&c, GEN_ALIGN, l->quic_slots, sizeof(struct mlv_gen_uid_slot), &l->quic_ids) ||
 	    !place(&c, GEN_ALIGN, l->vip_index_slots, sizeof(struct mlv_gen_vip_slot), &l->wild_slots) ||
 	    !place(&c, GEN_ALIGN, cfg->n_vips, sizeof(struct mlv_gen_wild), &l->wild) ||
 	    !place(&c, GEN_ALIGN, MLV_PORT_MAP_TOPS(n_ranges), 256 * sizeof(uint32_t), &l->map_tops) ||
@@ -812,31 +808,25 @@ static void mark_echo_reply(const struct mlv_config *cfg,
  * mlv_gen_index_slots(n_backends) run per quic VIP in VIP order, as
  * plan_layout sized them. MLV_E_INVAL for an ID two backends share. */
 static enum mlv_err build_quic(struct mlv_generation *gen,
-			       struct mlv_gen_quic_slot *slots)
+			       struct mlv_gen_uid_slot *slots)
 {
 	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
 
 	for (uint32_t v = 0; v < gen->n_vips; v++) {
 		struct mlv_gen_vip *vip = &vips[v];
 		uint32_t n = mlv_gen_index_slots(vip->n_backends);
+		struct mlv_gen_uid_map m;
 
 		if (!vip->quic)
 			continue;
+		mlv_gen_uid_map_init(&m, slots, n);
 		vip->quic_ids = slots;
-		vip->quic_mask = n - 1;
+		vip->quic_mask = m.mask;
 		for (uint32_t b = 0; b < vip->n_backends; b++) {
 			uint32_t id = vip->backends[b].quic_server_id;
-			uint32_t i = mlv_fmix32(id) & vip->quic_mask;
 
-			if (id == 0)
-				continue;
-			while (slots[i].id != 0) {
-				if (slots[i].id == id)
-					return MLV_E_INVAL;
-				i = (i + 1) & vip->quic_mask;
-			}
-			slots[i].id = id;
-			slots[i].backend = b;
+			if (id != 0 && !mlv_gen_uid_map_insert(&m, id, b))
+				return MLV_E_INVAL;   /* two backends share it */
 		}
 		slots += n;
 	}
@@ -858,7 +848,7 @@ static enum mlv_err build_indices(struct mlv_generation *gen)
 		struct mlv_gen_vip_slot *s;
 
 		memcpy(key.addr, vip->address, sizeof(key.addr));
-		if (vip->port_last == ntohs(vip->port_be)) {
+		if (mlv_gen_vip_one_port(vip)) {
 			/* one port; ranges and `any`: port_maps */
 			s = mlv_gen_vip_index_probe(&p->exact, &key);
 			if (s->key.family != 0)
@@ -1136,7 +1126,8 @@ const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
 	v = mlv_gen_vip_index_find(any_port ? &p->any_port : &p->exact, &k);
 	if (__builtin_expect(v != MLV_GEN_INDEX_NONE, 1))
 		return &gen->vips[v];
-	if (any_port)
+	/* no range or `any` VIP in gen: no call (traffic to no VIP) */
+	if (any_port || p->port_maps.n_wild == 0)
 		return NULL;
 	return find_wild(gen, &k);
 }
@@ -1152,7 +1143,7 @@ uint32_t mlv_gen_slot_hash(const struct mlv_gen_vip *vip,
 	k = *key;
 	mlv_flow_key_fields(&k, (enum mlv_hash_fields)vip->hash_fields,
 			    vip->src_mask6, fragment,
-			    vip->port_last == ntohs(vip->port_be) ?
+			    mlv_gen_vip_one_port(vip) ?
 			    vip->port_be : 0);
 	return mlv_flow_hash_inline(&k);
 }

@@ -12,14 +12,15 @@
 #ifndef MLV_GENERATION_H
 #define MLV_GENERATION_H
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "control/base/hash.h"
 #include "control/config/config.h"
 #include "control/generation/acl.h"
+#include "control/generation/uid_map.h"
 #include "dataplane/packet/counters.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_fields.h"
@@ -55,13 +56,6 @@ struct mlv_gen_backend {
 	const struct mlv_encap_tmpl *encap; /* [gen->n_tx] one per transmit slot */
 	uint32_t quic_server_id; /* its VIP's QUIC routing: 0 = none */
 	char name[MLV_NAME_MAX];
-};
-
-/* One entry of a quic VIP's server-ID map (mlv_gen_quic_backend): id 0
- * marks an empty slot. */
-struct mlv_gen_quic_slot {
-	uint32_t id;
-	uint32_t backend;    /* index in vip->backends */
 };
 
 struct mlv_gen_vip {
@@ -120,10 +114,10 @@ struct mlv_gen_vip {
 	 * limit. Its buckets are gen->flow_buckets[w][flow_bucket]. */
 	struct mlv_flow_limit flow_limit;
 	uint32_t flow_bucket;
-	/* quic: server ID -> backend, open addressing with linear probing,
-	 * load factor <= 1/2 (quic_mask + 1 slots); NULL otherwise. */
+	/* quic: server ID -> index in backends, a uid map (uid_map.h) of
+	 * quic_mask + 1 slots; NULL otherwise. */
 	uint32_t quic_mask;
-	const struct mlv_gen_quic_slot *quic_ids;
+	const struct mlv_gen_uid_slot *quic_ids;
 	uint64_t src_mask6[2];        /* hash: source, the IPv6 source bits
 					 kept (mlv_flow_src_mask6) */
 	char name[MLV_NAME_MAX];
@@ -145,6 +139,13 @@ _Static_assert(offsetof(struct mlv_gen_vip, acl) % 16 == 0 &&
 		       offsetof(struct mlv_gen_vip, acl) < 16 &&
 	       sizeof(struct mlv_gen_vip) % 16 == 0,
 	       "the per-packet fields share a 16-byte block");
+
+/* Whether vip takes one port (not a range, not `any`). Pure; any
+ * thread. */
+static inline bool mlv_gen_vip_one_port(const struct mlv_gen_vip *vip)
+{
+	return vip->port_last == ntohs(vip->port_be);
+}
 
 /* The MSS a TCP VIP's SYNs are clamped to (0 = off) for the VIP's
  * mss_clamp setting (config.h, MLV_MSS_CLAMP_*), family and mtu_room:
@@ -462,20 +463,15 @@ static inline uint32_t mlv_fastmod(uint32_t a, uint64_t m, uint32_t d)
 static inline const struct mlv_gen_backend *
 mlv_gen_quic_backend(const struct mlv_gen_vip *vip, uint32_t id)
 {
-	uint32_t i = mlv_fmix32(id) & vip->quic_mask;
+	const struct mlv_gen_uid_map m = {
+		(struct mlv_gen_uid_slot *)vip->quic_ids, vip->quic_mask,
+	};
+	uint32_t i;
 
-	if (id == 0)
+	if (vip->quic_ids == NULL)
 		return NULL;
-	/* Load factor <= 1/2: an empty slot ends every probe. */
-	for (;;) {
-		const struct mlv_gen_quic_slot *s = &vip->quic_ids[i];
-
-		if (s->id == id)
-			return &vip->backends[s->backend];
-		if (s->id == 0)
-			return NULL;
-		i = (i + 1) & vip->quic_mask;
-	}
+	i = mlv_gen_uid_map_find(&m, id);   /* MLV_GEN_INDEX_NONE for id 0 */
+	return i == MLV_GEN_INDEX_NONE ? NULL : &vip->backends[i];
 }
 
 /* Index of backend in gen->all_backends (for counters). */

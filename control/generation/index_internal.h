@@ -30,8 +30,8 @@
 #include <stdint.h>
 
 #include "control/base/hash.h"
+#include "control/generation/uid_map.h"
 
-#define MLV_GEN_INDEX_NONE UINT32_MAX
 
 /* 20 bytes, no padding: compared with memcmp. family 0 marks an empty slot. */
 struct mlv_gen_vip_key {
@@ -52,17 +52,6 @@ struct mlv_gen_vip_index {
 	uint32_t mask;        /* slot count - 1 */
 };
 
-/* uid 0 marks an empty slot: uids start at 1. */
-struct mlv_gen_uid_slot {
-	uint32_t uid;
-	uint32_t index;
-};
-
-struct mlv_gen_uid_map {
-	struct mlv_gen_uid_slot *slots;
-	uint32_t mask;
-};
-
 /* Slot count for n entries: a power of two >= 2n (at least 2). */
 uint32_t mlv_gen_index_slots(uint32_t n);
 
@@ -76,12 +65,5 @@ struct mlv_gen_vip_slot *mlv_gen_vip_index_probe(
 /* Index stored for key, or MLV_GEN_INDEX_NONE. */
 uint32_t mlv_gen_vip_index_find(const struct mlv_gen_vip_index *t,
 				const struct mlv_gen_vip_key *key);
-
-/* uid map. insert returns false on a duplicate uid or uid 0. */
-void mlv_gen_uid_map_init(struct mlv_gen_uid_map *m,
-			  struct mlv_gen_uid_slot *slots, uint32_t n_slots);
-bool mlv_gen_uid_map_insert(struct mlv_gen_uid_map *m, uint32_t uid,
-			    uint32_t index);
-uint32_t mlv_gen_uid_map_find(const struct mlv_gen_uid_map *m, uint32_t uid);
 
 #endif

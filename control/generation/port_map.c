@@ -21,11 +21,6 @@ void mlv_gen_port_maps_init(struct mlv_gen_port_maps *m,
 	m->leaf = leaf;
 }
 
-static bool is_wild(const struct mlv_gen_vip *v)
-{
-	return v->port_last != ntohs(v->port_be);
-}
-
 static bool is_any(const struct mlv_gen_vip *v)
 {
 	return v->port_be == 0 && v->port_last == 65535;
@@ -108,7 +103,7 @@ enum mlv_err mlv_gen_port_maps_build(struct mlv_gen_port_maps *m,
 		struct mlv_gen_wild *w;
 
 		entry_of[v] = MLV_GEN_INDEX_NONE;
-		if (!is_wild(vip))
+		if (mlv_gen_vip_one_port(vip))
 			continue;
 		memcpy(key.addr, vip->address, sizeof(key.addr));
 		s = mlv_gen_vip_index_probe(&m->index, &key);

@@ -256,6 +256,16 @@ void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 	}
 }
 
+/* The one's-complement sum of an ICMPv6 message of len bytes at icmp
+ * with its pseudo-header (RFC 4443 2.3: source, destination, length,
+ * next header 58), not folded: what its checksum field covers. */
+static uint32_t icmp6_sum(const uint8_t *src, const uint8_t *dst,
+			  const uint8_t *icmp, uint32_t len)
+{
+	return (uint32_t)sum16(src, 16) + sum16(dst, 16) + len + PROTO_ICMPV6 +
+	       sum16(icmp, len);
+}
+
 /* A reply's Ethernet header: the request's with the MACs swapped, any
  * VLAN tag kept (the reply belongs on the client's VLAN). */
 static void back_the_way_it_came(uint8_t *buf)
@@ -350,10 +360,8 @@ uint32_t mlv_icmp_too_big(uint8_t *buf, uint32_t len, uint32_t cap,
 
 		icmp[0] = ICMP6_PKT_TOO_BIG;
 		wr32(icmp + 4, mtu);
-		/* RFC 4443 2.3: the pseudo-header is part of the sum. */
-		uint32_t s = sum16(ip + 8, 32) + icmp_len + PROTO_ICMPV6 +
-			     sum16(icmp, icmp_len);
-		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(s));
+		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(
+				 icmp6_sum(ip + 8, ip + 24, icmp, icmp_len)));
 	}
 
 	back_the_way_it_came(buf);
@@ -386,8 +394,7 @@ uint32_t mlv_icmp_echo_reply(uint8_t *buf, uint32_t len,
 	if (v4) {
 		s = sum16(icmp, icmp_len);
 	} else {
-		s = sum16(pkt->key.src, 16) + sum16(pkt->key.dst, 16) +
-		    icmp_len + PROTO_ICMPV6 + sum16(icmp, icmp_len);
+		s = icmp6_sum(pkt->key.src, pkt->key.dst, icmp, icmp_len);
 	}
 	if (mlv_encap__fold32(s) != 0xFFFF)
 		return 0;
@@ -425,8 +432,7 @@ uint32_t mlv_icmp_echo_reply(uint8_t *buf, uint32_t len,
 		memcpy(ip + 24, pkt->key.src, 16);
 		icmp[0] = 129;   /* echo reply */
 		icmp[2] = icmp[3] = 0;
-		s = sum16(ip + 8, 32) + icmp_len + PROTO_ICMPV6 +
-		    sum16(icmp, icmp_len);
+		s = icmp6_sum(ip + 8, ip + 24, icmp, icmp_len);
 		mlv_encap__put16(icmp + 2, (uint16_t)~mlv_encap__fold32(s));
 	}
 

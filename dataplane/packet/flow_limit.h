@@ -80,9 +80,8 @@ static inline struct mlv_flow_limit mlv_flow_limit_make(uint32_t rate,
 		return l;
 	if (burst == 0)
 		burst = (rate + 9) / 10;
+	/* burst >= 1 here, so this is at least 1 */
 	per_worker = ((uint64_t)burst + n_workers - 1) / n_workers;
-	if (per_worker == 0)
-		per_worker = 1;
 	l.rate = rate;
 	l.cost = 1000ull * n_workers;
 	l.cap = per_worker * l.cost;

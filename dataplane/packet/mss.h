@@ -34,7 +34,7 @@ unsigned mlv_mss_clamp(uint8_t *tcp, uint32_t room, uint16_t clamp);
 /* Whether the TCP header at tcp has options (a data offset above 5
  * words): what mlv_mss_clamp could change. Inline, so that a SYN without
  * options (a SYN flood's, often) costs the worker one byte test instead
- * of a call (new-64B-ipip: docs/benchmarks.md). tcp[12] must be
+ * of a call. tcp[12] must be
  * readable: the parser checked the TCP header. Pure. */
 static inline bool mlv_tcp_has_options(const uint8_t *tcp)
 {

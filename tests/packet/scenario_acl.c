@@ -240,58 +240,6 @@ static void emit_fragmented(struct scenario *sc, uint16_t v, const uint8_t *src,
 		t->denied++;
 }
 
-/* An ICMP frag-needed / packet-too-big from a router on the client's
- * path (the client's address with its last byte 254) to the VIP, quoting
- * a packet of flow f travelling back (as scenario_icmp.c builds them). */
-static struct sc_frame *emit_icmp_error(struct scenario *sc,
-					const struct sc_vip *vip,
-					const struct sc_flow *f)
-{
-	static uint8_t payload[64], seg[128], quoted[256], icmp[512],
-		ip[1024], frame[1200];
-	uint32_t id = sc->next_id++;
-	struct pkt_l3 back = {
-		.family = f->family, .ttl = 63, .df = true, .ip_id = (uint16_t)id,
-	};
-	struct pkt_l4 back4 = {
-		.proto = f->proto, .sport = f->dport, .dport = f->sport,
-		.tcp_flags = PKT_TCP_ACK,
-	};
-	struct pkt_l3 outer = {
-		.family = f->family, .ttl = 250, .ip_id = (uint16_t)(id ^ 0x5a5a),
-	};
-	struct pkt_l4 err = {
-		.proto = f->family == 4 ? 1 : 58,
-		.icmp_type = f->family == 4 ? 3 : 2,
-		.icmp_code = f->family == 4 ? 4 : 0,
-		.icmp_rest = 1280,
-	};
-	struct pkt_l2 l2 = {0};
-	uint32_t seg_len, q_len, icmp_len, ip_len, len;
-	uint16_t l3_off;
-	struct sc_frame *fr;
-
-	memcpy(back.src, f->dst, 16);
-	memcpy(back.dst, f->src, 16);
-	pkt_fill_payload(payload, 32, id);
-	seg_len = pkt_build_l4(seg, &back, &back4, payload, 32);
-	q_len = pkt_build_ip(quoted, &back, f->proto, seg, seg_len, NULL);
-	q_len -= 32 - 8;      /* the headers and 8 payload bytes quoted */
-	memcpy(outer.src, f->src, 16);
-	outer.src[f->family == 4 ? 3 : 15] = 254;
-	memcpy(outer.dst, vip->addr, 16);
-	icmp_len = pkt_build_l4(icmp, &outer, &err, quoted, q_len);
-	ip_len = pkt_build_ip(ip, &outer, err.proto, icmp, icmp_len, NULL);
-	memcpy(l2.dst, sc->port.mac, 6);
-	sc_mac("02:00:00:c1:00:fe", l2.src);
-	len = pkt_build_eth(frame, &l2, f->family == 4 ? PKT_ETH_IPV4 : PKT_ETH_IPV6,
-			    ip, ip_len, &l3_off);
-	fr = sc_emit_raw(sc, frame, len);
-	fr->l3_off = l3_off;
-	fr->l3_len = (uint16_t)ip_len;
-	return fr;
-}
-
 /* An ICMP echo request from src to the VIP's address. */
 static struct sc_frame *emit_echo(struct scenario *sc, const struct sc_vip *vip,
 				  const uint8_t *src)
@@ -355,10 +303,10 @@ static void emit_icmp_cases(struct scenario *sc, uint16_t v,
 		snprintf(what, sizeof(what), "%s ICMP error about a%s client",
 			 vip->name, d ? " denied" : "n allowed");
 		if (d)
-			sc_expect_drop(emit_icmp_error(sc, vip, &fl),
+			sc_expect_drop(sc_emit_icmp_error(sc, vip, &fl, 1280, false),
 				       MLV_DROP_ACL_DENIED, what);
 		else
-			sc_expect_forward(emit_icmp_error(sc, vip, &fl), v, &key,
+			sc_expect_forward(sc_emit_icmp_error(sc, vip, &fl, 1280, false), v, &key,
 					  group, what);
 		o.payload_len = fit + 1;
 		snprintf(what, sizeof(what), "%s %s client, DF, too big",

@@ -48,6 +48,15 @@ struct {
 	__type(value, __u64);
 } decap_stats SEC(".maps");
 
+/* Count one frame under ctr in decap_stats. */
+static __always_inline void decap_count(__u32 ctr)
+{
+	__u64 *n = bpf_map_lookup_elem(&decap_stats, &ctr);
+
+	if (n)
+		*n += 1;
+}
+
 /* SYN-ACK MSS clamping (dataplane/bpf/decap/synack.h): the handshakes
  * whose SYN this program decapsulated, with the MSS that fits the tunnel
  * it came through. Written by the XDP program, read by the tc egress

@@ -53,14 +53,6 @@
  * so an index masked with it is inside the buffer for the verifier. */
 #define MLV_SYNACK_OPTBUF 64
 
-static __always_inline void synack_count(__u32 ctr)
-{
-	__u64 *n = bpf_map_lookup_elem(&decap_stats, &ctr);
-
-	if (n)
-		*n += 1;
-}
-
 /* c->pos: the inner IP packet of a tunnel that is being decapsulated,
  * outer_len bytes of outer headers after Ethernet. If it is a TCP SYN
  * (SYN without ACK) and clamping is on, remember its flow and the MSS
@@ -111,7 +103,7 @@ static __always_inline void mlv_synack_record(const struct mlv_cursor *c,
 	key.dport = tcp->dest;
 	val.mss = cfg->path_mtu - outer_len - hdrs;
 	if (bpf_map_update_elem(&decap_syn_mss, &key, &val, BPF_ANY) == 0)
-		synack_count(MLV_DECAP_CTR_SYN_RECORDED);
+		decap_count(MLV_DECAP_CTR_SYN_RECORDED);
 }
 
 /* The state of the option walk (find_mss_step, one option per call). */
@@ -239,38 +231,38 @@ int mlv_tc_synack(struct __sk_buff *skb)
 	key.dport = tcp->source;
 	rec = bpf_map_lookup_elem(&decap_syn_mss, &key);
 	if (!rec) {
-		synack_count(MLV_DECAP_CTR_SYNACK_UNKNOWN);
+		decap_count(MLV_DECAP_CTR_SYNACK_UNKNOWN);
 		return TC_ACT_OK;
 	}
 	if (tcp->doff < 5) {
-		synack_count(MLV_DECAP_CTR_SYNACK_MALFORMED);
+		decap_count(MLV_DECAP_CTR_SYNACK_MALFORMED);
 		return TC_ACT_OK;
 	}
 	optlen = tcp->doff * 4 - sizeof(*tcp);
 	if (optlen == 0) {
-		synack_count(MLV_DECAP_CTR_SYNACK_FITS);
+		decap_count(MLV_DECAP_CTR_SYNACK_FITS);
 		return TC_ACT_OK;
 	}
 	if (optlen > MLV_TCP_MAX_OPTLEN ||
 	    bpf_skb_load_bytes(skb, l4_off + sizeof(*tcp), walk.opts,
 			       optlen)) {
-		synack_count(MLV_DECAP_CTR_SYNACK_MALFORMED);
+		decap_count(MLV_DECAP_CTR_SYNACK_MALFORMED);
 		return TC_ACT_OK;
 	}
 	walk.len = optlen;
 	at = find_mss(&walk);
 	if (at == -2) {
-		synack_count(MLV_DECAP_CTR_SYNACK_MALFORMED);
+		decap_count(MLV_DECAP_CTR_SYNACK_MALFORMED);
 		return TC_ACT_OK;
 	}
 	if (at < 0 || at > MLV_TCP_MAX_OPTLEN - 2) {
-		synack_count(MLV_DECAP_CTR_SYNACK_FITS);
+		decap_count(MLV_DECAP_CTR_SYNACK_FITS);
 		return TC_ACT_OK;
 	}
 	old_be = bpf_htons((__u16)(opt_byte(walk.opts, at) << 8 |
 				   opt_byte(walk.opts, at + 1)));
 	if (bpf_ntohs(old_be) <= rec->mss) {
-		synack_count(MLV_DECAP_CTR_SYNACK_FITS);
+		decap_count(MLV_DECAP_CTR_SYNACK_FITS);
 		return TC_ACT_OK;
 	}
 	new_be = bpf_htons((__u16)rec->mss);
@@ -289,7 +281,7 @@ int mlv_tc_synack(struct __sk_buff *skb)
 	}
 	bpf_l4_csum_replace(skb, l4_off + offsetof(struct tcphdr, check),
 			    old_raw, new_raw, sizeof(__u16));
-	synack_count(MLV_DECAP_CTR_SYNACK_CLAMPED);
+	decap_count(MLV_DECAP_CTR_SYNACK_CLAMPED);
 	return TC_ACT_OK;
 }
 

@@ -57,10 +57,7 @@ struct decap_plan {
 
 static __always_inline int count(__u32 ctr, int action)
 {
-	__u64 *n = bpf_map_lookup_elem(&decap_stats, &ctr);
-
-	if (n)
-		*n += 1;
+	decap_count(ctr);
 	return action;
 }
 

@@ -7,29 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_port(const char *text, uint16_t *out)
+/* A decimal integer in min..max, the whole of text. */
+static int parse_uint(const char *text, unsigned long min, unsigned long max,
+		      unsigned long *out)
 {
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || v < 1 || v > 65535)
+	if (errno || end == text || *end || text[0] == '-' || v < min || v > max)
 		return -1;
-	*out = (uint16_t)v;
-	return 0;
-}
-
-static int parse_u32(const char *text, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v > UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
+	*out = v;
 	return 0;
 }
 
@@ -106,6 +95,7 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mlv_err err;
+	unsigned long v;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -130,11 +120,11 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 				return mlv_err_msg(errbuf, errlen, MLV_E_LIMIT,
 					   "at most %d GUE ports",
 					   MLV_DECAP_ARGS_MAX_PORTS);
-			if (parse_port(optarg, &a->ports[a->n_ports]))
+			if (parse_uint(optarg, 1, 65535, &v))
 				return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
 					   "--gue-port %s: not a port "
 					   "(1-65535)", optarg);
-			a->n_ports++;
+			a->ports[a->n_ports++] = (uint16_t)v;
 			break;
 		case 'f':
 			err = mlv_decap_parse_from(optarg, a->sources,
@@ -161,13 +151,13 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 					   "path MTU is --path-mtu)", optarg);
 			break;
 		case 'p':
-			if (parse_u32(optarg, &a->path_mtu) ||
-			    a->path_mtu < MLV_DECAP_PATH_MTU_MIN ||
-			    a->path_mtu > MLV_DECAP_PATH_MTU_MAX)
+			if (parse_uint(optarg, MLV_DECAP_PATH_MTU_MIN,
+				       MLV_DECAP_PATH_MTU_MAX, &v))
 				return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
 					   "--path-mtu %s: not an MTU (%d-%d)",
 					   optarg, MLV_DECAP_PATH_MTU_MIN,
 					   MLV_DECAP_PATH_MTU_MAX);
+			a->path_mtu = (uint32_t)v;
 			break;
 		case 'h':
 			a->help = 1;

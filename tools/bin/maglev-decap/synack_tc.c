@@ -107,21 +107,17 @@ enum mlv_err mlv_decap_tc_attach(int ifindex, const struct mlv_decap_maps *maps,
 	/* the XDP program of this object is already attached; only the
 	 * egress program is loaded, over that program's maps */
 	bpf_program__set_autoload(skel->progs.mlv_xdp_decap, false);
-	rc = bpf_map__reuse_fd(skel->maps.decap_addrs, maps->addrs_fd);
-	if (!rc)
-		rc = bpf_map__reuse_fd(skel->maps.decap_gue_ports,
-				       maps->ports_fd);
-	if (!rc)
-		rc = bpf_map__reuse_fd(skel->maps.decap_sources,
-				       maps->sources_fd);
-	if (!rc)
-		rc = bpf_map__reuse_fd(skel->maps.decap_stats, maps->stats_fd);
-	if (!rc)
-		rc = bpf_map__reuse_fd(skel->maps.decap_syn_mss,
-				       maps->syn_mss_fd);
-	if (!rc)
-		rc = bpf_map__reuse_fd(skel->maps.decap_mss_cfg,
-				       maps->mss_cfg_fd);
+	const struct { struct bpf_map *map; int fd; } reuse[] = {
+		{ skel->maps.decap_addrs, maps->addrs_fd },
+		{ skel->maps.decap_gue_ports, maps->ports_fd },
+		{ skel->maps.decap_sources, maps->sources_fd },
+		{ skel->maps.decap_stats, maps->stats_fd },
+		{ skel->maps.decap_syn_mss, maps->syn_mss_fd },
+		{ skel->maps.decap_mss_cfg, maps->mss_cfg_fd },
+	};
+	rc = 0;
+	for (size_t i = 0; !rc && i < sizeof(reuse) / sizeof(reuse[0]); i++)
+		rc = bpf_map__reuse_fd(reuse[i].map, reuse[i].fd);
 	if (!rc)
 		rc = xdp_decap_bpf__load(skel);
 	if (rc) {
