@@ -436,6 +436,7 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 		.handle = mlv_ctl_handle,
 		.ctx = st,
 		.mutates = mlv_ctl_request_mutates,
+		.heavy = mlv_ctl_request_heavy,
 		.admin_gid = admin_gid,
 		.socket_gid = socket_gid,
 	}, &d->ctl, why, sizeof(why));

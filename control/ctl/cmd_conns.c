@@ -33,7 +33,8 @@ struct conns_wait {
 	uint32_t skip;                /* and its flows listed already */
 	bool posted;
 	uint64_t scanned;             /* flows seen, before the filters */
-	json_t *conns;
+	struct mlv_ctl_text conns;    /* the reply's "conns" */
+	bool closed;                  /* conns complete: the reply has it */
 };
 
 /* "W:B" or "W:B:K" (worker, bucket, flows of that page listed): where
@@ -140,15 +141,19 @@ static bool add_conn(struct conns_wait *cw, const struct mlv_ctl_conn_page *pg,
 		      "state", mlv_ctl_ct_state_name(e->state),
 		      "idle_ms", (json_int_t)(timeout > left ? timeout - left : 0),
 		      "expires_in_ms", (json_int_t)left);
-	return o && json_array_append_new(cw->conns, o) == 0;
+	return mlv_ctl_text_add(&cw->conns, o) == 0;
 }
 
-/* The reply: the flows so far, and the cursor to go on from (null once
- * every worker's table was read). */
+/* The reply: the flows so far (the "conns" member, conns_member), and
+ * the cursor to go on from (null once every worker's table was read). */
 static json_t *conns_finish(struct conns_wait *cw, bool done, const char *why)
 {
 	char next[32];
 	json_t *reply;
+
+	if (mlv_ctl_text_close(&cw->conns))
+		return NULL;
+	cw->closed = true;
 
 	if (cw->skip)
 		snprintf(next, sizeof(next), "%" PRIu32 ":%" PRIu32 ":%" PRIu32,
@@ -156,9 +161,8 @@ static json_t *conns_finish(struct conns_wait *cw, bool done, const char *why)
 	else
 		snprintf(next, sizeof(next), "%" PRIu32 ":%" PRIu32, cw->worker,
 			 cw->bucket);
-	reply = json_pack("{s:b, s:O, s:I, s:I, s:s?, s:s?}", "ok", 1,
-			  "conns", cw->conns,
-			  "count", (json_int_t)json_array_size(cw->conns),
+	reply = json_pack("{s:b, s:I, s:I, s:s?, s:s?}", "ok", 1,
+			  "count", (json_int_t)cw->conns.items,
 			  "scanned", (json_int_t)cw->scanned,
 			  "next", done ? NULL : next, "partial", why);
 	return reply;
@@ -174,7 +178,7 @@ static bool conns_poll(void *arg, bool expired, json_t **reply)
 	enum mlv_err rc;
 
 	for (;;) {
-		uint64_t room = cw->limit - json_array_size(cw->conns);
+		uint64_t room = cw->limit - cw->conns.items;
 		/* one bucket's page when resuming inside one, or when fewer
 		 * flows than a bucket's fit */
 		bool one_bucket = cw->skip > 0 || room < MLV_CT_WAYS;
@@ -242,8 +246,19 @@ static void conns_release(void *arg)
 
 	if (cw->posted && cw->st->list_cancel)
 		cw->st->list_cancel(cw->st->ctx, cw);
-	json_decref(cw->conns);
+	mlv_ctl_text_free(&cw->conns);
 	free(cw);
+}
+
+static bool conns_member(void *arg, struct mlv_ctl_member *out)
+{
+	struct conns_wait *cw = arg;
+
+	if (!cw->closed)
+		return false;   /* an error reply */
+	*out = (struct mlv_ctl_member){ .key = "conns", .text = cw->conns.buf,
+					.len = cw->conns.len };
+	return true;
 }
 
 json_t *mlv_ctl_cmd_conns(struct mlv_ctl_state *st, const json_t *args)
@@ -277,13 +292,9 @@ json_t *mlv_ctl_cmd_conns(struct mlv_ctl_state *st, const json_t *args)
 				    "earlier conns reply is WORKER:BUCKET or "
 				    "WORKER:BUCKET:LISTED", cursor);
 	}
-	cw->conns = json_array();
-	if (!cw->conns) {
-		free(cw);
-		return NULL;
-	}
 	*st->defer = (struct mlv_ctl_deferred){
-		.poll = conns_poll, .release = conns_release, .arg = cw,
+		.poll = conns_poll, .member = conns_member,
+		.release = conns_release, .arg = cw,
 		.timeout_ms = MLV_CTL_CONNS_TIMEOUT_MS,
 	};
 	return NULL;

@@ -13,21 +13,40 @@
 
 /* ---- table ---- */
 
-static json_t *slot_map(const struct mlv_gen_vip *v)
+/* The slot map in steps: priv the reply without "slots", i the next
+ * slot of VIP j (its index in the generation). */
+static int slots_step(struct mlv_ctl_steps *s)
 {
-	json_t *arr = json_array();
+	const struct mlv_gen_vip *v = &s->gen->vips[s->j];
+	uint32_t end = v->table_size - s->i > MLV_CTL_STEP_SLOTS ?
+		       s->i + MLV_CTL_STEP_SLOTS : v->table_size;
 
-	for (uint32_t i = 0; arr && i < v->table_size; i++) {
-		uint16_t s = v->table[i];
+	for (; s->i < end; s->i++) {
+		uint16_t b = v->table[s->i];
 
-		if (json_array_append_new(arr, json_integer(
-				s < v->n_backends ? (json_int_t)s : -1))) {
-			json_decref(arr);
-			arr = NULL;
-		}
+		if (mlv_ctl_text_add_int(&s->text, b < v->n_backends ? b : -1))
+			return -1;
 	}
-	return arr;
+	return s->i == v->table_size;
 }
+
+static json_t *slots_finish(struct mlv_ctl_steps *s)
+{
+	json_t *reply = s->priv;
+
+	s->priv = NULL;
+	return reply;
+}
+
+static void slots_release(struct mlv_ctl_steps *s)
+{
+	json_decref(s->priv);
+}
+
+static const struct mlv_ctl_steps_kind slots_dump = {
+	.key = "slots", .step = slots_step, .finish = slots_finish,
+	.release = slots_release,
+};
 
 json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 {
@@ -60,13 +79,11 @@ json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 			  "backends", backends,
 			  "unassigned", (json_int_t)slots[v->n_backends]);
 	free(slots);
+	if (!reply || !mlv_ctl_arg_flag(args, "dump"))
+		return reply;
 	/* the map holds indices into "backends", -1 for no backend */
-	if (reply && mlv_ctl_arg_flag(args, "dump") &&
-	    json_object_set_new(reply, "slots", slot_map(v))) {
-		json_decref(reply);
-		reply = NULL;
-	}
-	return reply;
+	return mlv_ctl_run_steps(st, &slots_dump, reply,
+				 (uint32_t)(v - gen->vips));
 }
 
 /* ---- lookup ---- */

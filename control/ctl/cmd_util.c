@@ -154,3 +154,166 @@ uint32_t *mlv_ctl_count_slots(const struct mlv_gen_vip *vip)
 	}
 	return count;
 }
+
+/* ---- arrays as text ---- */
+
+/* Room for n more bytes (and the closing bracket). */
+static int text_room(struct mlv_ctl_text *t, size_t n)
+{
+	size_t cap = t->cap ? t->cap : 4096;
+	char *p;
+
+	if (t->len + n + 1 <= t->cap)
+		return 0;
+	while (cap < t->len + n + 1)
+		cap *= 2;
+	p = realloc(t->buf, cap);
+	if (!p)
+		return -1;
+	t->buf = p;
+	t->cap = cap;
+	return 0;
+}
+
+/* '[' or ',' before an item */
+static int text_sep(struct mlv_ctl_text *t)
+{
+	if (text_room(t, 1))
+		return -1;
+	t->buf[t->len] = t->len ? ',' : '[';
+	t->len++;
+	return 0;
+}
+
+int mlv_ctl_text_add(struct mlv_ctl_text *t, json_t *item)
+{
+	size_t n;
+	int r = -1;
+
+	if (!item)
+		return -1;
+	n = json_dumpb(item, NULL, 0, JSON_COMPACT);
+	if (n && text_sep(t) == 0 && text_room(t, n) == 0 &&
+	    json_dumpb(item, t->buf + t->len, n, JSON_COMPACT) == n) {
+		t->len += n;
+		t->items++;
+		r = 0;
+	}
+	json_decref(item);
+	return r;
+}
+
+int mlv_ctl_text_add_int(struct mlv_ctl_text *t, long long v)
+{
+	if (text_sep(t) || text_room(t, 24))
+		return -1;
+	t->len += (size_t)snprintf(t->buf + t->len, 24, "%lld", v);
+	t->items++;
+	return 0;
+}
+
+int mlv_ctl_text_close(struct mlv_ctl_text *t)
+{
+	if (!t->len && text_sep(t))   /* "[]" */
+		return -1;
+	t->buf[t->len++] = ']';   /* text_room kept a byte for it */
+	return 0;
+}
+
+void mlv_ctl_text_free(struct mlv_ctl_text *t)
+{
+	free(t->buf);
+	*t = (struct mlv_ctl_text){ 0 };
+}
+
+/* ---- replies built in steps ---- */
+
+static void steps_release(void *arg)
+{
+	struct mlv_ctl_steps *s = arg;
+
+	if (s->kind->release)
+		s->kind->release(s);
+	mlv_ctl_text_free(&s->text);
+	free(s);
+}
+
+/* One step; 1 with *reply when done (NULL: out of memory), else 0. */
+static int steps_once(struct mlv_ctl_steps *s, json_t **reply)
+{
+	const struct mlv_generation *now = mlv_ctl_gen(s->st);
+	int r;
+
+	if (now != s->gen || now->number != s->generation) {
+		*reply = mlv_ctl_fail("the generation changed from %u during "
+				      "the dump; ask again", s->generation);
+		s->failed = true;   /* the error goes out without the array */
+		return 1;
+	}
+	r = s->kind->step(s);
+	if (r == 0)
+		return 0;
+	*reply = r > 0 && mlv_ctl_text_close(&s->text) == 0 ?
+		 s->kind->finish(s) : NULL;
+	return 1;
+}
+
+static bool steps_poll(void *arg, bool expired, json_t **reply)
+{
+	(void)expired;   /* each poll makes progress: no deadline */
+	return steps_once(arg, reply) == 1;
+}
+
+static bool steps_member(void *arg, struct mlv_ctl_member *out)
+{
+	struct mlv_ctl_steps *s = arg;
+
+	if (s->failed)
+		return false;
+	*out = (struct mlv_ctl_member){ .key = s->kind->key, .text = s->text.buf,
+					.len = s->text.len };
+	return true;
+}
+
+json_t *mlv_ctl_run_steps(struct mlv_ctl_state *st,
+			  const struct mlv_ctl_steps_kind *kind, void *priv,
+			  uint32_t j)
+{
+	struct mlv_ctl_steps *s = calloc(1, sizeof(*s));
+	json_t *reply = NULL, *arr;
+
+	if (!s) {
+		struct mlv_ctl_steps tmp = { .kind = kind, .priv = priv };
+
+		if (kind->release)
+			kind->release(&tmp);
+		return NULL;
+	}
+	*s = (struct mlv_ctl_steps){ .kind = kind, .st = st, .priv = priv,
+				     .j = j, .gen = mlv_ctl_gen(st) };
+	if (!s->gen) {
+		steps_release(s);
+		return mlv_ctl_fail("no generation available yet");
+	}
+	s->generation = s->gen->number;
+	while (steps_once(s, &reply) == 0) {
+		if (st->defer) {
+			*st->defer = (struct mlv_ctl_deferred){
+				.poll = steps_poll, .member = steps_member,
+				.release = steps_release, .arg = s,
+				.timeout_ms = UINT32_MAX, .progress = true,
+			};
+			return NULL;
+		}
+	}
+	/* done in one step, or no server to copy the text: parse it back */
+	if (reply && !s->failed) {
+		arr = json_loadb(s->text.buf, s->text.len, 0, NULL);
+		if (!arr || json_object_set_new(reply, kind->key, arr)) {
+			json_decref(reply);
+			reply = NULL;
+		}
+	}
+	steps_release(s);
+	return reply;
+}

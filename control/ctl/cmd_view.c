@@ -153,45 +153,75 @@ static json_t *backend_json(const struct mlv_ctl_state *st,
 	return o;
 }
 
-static bool append_vip_backends(const struct mlv_ctl_state *st,
-				const struct mlv_generation *gen,
-				const struct mlv_gen_vip *v, json_t *arr)
-{
-	uint32_t *slots = mlv_ctl_count_slots(v);
-	bool ok = slots != NULL;
+/* The backends dump in steps: i the VIP, j its next backend; priv the
+ * VIP's slot counts (NULL before its first backend); only the VIP asked
+ * for, or every one (i over all VIPs). */
+struct backends_dump {
+	const struct mlv_gen_vip *only;
+	uint32_t *slots;
+};
 
-	for (uint32_t i = 0; ok && i < v->n_backends; i++)
-		ok = json_array_append_new(arr, backend_json(st, gen, v,
-					   &v->backends[i], slots[i])) == 0;
-	free(slots);
-	return ok;
+static int backends_step(struct mlv_ctl_steps *s)
+{
+	struct backends_dump *d = s->priv;
+	const struct mlv_generation *gen = s->gen;
+	uint32_t budget = MLV_CTL_STEP_OBJECTS;
+
+	for (; s->i < gen->n_vips; s->i++, s->j = 0) {
+		const struct mlv_gen_vip *v = &gen->vips[s->i];
+
+		if (d->only && d->only != v)
+			continue;
+		if (!d->slots && !(d->slots = mlv_ctl_count_slots(v)))
+			return -1;
+		for (; s->j < v->n_backends; s->j++) {
+			if (budget-- == 0)
+				return 0;
+			if (mlv_ctl_text_add(&s->text, backend_json(s->st, gen, v,
+					&v->backends[s->j], d->slots[s->j])))
+				return -1;
+		}
+		free(d->slots);
+		d->slots = NULL;
+	}
+	return 1;
 }
+
+static json_t *backends_finish(struct mlv_ctl_steps *s)
+{
+	return json_pack("{s:b, s:I}", "ok", 1,
+			 "generation", (json_int_t)s->generation);
+}
+
+static void backends_release(struct mlv_ctl_steps *s)
+{
+	struct backends_dump *d = s->priv;
+
+	free(d->slots);
+	free(d);
+}
+
+static const struct mlv_ctl_steps_kind backends_dump_kind = {
+	.key = "backends", .step = backends_step, .finish = backends_finish,
+	.release = backends_release,
+};
 
 json_t *mlv_ctl_cmd_backends(struct mlv_ctl_state *st, const json_t *args)
 {
 	const struct mlv_generation *gen = mlv_ctl_gen(st);
 	const char *only = mlv_ctl_arg_str(args, "vip");
 	const struct mlv_gen_vip *vip = NULL;
-	json_t *arr;
+	struct backends_dump *d;
 
 	if (!gen)
 		return mlv_ctl_fail("no generation available yet");
-	if (only) {
-		vip = mlv_gen_find_vip_named(gen, only);
-		if (!vip)
-			return mlv_ctl_fail("no VIP named \"%s\"", only);
-	}
-	arr = json_array();
-	for (uint32_t i = 0; arr && i < gen->n_vips; i++) {
-		if (vip && vip != &gen->vips[i])
-			continue;
-		if (!append_vip_backends(st, gen, &gen->vips[i], arr)) {
-			json_decref(arr);
-			arr = NULL;
-		}
-	}
-	return json_pack("{s:b, s:I, s:o}", "ok", 1,
-			 "generation", (json_int_t)gen->number, "backends", arr);
+	if (only && !(vip = mlv_gen_find_vip_named(gen, only)))
+		return mlv_ctl_fail("no VIP named \"%s\"", only);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->only = vip;
+	return mlv_ctl_run_steps(st, &backends_dump_kind, d, 0);
 }
 
 /* ---- stats ---- */

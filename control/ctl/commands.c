@@ -292,8 +292,9 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 		return json_null();
 	mlv_ctl_server_get_stats(srv, &s);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-			 " s:I, s:I, s:I, s:I}",
+			 " s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "clients", (json_int_t)s.clients,
+			 "pending", (json_int_t)s.pending,
 			 "accepted", (json_int_t)s.accepted,
 			 "refused_full", (json_int_t)s.refused_full,
 			 "requests", (json_int_t)s.requests,
@@ -306,6 +307,8 @@ static json_t *server_json(const struct mlv_ctl_server *srv)
 			 "deferred", (json_int_t)s.deferred,
 			 "refused_level", (json_int_t)s.refused_level,
 			 "reply_over_budget", (json_int_t)s.reply_over_budget,
+			 "shed", (json_int_t)s.shed,
+			 "heavy_waits", (json_int_t)s.heavy_waits,
 			 "idle_closed", (json_int_t)s.idle_closed,
 			 "out_bytes", (json_int_t)s.out_bytes);
 }
@@ -434,6 +437,28 @@ bool mlv_ctl_request_mutates(const json_t *request)
 	case MLV_CTL_CMD_WEIGHT:
 		return json_object_get(args, "weight") != NULL ||
 		       mlv_ctl_arg_flag(args, "reset");
+	default:
+		return false;
+	}
+}
+
+bool mlv_ctl_request_heavy(const json_t *request)
+{
+	const json_t *name = json_object_get(request, "command");
+	const struct mlv_ctl_cmd_spec *cmd =
+		json_is_string(name) ? mlv_ctl_cmd_find(json_string_value(name)) :
+		NULL;
+
+	if (!cmd)
+		return false;
+	switch (cmd->id) {
+	case MLV_CTL_CMD_VIPS:
+	case MLV_CTL_CMD_BACKENDS:
+	case MLV_CTL_CMD_TABLE:
+	case MLV_CTL_CMD_CONNS:
+	case MLV_CTL_CMD_WHATIF:
+	case MLV_CTL_CMD_HEALTH:
+		return true;
 	default:
 		return false;
 	}

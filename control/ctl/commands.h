@@ -307,6 +307,11 @@ json_t *mlv_ctl_handle(const json_t *request,
  * The mlv_ctl_mutates_fn of the server (privilege levels). Any thread. */
 bool mlv_ctl_request_mutates(const json_t *request);
 
+/* Whether request is heavy (mlv_ctl_heavy_fn): vips, backends, table,
+ * conns, whatif and health, whose replies or work grow with the VIPs,
+ * backends, slots or flows. Any thread. */
+bool mlv_ctl_request_heavy(const json_t *request);
+
 /* Record a reload in the status history: ok, the generation current
  * afterwards, and a one-line summary (the first error; NULL or "" if
  * none). The `reload` command records its own; the daemon calls this for

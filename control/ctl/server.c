@@ -39,6 +39,8 @@ struct client {
 	bool close_after_flush;
 	bool in_backlog;
 	bool deferring;             /* def holds a reply still being made */
+	bool heavy_waiting;         /* its next request waits for a slice */
+	bool def_heavy;             /* def builds a heavy reply in steps */
 	struct mlv_ctl_peer peer;
 	struct mlv_ctl_deferred def;
 	json_t *def_id;             /* the deferred request's "id", or NULL */
@@ -74,6 +76,7 @@ struct mlv_ctl_server {
 	mlv_ctl_handler_fn handle;
 	void *ctx;
 	mlv_ctl_mutates_fn mutates;
+	mlv_ctl_heavy_fn heavy;
 	uint32_t admin_gid;
 	uint32_t max_clients;
 	uint32_t line_max;
@@ -82,7 +85,7 @@ struct mlv_ctl_server {
 	uint32_t idle_ms;
 	uint32_t reply_deadline_ms;
 	uint64_t out_total_max;
-	uint64_t admin_room;
+	uint64_t heavy_spent_ns;    /* of MLV_CTL_HEAVY_SLICE_MS, this call */
 	struct client_list clients;
 	struct client_list backlog;
 	struct client_list deferred;    /* oldest first */
@@ -98,6 +101,14 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static bool out_pending(const struct client *c)
@@ -277,11 +288,34 @@ static void settle(struct mlv_ctl_server *srv, struct client *c)
 enum reserve { RESERVE_OK, RESERVE_TOO_LARGE, RESERVE_OVER_BUDGET,
 	       RESERVE_NOMEM };
 
+/* Close the client, other than c, whose unread reply is the oldest:
+ * a read-level one if any, else (only when c is an admin) an admin.
+ * Returns false if there is none. The oldest is the reader that has had
+ * the longest to take its reply; the newest request is the one most
+ * likely to be read now. */
+static bool shed_oldest(struct mlv_ctl_server *srv, struct client *c)
+{
+	struct client *o, *victim = NULL;
+
+	TAILQ_FOREACH(o, &srv->clients, link) {
+		if (o == c || !out_pending(o) || (o->peer.admin && !c->peer.admin))
+			continue;
+		if (!victim || (victim->peer.admin && !o->peer.admin) ||
+		    (victim->peer.admin == o->peer.admin &&
+		     o->out_since_ms < victim->out_since_ms))
+			victim = o;
+	}
+	if (!victim)
+		return false;
+	srv->st.shed++;
+	drop(srv, victim);
+	out_release(srv, victim);
+	return true;
+}
+
 /* Room for extra more bytes, never beyond limit in total, nor beyond
- * what the server's output budget has left: the budget counts every
- * client's buffer, and a buffer beyond MLV_CTL_SMALL_REPLY may not take
- * it past out_total_max (smaller ones have MLV_CTL_SMALL_REPLY_ROOM
- * more, so status and lookups are answered while big replies wait). */
+ * out_total_max for the buffers of every client together: older unread
+ * replies are shed for it (shed_oldest) while they hold the room. */
 static enum reserve out_reserve(struct mlv_ctl_server *srv, struct client *c,
 				size_t extra, size_t limit)
 {
@@ -289,8 +323,8 @@ static enum reserve out_reserve(struct mlv_ctl_server *srv, struct client *c,
 	uint64_t budget = srv->out_total_max, others;
 	char *p;
 
-	if (need > limit)
-		return RESERVE_TOO_LARGE;
+	if (need > limit || need > budget)
+		return need > limit ? RESERVE_TOO_LARGE : RESERVE_OVER_BUDGET;
 	if (need <= c->out_cap)
 		return RESERVE_OK;
 	cap = c->out_cap ? c->out_cap : 1024;
@@ -298,14 +332,9 @@ static enum reserve out_reserve(struct mlv_ctl_server *srv, struct client *c,
 		cap *= 2;
 	if (cap > limit)
 		cap = limit;
-	if (cap <= MLV_CTL_SMALL_REPLY)
-		budget += MLV_CTL_SMALL_REPLY_ROOM;
-	/* readers cannot take an admin's answer away */
-	if (c->peer.admin)
-		budget += srv->admin_room;
-	others = srv->st.out_bytes - c->out_cap;
-	if (others + need > budget)
-		return RESERVE_OVER_BUDGET;
+	while ((others = srv->st.out_bytes - c->out_cap) + need > budget)
+		if (!shed_oldest(srv, c))
+			return RESERVE_OVER_BUDGET;
 	if (others + cap > budget)
 		cap = (size_t)(budget - others);   /* the doubling, clipped */
 	p = realloc(c->out, cap);
@@ -345,9 +374,12 @@ static int dump_cb(const char *buf, size_t size, void *data)
 	return 0;
 }
 
-/* Append json + '\n' within limit bytes of output in total. */
+/* Append json + '\n' within limit bytes of output in total; with m,
+ * the object json ends with m's member (json's closing brace moves
+ * behind it). */
 static enum reserve append_json(struct mlv_ctl_server *srv, struct client *c,
-				const json_t *json, size_t limit)
+				const json_t *json, size_t limit,
+				const struct mlv_ctl_member *m)
 {
 	struct dump_ctx d = { .srv = srv, .c = c, .limit = limit,
 			      .status = RESERVE_OK };
@@ -357,6 +389,18 @@ static enum reserve append_json(struct mlv_ctl_server *srv, struct client *c,
 		c->out_len = start;
 		/* jansson fails the dump by itself only when memory runs out */
 		return d.status == RESERVE_OK ? RESERVE_NOMEM : d.status;
+	}
+	if (m && json_is_object(json)) {
+		bool empty = json_object_size(json) == 0;
+
+		c->out_len--;                       /* the closing brace */
+		if ((!empty && dump_cb(",", 1, &d)) || dump_cb("\"", 1, &d) ||
+		    dump_cb(m->key, strlen(m->key), &d) ||
+		    dump_cb("\":", 2, &d) || dump_cb(m->text, m->len, &d) ||
+		    dump_cb("}", 1, &d)) {
+			c->out_len = start;
+			return d.status;
+		}
 	}
 	d.status = out_reserve(srv, c, 1, limit + 1);
 	if (d.status != RESERVE_OK) {
@@ -383,15 +427,16 @@ static void queue_oom(struct mlv_ctl_server *srv, struct client *c)
 /* Queue reply + '\n' (reply NULL: out of memory). A reply longer than
  * reply_max, or beyond what the output budget has left, is replaced with
  * an error reply saying so; the buffer it grew is given back. */
-static void queue_reply(struct mlv_ctl_server *srv, struct client *c,
-			const json_t *reply)
+static void queue_reply_with(struct mlv_ctl_server *srv, struct client *c,
+			     const json_t *reply,
+			     const struct mlv_ctl_member *m)
 {
 	enum reserve r;
 
 	if (!out_pending(c))
 		c->out_since_ms = now_ms();
-	r = reply ? append_json(srv, c, reply, c->out_len + srv->reply_max) :
-		    RESERVE_NOMEM;
+	r = reply ? append_json(srv, c, reply, c->out_len + srv->reply_max,
+				m) : RESERVE_NOMEM;
 	char msg[200];
 	json_t *e;
 
@@ -404,17 +449,24 @@ static void queue_reply(struct mlv_ctl_server *srv, struct client *c,
 				 "bytes", srv->reply_max);
 		} else {
 			srv->st.reply_over_budget++;
-			snprintf(msg, sizeof(msg), "busy: replies other clients "
+			snprintf(msg, sizeof(msg), "busy: replies admin clients "
 				 "have not read yet hold the control socket's "
 				 "output budget (%llu MiB); try again shortly",
 				 (unsigned long long)(srv->out_total_max >> 20));
 		}
 		e = json_pack("{s:b, s:s}", "ok", 0, "error", msg);
-		r = e ? append_json(srv, c, e, c->out_len + 4096) : RESERVE_NOMEM;
+		r = e ? append_json(srv, c, e, c->out_len + 4096, NULL) :
+			RESERVE_NOMEM;
 		json_decref(e);
 	}
 	if (r != RESERVE_OK)
 		queue_oom(srv, c);
+}
+
+static void queue_reply(struct mlv_ctl_server *srv, struct client *c,
+			const json_t *reply)
+{
+	queue_reply_with(srv, c, reply, NULL);
 }
 
 static void error_reply(struct mlv_ctl_server *srv, struct client *c,
@@ -456,33 +508,49 @@ static void flush(struct mlv_ctl_server *srv, struct client *c)
 
 /* ---- requests ---- */
 
-static void handle_line(struct mlv_ctl_server *srv, struct client *c,
+/* Whether the heavy requests' slice of this call is spent. */
+static bool slice_spent(const struct mlv_ctl_server *srv)
+{
+	return srv->heavy_spent_ns >= MLV_CTL_HEAVY_SLICE_MS * 1000000ull;
+}
+
+/* Answer one request line. Returns false, leaving the line to be read
+ * again, for a heavy request once this call's slice is spent. */
+static bool handle_line(struct mlv_ctl_server *srv, struct client *c,
 			const char *line, size_t len)
 {
 	json_error_t jerr;
 	json_t *req, *reply, *id;
+	uint64_t t0 = 0;
+	bool heavy;
 	char msg[256];
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' ||
 		       line[len - 1] == '\t'))
 		len--;
 	if (len == 0)
-		return;                 /* blank lines are ignored */
-	srv->st.requests++;
+		return true;            /* blank lines are ignored */
 	req = json_loadb(line, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
 			 &jerr);
+	heavy = srv->heavy && json_is_object(req) && srv->heavy(req);
+	if (heavy && slice_spent(srv)) {
+		srv->st.heavy_waits++;
+		json_decref(req);
+		return false;
+	}
+	srv->st.requests++;
 	if (!req) {
 		srv->st.bad_requests++;
 		snprintf(msg, sizeof(msg), "invalid JSON at column %d: %s",
 			 jerr.column, jerr.text);
 		error_reply(srv, c, msg);
-		return;
+		return true;
 	}
 	if (!json_is_object(req)) {
 		srv->st.bad_requests++;
 		error_reply(srv, c, "a request must be a JSON object");
 		json_decref(req);
-		return;
+		return true;
 	}
 	if (srv->mutates && !c->peer.admin && srv->mutates(req)) {
 		const json_t *cmd = json_object_get(req, "command");
@@ -498,16 +566,19 @@ static void handle_line(struct mlv_ctl_server *srv, struct client *c,
 		goto answer;
 	}
 	memset(&c->def, 0, sizeof(c->def));
+	if (heavy)
+		t0 = now_ns();
 	reply = srv->handle(req, &c->peer, srv->ctx, &c->def);
 	id = json_object_get(req, "id");
 	if (!reply && c->def.poll) {
 		srv->st.deferred++;
 		c->deferring = true;
+		c->def_heavy = heavy;
 		c->def_id = json_incref(id);
 		c->def_deadline_ms = now_ms() + c->def.timeout_ms;
 		TAILQ_INSERT_TAIL(&srv->deferred, c, defer_link);
 		json_decref(req);
-		return;
+		goto spent;
 	}
 answer:
 	if (reply && id && json_object_set(reply, "id", id) != 0) {
@@ -517,6 +588,18 @@ answer:
 	queue_reply(srv, c, reply);
 	json_decref(reply);
 	json_decref(req);
+spent:
+	if (heavy)
+		srv->heavy_spent_ns += now_ns() - t0;
+	return true;
+}
+
+static void to_backlog(struct mlv_ctl_server *srv, struct client *c)
+{
+	if (!c->in_backlog) {
+		TAILQ_INSERT_TAIL(&srv->backlog, c, backlog_link);
+		c->in_backlog = true;
+	}
 }
 
 /* Answer complete lines, one at a time: the next only once the previous
@@ -548,15 +631,18 @@ static void run_lines(struct mlv_ctl_server *srv, struct client *c)
 			break;
 		}
 		if (budget == 0) {
-			if (!c->in_backlog) {
-				TAILQ_INSERT_TAIL(&srv->backlog, c, backlog_link);
-				c->in_backlog = true;
-			}
+			to_backlog(srv, c);
+			break;
+		}
+		c->heavy_waiting = !handle_line(srv, c, start,
+						(size_t)(nl - start));
+		if (c->heavy_waiting) {
+			to_backlog(srv, c);
 			break;
 		}
 		budget--;
-		c->in_off = c->in_scan = (size_t)(nl + 1 - c->in);
-		handle_line(srv, c, start, (size_t)(nl - start));
+		if (!c->dead)
+			c->in_off = c->in_scan = (size_t)(nl + 1 - c->in);
 		if (!c->dead)
 			flush(srv, c);
 	}
@@ -739,39 +825,59 @@ static void accept_clients(struct mlv_ctl_server *srv)
 
 /* ---- deferred replies ---- */
 
-/* Poll every deferred reply once, oldest first; send those that are
- * done and go on with their clients' next requests. */
+/* Poll the deferred replies, oldest first; send those that are done
+ * and go on with their clients' next requests. Heavy ones (dumps built
+ * in steps) share one slice per call, the oldest polled until it is
+ * done or the slice is spent: one dump grows at a time. */
 static void poll_deferred(struct mlv_ctl_server *srv)
 {
-	uint64_t expirations, now = now_ms();
+	const uint64_t slice = MLV_CTL_HEAVY_SLICE_MS * 1000000ull;
+	uint64_t expirations, now = now_ms(), spent = 0;
 	struct client *c, *next;
 
 	if (read(srv->defer_fd, &expirations, sizeof(expirations)) < 0 &&
 	    errno != EAGAIN)
 		return;
 	for (c = TAILQ_FIRST(&srv->deferred); c; c = next) {
+		struct mlv_ctl_member m, *mp = NULL;
 		json_t *reply = NULL;
+		uint64_t shed = srv->st.shed;
+		bool done;
 
 		next = TAILQ_NEXT(c, defer_link);
-		if (!c->def.poll(c->def.arg, now >= c->def_deadline_ms, &reply))
+		if (c->def_heavy && spent >= slice)
+			continue;
+		do {
+			uint64_t t0 = c->def_heavy ? now_ns() : 0;
+
+			done = c->def.poll(c->def.arg,
+					   now >= c->def_deadline_ms, &reply);
+			if (c->def_heavy)
+				spent += now_ns() - t0;
+		} while (!done && c->def.progress && c->def_heavy &&
+			 spent < slice);
+		if (!done)
 			continue;
 		if (reply && c->def_id &&
 		    json_object_set(reply, "id", c->def_id) != 0) {
 			json_decref(reply);
 			reply = NULL;
 		}
-		end_deferral(srv, c);
-		queue_reply(srv, c, reply);
+		if (reply && c->def.member && c->def.member(c->def.arg, &m))
+			mp = &m;
+		queue_reply_with(srv, c, reply, mp);
 		json_decref(reply);
+		end_deferral(srv, c);
 		if (!c->dead)
 			flush(srv, c);
 		/* the budget of the call that deferred it is spent: the
 		 * client's next lines wait for the backlog turn */
-		if (!c->dead && has_line(c) && !c->in_backlog) {
-			TAILQ_INSERT_TAIL(&srv->backlog, c, backlog_link);
-			c->in_backlog = true;
-		}
+		if (!c->dead && has_line(c))
+			to_backlog(srv, c);
 		settle(srv, c);
+		/* shedding for this reply may have taken next off the list */
+		if (srv->st.shed != shed)
+			next = TAILQ_FIRST(&srv->deferred);
 	}
 }
 
@@ -847,10 +953,12 @@ enum mlv_err mlv_ctl_server_create(const struct mlv_ctl_server_params *p,
 	srv->idle_ms = p->idle_timeout_ms ? p->idle_timeout_ms : MLV_CTL_DEFAULT_IDLE_MS;
 	srv->reply_deadline_ms = p->reply_deadline_ms ? p->reply_deadline_ms :
 				 MLV_CTL_DEFAULT_REPLY_DEADLINE_MS;
-	srv->admin_room = p->admin_reply_room ? p->admin_reply_room :
-			  MLV_CTL_ADMIN_REPLY_ROOM;
 	srv->out_total_max = p->out_total_max ? p->out_total_max :
 			     MLV_CTL_DEFAULT_OUT_TOTAL;
+	/* a reply never needs more than the whole budget */
+	if (srv->reply_max > srv->out_total_max)
+		srv->reply_max = (uint32_t)srv->out_total_max;
+	srv->heavy = p->heavy;
 	TAILQ_INIT(&srv->clients);
 	TAILQ_INIT(&srv->backlog);
 	TAILQ_INIT(&srv->deferred);
@@ -900,8 +1008,14 @@ enum mlv_err mlv_ctl_process(struct mlv_ctl_server *srv)
 	struct client *c;
 	int n;
 
-	TAILQ_FOREACH(c, &srv->backlog, backlog_link)
+	/* heavy requests put off before take this call's slice first, in
+	 * their order: the events' heavy requests wait behind them */
+	srv->heavy_spent_ns = 0;
+	TAILQ_FOREACH(c, &srv->backlog, backlog_link) {
 		turns++;
+		if (c->heavy_waiting)
+			srv->heavy_spent_ns = UINT64_MAX;
+	}
 	n = epoll_wait(srv->epfd, ev, EVENTS_PER_CALL, 0);
 	if (n < 0 && errno != EINTR)
 		return MLV_E_IO;
@@ -917,6 +1031,8 @@ enum mlv_err mlv_ctl_process(struct mlv_ctl_server *srv)
 		else
 			client_event(srv, tag, ev[i].events);
 	}
+	if (srv->heavy_spent_ns == UINT64_MAX)
+		srv->heavy_spent_ns = 0;
 	while (turns-- && (c = TAILQ_FIRST(&srv->backlog))) {
 		TAILQ_REMOVE(&srv->backlog, c, backlog_link);
 		c->in_backlog = false;
@@ -971,5 +1087,10 @@ void mlv_ctl_server_destroy(struct mlv_ctl_server *srv)
 void mlv_ctl_server_get_stats(const struct mlv_ctl_server *srv,
 			      struct mlv_ctl_server_stats *out)
 {
+	const struct client *c;
+
 	*out = srv->st;
+	out->pending = 0;
+	TAILQ_FOREACH(c, &srv->deferred, defer_link)
+		out->pending++;
 }

@@ -16,11 +16,16 @@
  * A client's next request is read only once the previous reply has been
  * written out, so a client that does not read its replies stalls only
  * itself, and the queued output per client is bounded by one reply
- * (reply_max; a bigger reply is replaced with an error). Each call
- * handles at most MLV_CTL_LINES_PER_TURN requests per client; the rest
- * waits on a backlog that keeps mlv_ctl_fd() readable. A client with
- * unsent output or an unfinished request that makes no progress for
- * stall_timeout_ms is dropped. Half a request at EOF is discarded.
+ * (reply_max; a bigger reply is replaced with an error); the output of
+ * all clients together by out_total_max, where the newest reply sheds
+ * the oldest unread ones. Each call handles at most
+ * MLV_CTL_LINES_PER_TURN requests per client, and heavy requests only
+ * within MLV_CTL_HEAVY_SLICE_MS (large dumps are made in steps inside
+ * that slice, struct mlv_ctl_deferred.progress), so that a flood of
+ * dumps delays a status by about one slice; the rest waits on a backlog
+ * that keeps mlv_ctl_fd() readable. A client with unsent output or an
+ * unfinished request that makes no progress for stall_timeout_ms is
+ * dropped. Half a request at EOF is discarded.
  *
  * Start-up: the socket's directory is created if missing (0755); an
  * existing socket file nobody listens on (a crashed instance) is
@@ -52,15 +57,19 @@
  * deferred) for this long is closed: idle connections cannot hold every
  * slot. `maglevctl top` asks every second or so. */
 #define MLV_CTL_DEFAULT_IDLE_MS       60000u
-/* Replies queued for all clients together, in bytes, beyond which a
- * reply larger than MLV_CTL_SMALL_REPLY is refused with an error; small
- * replies (status, lookup, ...) have MLV_CTL_SMALL_REPLY_ROOM more. */
-#define MLV_CTL_DEFAULT_OUT_TOTAL     (128u << 20)
-#define MLV_CTL_SMALL_REPLY           (256u << 10)
-#define MLV_CTL_SMALL_REPLY_ROOM      (32u << 20)
-/* Room beyond the budget for the replies of admin peers, so that no
- * read-level client can hold an operator's answer back. */
-#define MLV_CTL_ADMIN_REPLY_ROOM      (64u << 20)
+/* Replies queued for all clients together, in bytes: one total, for
+ * read-level and admin peers alike. A reply that does not fit sheds the
+ * oldest unread replies (their clients are closed) until it does:
+ * read-level ones first; an admin's reply may also shed admins'. A
+ * read-level reply that still does not fit (admins hold the rest) is
+ * refused with an error. */
+#define MLV_CTL_DEFAULT_OUT_TOTAL     (64u << 20)
+/* Requests whose replies grow with the config or the flows (the heavy
+ * ones, mlv_ctl_heavy_fn) share this much of the control thread per
+ * mlv_ctl_process call; past it they wait for the next call, in the
+ * order they came, while every other request is answered at once. At
+ * least one is handled per call. */
+#define MLV_CTL_HEAVY_SLICE_MS        5u
 /* A reply is read whole within this long after it was queued, or its
  * client is dropped (a reader taking a little now and then is making
  * progress, yet would hold its share of the budget indefinitely). */
@@ -76,17 +85,35 @@
  * something is pending, until poll says it is done; the client's next
  * request is read only after that reply went out. Other clients are
  * served meanwhile. Pending replies are polled in the order they were
- * deferred. */
+ * deferred; heavy ones (mlv_ctl_heavy_fn) share one slice of
+ * MLV_CTL_HEAVY_SLICE_MS per call, the oldest first, so that the oldest
+ * dump is finished before the next one grows. */
+/* The last member of a deferred reply given as JSON text made before
+ * (a long array a dump built in steps): the server copies it after the
+ * reply's own members rather than dumping objects made only for it. */
+struct mlv_ctl_member {
+	const char *key;            /* a plain name: written unquoted-safe */
+	const char *text;           /* one complete JSON value */
+	size_t len;
+};
+
 struct mlv_ctl_deferred {
 	/* Return true with *reply (a new reference; NULL for "out of
 	 * memory") once done, false to be polled again. expired: timeout_ms
 	 * has passed since the handler returned, and poll must be done. */
 	bool (*poll)(void *arg, bool expired, json_t **reply);
+	/* May be NULL. After the poll that gave a reply and before
+	 * release: fill *out and return true to end the reply with that
+	 * member (it counts towards reply_max like the rest). */
+	bool (*member)(void *arg, struct mlv_ctl_member *out);
 	/* Free arg: after the final poll, or without one when the client
 	 * went away or the server is destroyed. May be NULL. */
 	void (*release)(void *arg);
 	void *arg;
 	uint32_t timeout_ms;
+	/* Each poll makes progress (work done in steps, not a wait on the
+	 * workers): a heavy reply is polled again while its slice lasts. */
+	bool progress;
 };
 
 /* Who sent a request: its connection's peer, from SO_PEERCRED when it
@@ -110,6 +137,11 @@ typedef json_t *(*mlv_ctl_handler_fn)(const json_t *request,
  * answered only for connections at the admin level. */
 typedef bool (*mlv_ctl_mutates_fn)(const json_t *request);
 
+/* Whether a request is heavy: its reply grows with the config or the
+ * flows (dumps, listings), so its handler may hold the control thread
+ * for milliseconds (MLV_CTL_HEAVY_SLICE_MS). */
+typedef bool (*mlv_ctl_heavy_fn)(const json_t *request);
+
 struct mlv_ctl_server_params {
 	const char *path;            /* socket path, 1..107 bytes */
 	uint32_t mode;               /* e.g. 0660; o+w (0002) is refused */
@@ -123,6 +155,8 @@ struct mlv_ctl_server_params {
 	 * may do everything. admin_gid 0: root only (group 0 is root's). */
 	mlv_ctl_mutates_fn mutates;
 	uint32_t admin_gid;
+	/* NULL: no request is heavy (each takes its turn as it comes). */
+	mlv_ctl_heavy_fn heavy;
 	/* The socket file's group, set by creating it with that effective
 	 * group (no chown by path); 0: the process's own. */
 	uint32_t socket_gid;
@@ -134,7 +168,6 @@ struct mlv_ctl_server_params {
 	uint32_t idle_timeout_ms;
 	uint32_t reply_deadline_ms;
 	uint32_t out_total_max;      /* queued replies of all clients, bytes */
-	uint32_t admin_reply_room;   /* more for admin peers' replies, bytes */
 };
 
 /* What the server has seen, for status and tests. */
@@ -146,6 +179,10 @@ struct mlv_ctl_server_stats {
 	uint64_t oversized;          /* lines over line_max: client closed */
 	uint64_t reply_too_large;    /* replies over reply_max: error sent */
 	uint64_t reply_over_budget;  /* over out_total_max: error sent */
+	uint64_t shed;               /* closed: the oldest unread reply, shed
+					for a newer one */
+	uint64_t heavy_waits;        /* times a heavy request was put off to
+					   a later call */
 	uint64_t idle_closed;        /* closed by the idle timer */
 	uint64_t stalled;            /* dropped by the stall timer */
 	uint64_t disconnects;        /* resets, hang-ups, write errors */
@@ -153,6 +190,7 @@ struct mlv_ctl_server_stats {
 	uint64_t deferred;           /* replies a handler deferred */
 	uint64_t refused_level;      /* requests above the peer's level */
 	uint32_t clients;            /* connected now */
+	uint32_t pending;            /* deferred replies being made now */
 	uint64_t out_bytes;          /* reply buffers held for clients now */
 };
 

@@ -580,6 +580,49 @@ static void test_stats_rates(void **state)
 
 /* ---- table, lookup, whatif ---- */
 
+/* A dump of 655,373 slots is made in steps: through the server it
+ * arrives whole and equal to the table; polled by hand, a reload between
+ * two steps ends it with an error, without the slots. */
+static void test_table_dump_steps(void **state)
+{
+	struct ctl_fx *fx = *state;
+	const struct mlv_gen_vip *big = gen_vip(fx, "big");
+	const struct mlv_ctl_peer root = { .uid = 0, .admin = true };
+	struct mlv_ctl_deferred def = { 0 };
+	struct mlv_ctl_member m;
+	json_t *r, *slots, *req, *reply = NULL;
+	uint32_t number = fx->gen->number;
+	char want[64];
+
+	r = call_ok(fx, "{\"command\": \"table\", \"args\": {\"vip\": \"big\", \"dump\": true}}");
+	slots = json_object_get(r, "slots");
+	assert_int_equal(json_array_size(slots), big->table_size);
+	for (uint32_t i = 0; i < big->table_size; i++)
+		assert_int_equal(json_integer_value(json_array_get(slots, i)),
+				 big->table[i]);
+	assert_int_equal(int_of(r, "table_size"), big->table_size);
+	json_decref(r);
+
+	/* by hand, on this thread: the server thread waits for a request */
+	req = json_pack("{s:s, s:{s:s, s:b}}", "command", "table", "args",
+			"vip", "big", "dump", 1);
+	assert_non_null(req);
+	assert_null(mlv_ctl_handle(req, &root, &fx->st, &def));
+	json_decref(req);
+	assert_non_null(def.poll);
+	assert_true(def.progress);
+	assert_false(def.poll(def.arg, false, &reply));   /* steps to go */
+	json_decref(call_ok(fx, "{\"command\": \"reload\"}"));
+	assert_int_equal(fx->gen->number, number + 1);
+	assert_true(def.poll(def.arg, false, &reply));
+	snprintf(want, sizeof(want), "the generation changed from %u", number);
+	assert_false(ctl_ok(reply));
+	assert_non_null(strstr(ctl_error(reply), want));
+	assert_false(def.member(def.arg, &m));
+	json_decref(reply);
+	def.release(def.arg);
+}
+
 static void test_table(void **state)
 {
 	struct ctl_fx *fx = *state;
@@ -1462,6 +1505,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats_rates, setup_running,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_table, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_table_dump_steps,
+						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_range_vip,
 						setup_running, teardown),

@@ -702,6 +702,28 @@ static void test_idle_clients_closed(void **state)
 /* Replies no one reads hold at most the output budget: beyond it a big
  * reply is an error, a small one is still answered; read or dropped,
  * the budget comes back. */
+/* Read fd until EOF (or 10 s); returns the bytes read, and whether a
+ * whole line came, in *line. */
+static size_t read_to_eof(int fd, bool *line)
+{
+	char buf[65536];
+	size_t total = 0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	*line = false;
+	while (poll(&pfd, 1, 10000) == 1) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n <= 0)
+			return total;
+		total += (size_t)n;
+		if (memchr(buf, '\n', (size_t)n))
+			*line = true;
+	}
+	fail_msg("no EOF within 10 s");
+	return total;
+}
+
 static void test_output_budget(void **state)
 {
 	struct ctl_fx *fx = *state;
@@ -711,6 +733,7 @@ static void test_output_budget(void **state)
 	int sink[4], probe;
 	size_t size;
 	char *text;
+	bool line;
 	json_t *r;
 
 	/* a budget for one dump and a half */
@@ -724,26 +747,33 @@ static void test_output_budget(void **state)
 	json_decref(r);
 	ctl_fx_stop(fx);
 	p.out_total_max = (uint32_t)(size * 3 / 2);
-	/* every peer is an admin here (no privilege levels): no room
-	 * beyond the budget for them, so that it binds */
-	p.admin_reply_room = 1;
 	ctl_fx_start(fx, p);
-	/* dumps no one reads fill the budget (whatever the kernel's socket
-	 * buffers take is out of it) */
+	/* dumps no one reads: each newer one sheds the oldest (whatever
+	 * the kernel's socket buffers take is out of the budget) */
 	for (int i = 0; i < 4; i++) {
 		sink[i] = ctl_connect(fx->path);
 		assert_true(ctl_send(sink[i], dump, strlen(dump)));
+		/* in this order: each is queued (its first bytes sent)
+		 * before the next is asked */
+		struct pollfd pfd = { .fd = sink[i], .events = POLLIN };
+
+		assert_int_equal(poll(&pfd, 1, 10000), 1);
 	}
 	probe = ctl_connect(fx->path);
-	r = ctl_call(probe, "{\"command\": \"table\", \"args\": {\"vip\": "
-		     "\"big\", \"dump\": true}}");
-	assert_false(ctl_ok(r));
-	assert_non_null(strstr(ctl_error(r), "output budget"));
+	r = ctl_call(probe, dump);
+	assert_true(ctl_ok(r));
+	assert_int_equal(json_array_size(json_object_get(r, "slots")),
+			 json_integer_value(json_object_get(r, "table_size")));
 	json_decref(r);
-	assert_true(counter(fx, "reply_over_budget") >= 1);
-	assert_true(counter(fx, "out_bytes") <= p.out_total_max +
-		    MLV_CTL_SMALL_REPLY_ROOM);
-	/* small replies still come */
+	assert_true(counter(fx, "shed") >= 1);
+	assert_int_equal(counter(fx, "reply_over_budget"), 0);
+	assert_true(counter(fx, "out_bytes") <= p.out_total_max);
+	/* the first sink was the oldest unread: closed, its reply cut */
+	size_t got = read_to_eof(sink[0], &line);
+
+	assert_false(line);
+	assert_true(got < size);
+	/* small replies come */
 	r = ctl_call(probe, "{\"command\": \"status\"}");
 	assert_true(ctl_ok(r));
 	json_decref(r);
@@ -757,10 +787,56 @@ static void test_output_budget(void **state)
 		nanosleep(&ts, NULL);
 	}
 	assert_true(counter(fx, "out_bytes") <= 65536);
-	r = ctl_call(probe, "{\"command\": \"table\", \"args\": {\"vip\": "
-		     "\"big\", \"dump\": true}}");
+	close(probe);
+}
+
+/* Heavy requests take one slice per call: a status asked after many
+ * pipelined whatifs (a table build each, on a 655373-slot VIP) is
+ * answered while most of them still wait. */
+static void test_heavy_slice(void **state)
+{
+	struct ctl_fx *fx = *state;
+	struct mlv_ctl_server_params p = defaults();
+	const char *ask = "{\"command\": \"whatif\", \"args\": {\"vip\": "
+			  "\"big\", \"backend\": \"big-2\", \"action\": "
+			  "\"remove\"}}\n";
+	enum { ASKERS = 4, EACH = 8 };
+	int fd[ASKERS], probe;
+	int64_t handled;
+	json_t *r;
+
+	p.heavy = mlv_ctl_request_heavy;
+	ctl_fx_start(fx, p);
+	for (int i = 0; i < ASKERS; i++) {
+		fd[i] = ctl_connect(fx->path);
+		for (int k = 0; k < EACH; k++)
+			assert_true(ctl_send(fd[i], ask, strlen(ask)));
+	}
+	probe = ctl_connect(fx->path);
+	r = ctl_call(probe, "{\"command\": \"status\"}");
 	assert_true(ctl_ok(r));
+	/* requests handled before the status: it, and whatifs */
+	handled = json_integer_value(json_object_get(
+		json_object_get(r, "control"), "requests")) - 1;
 	json_decref(r);
+	assert_true(handled < ASKERS * EACH / 2);
+	assert_true(counter(fx, "heavy_waits") > 0);
+	/* and every whatif is answered, in order */
+	for (int i = 0; i < ASKERS; i++)
+		for (int k = 0; k < EACH; k++) {
+			char *line = ctl_read_line(fd[i]);
+
+			assert_non_null(line);
+			r = json_loads(line, 0, NULL);
+			assert_true(ctl_ok(r));
+			json_decref(r);
+			free(line);
+		}
+	r = json_pack("{s:s}", "command", "status");
+	assert_false(mlv_ctl_request_heavy(r));
+	json_decref(r);
+	for (int i = 0; i < ASKERS; i++)
+		close(fd[i]);
 	close(probe);
 }
 
@@ -1064,6 +1140,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_reply_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_clients_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heavy_slice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maglevctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_privilege_levels, setup,
 						teardown),
