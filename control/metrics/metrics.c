@@ -104,7 +104,7 @@ static void log_window(struct mlv_metrics *m, uint64_t now)
 	if (now - m->log_window_ms < LOG_WINDOW_MS)
 		return;
 	if (m->log_dropped_window && m->log) {
-		snprintf(line, sizeof(line), "%" PRIu64 " more libmicrohttpd "
+		snprintf(line, sizeof(line), "metrics: %" PRIu64 " more "
 			 "messages left out (at most %u a minute are logged)",
 			 m->log_dropped_window, LOG_BURST);
 		m->log(m->log_ctx, line);
@@ -115,6 +115,19 @@ static void log_window(struct mlv_metrics *m, uint64_t now)
 }
 
 __attribute__((format(printf, 2, 0)))
+static void mhd_log(void *cls, const char *fmt, va_list ap);
+
+/* One of our own messages, under the same rate limit as MHD's. */
+__attribute__((format(printf, 2, 3)))
+static void note(struct mlv_metrics *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mhd_log(m, fmt, ap);
+	va_end(ap);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct mlv_metrics *m = cls;
@@ -193,12 +206,109 @@ static void close_now(struct MHD_Connection *conn)
 		(void)shutdown(info->connect_fd, SHUT_RDWR);
 }
 
+/* ---- admission ---- */
+
+static struct mlv_metrics_addr addr_of(const struct sockaddr *sa)
+{
+	struct mlv_metrics_addr a = { 0 };
+
+	if (sa && sa->sa_family == AF_INET) {
+		a.family = AF_INET;
+		memcpy(a.bytes, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		a.family = AF_INET6;
+		memcpy(a.bytes, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+	return a;
+}
+
+static bool same_addr(const struct mlv_metrics_addr *a,
+		      const struct mlv_metrics_addr *b)
+{
+	return a->family == b->family && memcmp(a->bytes, b->bytes, 16) == 0;
+}
+
+static void addr_text(const struct mlv_metrics_addr *a, char *buf, size_t len)
+{
+	if (!a->family || !inet_ntop(a->family, a->bytes, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+/* Close c, which waits for its request, for a new client (the oldest
+ * waiting is the one that has had longest to send it). */
+static void evict(struct mlv_metrics *m, struct mlv_metrics_conn *c,
+		  const char *why)
+{
+	char who[INET6_ADDRSTRLEN];
+
+	unwait(m, c);
+	c->evicted = true;
+	close_now(c->conn);
+	m->stats.evicted++;
+	addr_text(&c->addr, who, sizeof(who));
+	note(m, "metrics: closed a connection from %s still without a whole "
+	     "request, for a new client (%s)", who, why);
+}
+
+/* The oldest connection waiting for its request, from a (NULL: any). */
+static struct mlv_metrics_conn *oldest_waiting(struct mlv_metrics *m,
+					       const struct mlv_metrics_addr *a)
+{
+	for (struct mlv_metrics_conn *c = m->wait_head; c; c = c->next)
+		if (!a || same_addr(&c->addr, a))
+			return c;
+	return NULL;
+}
+
+/* MHD's accept policy: every new client is taken; one over a limit
+ * takes the place of the connection that waited longest for its request
+ * (MLV_METRICS_DEFAULT_MAX_* in metrics.h), and is refused only when no
+ * connection in its way is waiting. */
+static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
+			     socklen_t len)
+{
+	struct mlv_metrics *m = cls;
+	struct mlv_metrics_addr a = addr_of(sa);
+	struct mlv_metrics_conn *victim = NULL;
+	uint32_t total = 0, mine = 0;
+	const char *why = NULL;
+
+	(void)len;
+	for (struct mlv_metrics_conn *c = m->all; c; c = c->all_next) {
+		if (c->evicted)
+			continue;
+		total++;
+		mine += same_addr(&c->addr, &a);
+	}
+	if (mine >= m->max_per_address) {
+		why = "its address is at the limit of connections";
+		victim = oldest_waiting(m, &a);
+	} else if (total >= m->max_connections) {
+		why = "at the limit of connections";
+		victim = oldest_waiting(m, NULL);
+	} else {
+		return MHD_YES;
+	}
+	if (!victim) {
+		char who[INET6_ADDRSTRLEN];
+
+		m->stats.refused++;
+		addr_text(&a, who, sizeof(who));
+		note(m, "metrics: refused a client from %s: %s, every one "
+		     "being answered", who, why);
+		return MHD_NO;
+	}
+	evict(m, victim, why);
+	return MHD_YES;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
 	struct mlv_metrics *m = cls;
 	struct mlv_metrics_conn *c = *socket_context;
+	const union MHD_ConnectionInfo *info;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		c = calloc(1, sizeof(*c));
@@ -208,12 +318,25 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			return;
 		}
 		c->conn = conn;
+		info = MHD_get_connection_info(conn,
+					       MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		c->addr = addr_of(info ? info->client_addr : NULL);
+		c->all_next = m->all;
+		if (m->all)
+			m->all->all_prev = c;
+		m->all = c;
 		*socket_context = c;
 		await_request(m, c);
 		return;
 	}
 	if (c) {
 		unwait(m, c);
+		if (c->all_prev)
+			c->all_prev->all_next = c->all_next;
+		else
+			m->all = c->all_next;
+		if (c->all_next)
+			c->all_next->all_prev = c->all_prev;
 		free(c);
 		*socket_context = NULL;
 	}
@@ -325,20 +448,21 @@ static enum mlv_err start_mhd(struct mlv_metrics *m,
 	if (sa->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	m->timeout_ms = or_default(p->timeout_ms, MLV_METRICS_DEFAULT_TIMEOUT_MS);
+	m->max_connections = or_default(p->max_connections,
+					MLV_METRICS_DEFAULT_MAX_CONNECTIONS);
+	m->max_per_address = or_default(p->max_per_address,
+					MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
 	/* No MHD_USE_INTERNAL_POLLING_THREAD and no thread pool: MHD runs
 	 * only inside MHD_run, on our thread. Epoll, not select: no
 	 * FD_SETSIZE bound on the fds of the connections. */
 	m->mhd = MHD_start_daemon(
-		flags, 0, NULL, NULL, mlv_metrics_http_handle, m,
+		flags, 0, admit, m, mlv_metrics_http_handle, m,
 		/* first, so that MHD's messages about the options reach it */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, m,
 		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
-		MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)or_default(p->max_connections,
-					 MLV_METRICS_DEFAULT_MAX_CONNECTIONS),
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)or_default(p->max_per_address,
-					 MLV_METRICS_DEFAULT_MAX_PER_ADDRESS),
+		/* the limits are admit()'s; MHD's own, above them, leaves
+		 * room for the evicted connections it has not closed yet */
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(2u * m->max_connections),
 		/* whole seconds, rounded up */
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)((m->timeout_ms + 999u) / 1000u),

@@ -57,7 +57,13 @@ struct mlv_metrics_params {
 	/* Where the numbers come from; copied. src.ctl is required and
 	 * must outlive the server, as must everything it points to. */
 	struct mlv_metrics_sources src;
-	/* 0 = the MLV_METRICS_DEFAULT_* value. */
+	/* 0 = the MLV_METRICS_DEFAULT_* value. A new client beyond either
+	 * limit takes the place of the connection that has waited longest
+	 * for its request (of its own address when that limit is the one
+	 * reached): a client trickling its headers holds a slot only until
+	 * someone else needs it, so slow clients cannot take the scrape
+	 * away. Only when every connection in the way is being answered is
+	 * the new one refused. */
 	uint32_t max_connections;    /* open HTTP connections at once */
 	uint32_t max_per_address;    /* of them from one client address */
 	/* A request must arrive whole within this of its connection
@@ -117,6 +123,10 @@ struct mlv_metrics_server_stats {
 	uint64_t bad_method;         /* 405s */
 	uint64_t render_failures;    /* 500s: out of memory while rendering */
 	uint64_t request_timeouts;   /* closed: no whole request in time */
+	uint64_t evicted;            /* closed while waiting for a request,
+					for a new client over a limit */
+	uint64_t refused;            /* new clients over a limit with no
+					waiting connection to evict */
 	uint64_t log_dropped;        /* libmicrohttpd lines not logged (rate) */
 	uint32_t connections;        /* open now */
 };

@@ -14,11 +14,20 @@
 /* One open connection (MHD's socket context). While its next request
  * is awaited it sits in the server's waiting list, oldest deadline
  * first: every deadline is "now + timeout", so appending keeps the order. */
+/* A client address as the admission compares them. */
+struct mlv_metrics_addr {
+	uint8_t family;               /* AF_INET, AF_INET6; 0: unknown */
+	uint8_t bytes[16];
+};
+
 struct mlv_metrics_conn {
 	struct MHD_Connection *conn;
-	struct mlv_metrics_conn *prev, *next;
+	struct mlv_metrics_conn *prev, *next;      /* the waiting list */
+	struct mlv_metrics_conn *all_prev, *all_next;
+	struct mlv_metrics_addr addr;
 	uint64_t deadline_ms;         /* CLOCK_MONOTONIC */
-	bool waiting;                 /* in the list */
+	bool waiting;                 /* in the waiting list */
+	bool evicted;                 /* shut for a newer client, closing */
 };
 
 struct mlv_metrics {
@@ -26,7 +35,10 @@ struct mlv_metrics {
 	int ep;                       /* ours: MHD's epoll fd + tfd */
 	int tfd;                      /* the next timeout or deadline */
 	uint32_t timeout_ms;
-	struct mlv_metrics_conn *wait_head, *wait_tail;
+	struct mlv_metrics_conn *wait_head, *wait_tail;   /* oldest first */
+	struct mlv_metrics_conn *all;     /* every connection MHD holds */
+	uint32_t max_connections;         /* not evicted, in all */
+	uint32_t max_per_address;
 	uint16_t port;
 	struct mlv_metrics_sources src;
 	struct mlv_metrics_renderer *renderer;

@@ -481,23 +481,33 @@ static bool connections_at_least(struct mlv_metrics *m, struct client *cs,
 	return st.connections >= *(uint32_t *)arg;
 }
 
-/* Beyond max_connections a client waits in the backlog, and is served
- * as soon as a slot frees. */
+/* Beyond max_connections a new client takes the place of the
+ * connection that has waited longest for its request: the oldest idle
+ * one is closed unanswered, the late scrape is answered while the other
+ * idle one stays open. */
 static void test_connection_limit(void **state)
 {
 	struct env *e = *state;
 	struct mlv_metrics *m = start(&e->fx, "127.0.0.1:0", 2, 0);
+	struct mlv_metrics_server_stats st;
 	struct client idle[2], late;
-	uint32_t two = 2;
+	uint32_t one = 1, two = 2;
 
-	for (int i = 0; i < 2; i++)
-		client_open(&idle[i], mlv_metrics_port(m), AF_INET, NULL);
+	client_open(&idle[0], mlv_metrics_port(m), AF_INET, NULL);
+	pump(m, idle, 1, connections_at_least, &one);
+	client_open(&idle[1], mlv_metrics_port(m), AF_INET, NULL);
 	pump(m, idle, 2, connections_at_least, &two);
 	client_open(&late, mlv_metrics_port(m), AF_INET, scrape_req);
-	for (int i = 0; i < 2; i++)
-		client_close(&idle[i]);
 	pump(m, &late, 1, all_done, NULL);
 	assert_int_equal(parse(&late).status, 200);
+	pump(m, idle, 1, all_done, NULL);
+	assert_int_equal(idle[0].len, 0);                 /* closed, unanswered */
+	mlv_metrics_stats(m, &st);
+	assert_int_equal(st.evicted, 1);
+	assert_int_equal(st.refused, 0);
+	assert_false(idle[1].done);
+	for (int i = 0; i < 2; i++)
+		client_close(&idle[i]);
 	client_close(&late);
 	mlv_metrics_destroy(m);
 }
@@ -580,28 +590,49 @@ static void scrape_in_time(struct mlv_metrics *m, struct trickle *t)
 	client_close(&c);
 }
 
-/* A slowloris: 40 connections from one address, each trickling a
- * request that never ends, do not keep a scrape from another address
- * waiting: one address holds at most max_per_address connections. */
-static void test_slowloris_other_address(void **state)
+/* A slowloris: 40 connections from `from` (NULL: the scrape's own
+ * address), each trickling a request that never ends, while a scrape
+ * must be answered; the server's counters after it in *st. */
+static void slowloris(struct env *e, const char *from,
+		      struct mlv_metrics_server_stats *st)
 {
 	enum { SLOW = 40 };
-	struct env *e = *state;
 	struct client slow[SLOW];
 	struct trickle t = { .slow = slow, .n_slow = SLOW, .every_ms = 100 };
-	struct mlv_metrics_server_stats st;
 	uint32_t some = MLV_METRICS_DEFAULT_MAX_PER_ADDRESS;
 
 	for (int i = 0; i < SLOW; i++)
 		client_open_from(&slow[i], mlv_metrics_port(e->m), AF_INET,
-				 ATTACKER, "GET /metrics HTTP/1.1\r\n");
+				 from, "GET /metrics HTTP/1.1\r\n");
 	/* the attack is in place: the server has taken some of them */
 	pump(e->m, NULL, 0, connections_at_least, &some);
 	scrape_in_time(e->m, &t);
-	mlv_metrics_stats(e->m, &st);
-	assert_true(st.connections <= MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
+	mlv_metrics_stats(e->m, st);
+	print_message("%" PRIu64 " slow connections evicted\n", st->evicted);
+	assert_true(st->evicted >= SLOW - MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
+	assert_int_equal(st->refused, 0);
 	for (int i = 0; i < SLOW; i++)
 		client_close(&slow[i]);
+}
+
+/* From another address: that address holds at most max_per_address
+ * connections, the scrape is not in their way. */
+static void test_slowloris_other_address(void **state)
+{
+	struct mlv_metrics_server_stats st;
+
+	slowloris(*state, ATTACKER, &st);
+	assert_true(st.connections <= MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
+}
+
+/* From the scrape's own address (Prometheus on the same host as the
+ * attacker, or behind one NAT): the connections trickling their headers
+ * make room for the scrape, the oldest first. */
+static void test_slowloris_same_address(void **state)
+{
+	struct mlv_metrics_server_stats st;
+
+	slowloris(*state, NULL, &st);
 }
 
 /* 2000 idle connections from one address (fewer if the fd limit is
@@ -662,11 +693,11 @@ static bool refusals_seen(struct mlv_metrics *m, struct client *cs, size_t n,
 	return *(unsigned *)arg + st.log_dropped >= 22;
 }
 
-/* Each client refused over the per-address limit is a libmicrohttpd
+/* Each client over the per-address limit evicts an older one, a log
  * message; a flood of them reaches the log as at most 10 lines. */
 static void test_log_rate(void **state)
 {
-	enum { N = 30 };         /* 8 taken, 22 refused */
+	enum { N = 30 };         /* 8 kept, 22 evicted */
 	struct env *e = *state;
 	unsigned lines = 0;
 	struct mlv_metrics_params p = {
@@ -823,6 +854,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slowloris_other_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slowloris_same_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_rate, setup, teardown),
