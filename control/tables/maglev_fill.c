@@ -54,15 +54,19 @@
  * tools/bench/maglev-bench A/B runs 40 and 150 are no better. */
 #define MLV_ENDGAME_PERCENT 75
 
-/* Entries a lane tests per step while the table is less than half full,
- * with the byte map: a plain one-probe loop mispredicts its exit on about
- * a quarter of the turns there; 2 and 4 give the same, 12 % less fill
+/* Entries a lane tests per step while the table is less than half full:
+ * a plain one-probe loop mispredicts its exit on about a quarter of the
+ * turns there. With the byte map 2 and 4 give the same, 12 % less fill
  * time than 1 at m = 65537, N = 100. With the bitmap (large m, beyond L1)
- * the extra loads cost more than the mispredictions saved (m = 655373:
- * 15-20 % slower), so it keeps the one-probe loop. */
+ * each extra probe is a load that may miss: on the Zen 5 machine of
+ * docs/benchmarks.md, idle, 2 takes 10-12 % less fill time than 1 at
+ * m = 655373 and 3 or 4 no less than 2 (4 measured 15-20 % slower than
+ * 1 there under load). */
 #define MLV_SPARSE_WIDTH 4
-_Static_assert(MLV_SPARSE_WIDTH < MLV_PROBE_WIDTH,
-	       "walk() steps by ahead[MLV_SPARSE_WIDTH]");
+#define MLV_SPARSE_BITS_WIDTH 2
+_Static_assert(MLV_SPARSE_WIDTH < MLV_PROBE_WIDTH &&
+	       MLV_SPARSE_BITS_WIDTH < MLV_PROBE_WIDTH,
+	       "walk() steps by ahead[width]");
 
 /* Largest m whose "taken" marker is a byte map (2m bytes; see the top of
  * the file): 256 KiB fits the L2 of any x86 server core of the last
@@ -269,29 +273,24 @@ static inline uint32_t free_mask(const struct mlv_lane *l,
 
 /* The slot the lane's turn claims: the first free entry of its permutation
  * from pos on (one exists while the table is not full). Does not mark it.
- * While the table is less than half full, one probe per step with the
- * bitmap, MLV_SPARSE_WIDTH with the byte map; MLV_PROBE_WIDTH beyond
- * (widths 4, 6 or 16 there, or 16 probes per step near the end, are all
- * slower). */
+ * While the table is less than half full, MLV_SPARSE_BITS_WIDTH probes
+ * per step with the bitmap, MLV_SPARSE_WIDTH with the byte map;
+ * MLV_PROBE_WIDTH beyond (widths 4, 6 or 16 there, or 16 probes per step
+ * near the end, are all slower). */
 static inline uint32_t walk(const struct mlv_lane *l, const uint64_t *taken,
 			    uint32_t m, bool dense, bool bytemap)
 {
+	const int sparse = bytemap ? MLV_SPARSE_WIDTH : MLV_SPARSE_BITS_WIDTH;
 	uint32_t c = l->pos, avail;
 
-	if (!dense && !bytemap) {
-		while (taken_bit(taken, c, bytemap))
-			c = mlv_add_mod(c, l->ahead[1], m);
-		return c;
-	}
 	if (!dense) {
 		for (;;) {
-			avail = free_mask(l, taken, c, MLV_SPARSE_WIDTH,
-					  bytemap);
+			avail = free_mask(l, taken, c, sparse, bytemap);
 			if (avail != 0)
 				return mlv_add_mod(c,
 						   l->ahead[__builtin_ctz(avail)],
 						   m);
-			c = mlv_add_mod(c, l->ahead[MLV_SPARSE_WIDTH], m);
+			c = mlv_add_mod(c, l->ahead[sparse], m);
 		}
 	}
 	for (;;) {
