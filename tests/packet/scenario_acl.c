@@ -7,6 +7,11 @@
  *    source no prefix matches is denied.
  *  - block4: a deny-only list (a blocklist): no match is allowed.
  *  - open4: no ACL, on the same instance: every source passes.
+ *  - edge4, edge6, hole4: small ACLs (a few intervals under a 16-bucket
+ *    index): allowed ranges inside a deny and denied ones inside an
+ *    allow, aligned and not, at the start and the end of the enclosing
+ *    prefix, host prefixes, a /0; a flow from the first and the last
+ *    address of every rule and from the addresses just outside it.
  * Flows of two packets from sources inside random prefixes, at the
  * carve-outs' edges and anywhere; per ACL VIP, one fragmented datagram
  * from an allowed and one from a denied source, an ICMP error about an
@@ -357,6 +362,79 @@ static void pick_source(struct scenario *sc, const struct sc_vip *vip,
 	}
 }
 
+/* Small ACLs, where the direct index has 16 buckets over a few
+ * intervals and skips most of the address: an allowed range inside a
+ * deny and a denied one inside an allow, aligned and not (/23, /61),
+ * ending where the enclosing prefix ends, host prefixes at the first and
+ * last address of an enclosing one, and a /0. */
+static struct sc_acl_rule edge4[7], edge6[7], hole4[5];
+
+static void small_rules(void)
+{
+	/* deny 10/8; allow inside it at its start, its end, a /23 and a /32 */
+	set_rule(&edge4[0], "10.0.0.0", 8, false);
+	set_rule(&edge4[1], "10.1.2.0", 24, true);
+	set_rule(&edge4[2], "10.0.0.0", 23, true);
+	set_rule(&edge4[3], "10.255.255.0", 24, true);
+	set_rule(&edge4[4], "10.1.2.128", 25, false);
+	set_rule(&edge4[5], "10.7.7.7", 32, true);
+	set_rule(&edge4[6], "10.255.255.255", 32, false);
+	set_rule(&edge6[0], "2001:db8:e000::", 36, false);
+	set_rule(&edge6[1], "2001:db8:e001:200::", 56, true);
+	set_rule(&edge6[2], "2001:db8:e000::", 61, true);
+	set_rule(&edge6[3], "2001:db8:efff:ffff::", 64, true);
+	set_rule(&edge6[4], "2001:db8:e001:280::", 57, false);
+	set_rule(&edge6[5], "2001:db8:e007::7", 128, true);
+	set_rule(&edge6[6], "2001:db8:efff:ffff:ffff:ffff:ffff:ffff", 128, false);
+	/* a blocklist with holes: deny inside the whole space (/0 allow) */
+	set_rule(&hole4[0], "0.0.0.0", 0, true);
+	set_rule(&hole4[1], "10.1.2.0", 23, false);
+	set_rule(&hole4[2], "10.1.2.0", 32, true);
+	set_rule(&hole4[3], "10.1.3.255", 32, true);
+	set_rule(&hole4[4], "255.255.255.0", 24, false);
+}
+
+/* address a + d (d = -1 or +1), wrapping within the family's width */
+static void addr_step(uint8_t *a, unsigned bytes, int d)
+{
+	for (int i = (int)bytes - 1; i >= 0; i--) {
+		int x = a[i] + d;
+
+		a[i] = (uint8_t)x;
+		if (x >= 0 && x <= 255)
+			break;
+	}
+}
+
+/* Flows from the first and last address of every rule of VIP v and the
+ * addresses just outside them. */
+static void emit_rule_edges(struct scenario *sc, uint16_t v, uint16_t sport,
+			    struct tally *t)
+{
+	const struct sc_vip *vip = &sc->vips[v];
+	unsigned width = vip->family == 4 ? 32 : 128;
+
+	for (uint32_t i = 0; i < vip->n_acl; i++) {
+		const struct sc_acl_rule *r = &vip->acl[i];
+		uint8_t first[16], last[16], a[16];
+
+		memcpy(first, r->addr, 16);
+		memcpy(last, r->addr, 16);
+		for (unsigned b = r->len; b < width; b++)
+			last[b / 8] |= (uint8_t)(0x80u >> (b % 8));
+		for (int e = 0; e < 4; e++) {
+			memcpy(a, e < 2 ? first : last, 16);
+			if (e == 1)
+				addr_step(a, width / 8, -1);
+			if (e == 3)
+				addr_step(a, width / 8, 1);
+			emit_flow(sc, v, a, sport++, e == 0 ? "a rule's first" :
+				  e == 1 ? "before a rule" : e == 2 ?
+				  "a rule's last" : "after a rule", t);
+		}
+	}
+}
+
 void sc_def_acl(struct scenario *sc)
 {
 	static const char *const edges4[] = {
@@ -372,7 +450,7 @@ void sc_def_acl(struct scenario *sc)
 		"2001:db8:ca00:600::", "2001:db8:caff:ffff::1",
 		"2001:db8:cb00::", "2001:db8:c9ff:ffff:ffff:ffff:ffff:ffff",
 	};
-	struct tally t[4] = {{0}};
+	struct tally t[4] = {{0}}, te[3] = {{0}};
 	struct sc_vip *v;
 	uint8_t src[16];
 	const char *why;
@@ -412,6 +490,19 @@ void sc_def_acl(struct scenario *sc)
 	v = sc_add_vip(sc, "open4", "192.0.2.30", 80, 6, SC_FWD_IPIP);
 	sc_add_backend(v, "o4-1", "10.99.1.31", 100);
 	sc_add_backend(v, "o4-2", "10.99.1.32", 100);
+	small_rules();
+	v = sc_add_vip(sc, "edge4", "192.0.2.40", 80, 6, SC_FWD_IPIP);
+	v->n_acl = 7;
+	v->acl = edge4;
+	sc_add_backend(v, "e4-1", "10.99.1.41", 100);
+	v = sc_add_vip(sc, "edge6", "2001:db8::40", 80, 6, SC_FWD_IPIP);
+	v->n_acl = 7;
+	v->acl = edge6;
+	sc_add_backend(v, "e6-1", "fd00:99:1::41", 100);
+	v = sc_add_vip(sc, "hole4", "192.0.2.50", 80, 6, SC_FWD_IPIP);
+	v->n_acl = 5;
+	v->acl = hole4;
+	sc_add_backend(v, "h4-1", "10.99.1.51", 100);
 
 	for (uint32_t k = 0; k < FLOWS_PER_VIP; k++) {
 		uint16_t sport = (uint16_t)(20000 + k);
@@ -438,6 +529,9 @@ void sc_def_acl(struct scenario *sc)
 	sc_addr("2001:db8:ca00:515::7", src);
 	emit_fragmented(sc, 1, src, 30001, &t[1]);
 
+	for (uint16_t e = 4; e < 7; e++)
+		emit_rule_edges(sc, e, 32000, &te[e - 4]);
+
 	emit_icmp_cases(sc, 0, "172.20.5.40", "172.20.5.20");
 	emit_icmp_cases(sc, 1, "2001:db8:ca00:520::7", "2001:db8:ca00:515::7");
 
@@ -451,4 +545,7 @@ void sc_def_acl(struct scenario *sc)
 		}
 	if (t[3].denied != 0)
 		die("a VIP without ACL denied a flow");
+	for (int i = 0; i < 3; i++)
+		if (te[i].allowed < 4 || te[i].denied < 4)
+			die("the edges of a small ACL are too one-sided");
 }

@@ -177,6 +177,65 @@ static void test_random_v6(void **state)
 	}
 }
 
+/* One prefix nested in another, the two with opposite lists, at every
+ * pair of lengths (outer < inner) of both families, the inner one at the
+ * outer's start, its end or anywhere inside: each rule's first and last
+ * address and the ones just outside them. Small ACLs have few
+ * intervals, a 16-bucket index and a long skipped prefix. */
+static void check_nested(uint8_t family, unsigned outer, unsigned inner,
+			 int where, bool inner_allows)
+{
+	unsigned width = family == 4 ? 32 : 128;
+	struct mlv_acl_rule r[2];
+	struct mlv_acl *acl;
+	uint8_t a[16];
+
+	memset(r, 0, sizeof(r));
+	for (unsigned i = 0; i < width / 8; i++)
+		r[0].addr[i] = (uint8_t)next64();
+	r[0].len = (uint8_t)outer;
+	clear_host_bits(&r[0], width);
+	r[0].allow = !inner_allows;
+	r[1] = r[0];
+	r[1].len = (uint8_t)inner;
+	r[1].allow = inner_allows;
+	for (unsigned b = outer; b < inner; b++) {
+		bool one = where == 1 || (where == 2 && (next64() & 1));
+
+		if (one)
+			r[1].addr[b / 8] |= (uint8_t)(0x80u >> (b % 8));
+	}
+	assert_int_equal(mlv_acl_build(family, r, 2, &acl), MLV_OK);
+	for (int i = 0; i < 2; i++)
+		for (int w = 0; w < 4; w++) {
+			edge(family, &r[i], w, a);
+			if (mlv_acl_allows(acl, a) != naive_allows(r, 2, a))
+				fail_msg("IPv%u /%u in /%u (%s, at %s): rule %d "
+					 "edge %d wrong", family, inner, outer,
+					 inner_allows ? "allowed" : "denied",
+					 where == 0 ? "start" : where == 1 ?
+					 "end" : "random", i, w);
+		}
+	mlv_acl_release(acl);
+}
+
+static void test_nested_every_length(void **state)
+{
+	(void)state;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		unsigned width = family == 4 ? 32 : 128;
+
+		for (unsigned outer = 0; outer < width; outer++)
+			for (unsigned inner = outer + 1; inner <= width; inner++)
+				for (int where = 0; where < 3; where++) {
+					check_nested(family, outer, inner, where,
+						     true);
+					check_nested(family, outer, inner, where,
+						     false);
+				}
+	}
+}
+
 static struct mlv_acl_rule rule(const char *a4, uint8_t len, bool allow)
 {
 	struct mlv_acl_rule r;
@@ -280,6 +339,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_v4),
 		cmocka_unit_test(test_random_v6),
+		cmocka_unit_test(test_nested_every_length),
 		cmocka_unit_test(test_carve_outs),
 		cmocka_unit_test(test_defaults_and_sharing),
 	};
