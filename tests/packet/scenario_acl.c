@@ -11,7 +11,13 @@
  *    index): allowed ranges inside a deny and denied ones inside an
  *    allow, aligned and not, at the start and the end of the enclosing
  *    prefix, host prefixes, a /0; a flow from the first and the last
- *    address of every rule and from the addresses just outside it.
+ *    address of every rule, the addresses just inside those and the ones
+ *    just outside.
+ *  - nest4, nest6: an allowed prefix inside a denied one and nothing else
+ *    (deny 10/8, allow 10.1.2.0/24; deny 2001:db8::/32, allow
+ *    2001:db8:1::/48); nest4r, nest6r: the reverse nesting, with a /17,
+ *    /61 and /65 (one bit into the IPv6 low half) inside, a host prefix
+ *    at a range's last address and a ::/0; their edges as edge4's.
  * Flows of two packets from sources inside random prefixes, at the
  * carve-outs' edges and anywhere; per ACL VIP, one fragmented datagram
  * from an allowed and one from a denied source, an ICMP error about an
@@ -364,10 +370,11 @@ static void pick_source(struct scenario *sc, const struct sc_vip *vip,
 
 /* Small ACLs, where the direct index has 16 buckets over a few
  * intervals and skips most of the address: an allowed range inside a
- * deny and a denied one inside an allow, aligned and not (/23, /61),
- * ending where the enclosing prefix ends, host prefixes at the first and
- * last address of an enclosing one, and a /0. */
+ * deny and a denied one inside an allow, aligned and not (/23, /17;
+ * /61, /65), ending where the enclosing prefix ends, host prefixes at the
+ * first and last address of an enclosing one, and a /0 of each family. */
 static struct sc_acl_rule edge4[7], edge6[7], hole4[5];
+static struct sc_acl_rule nest4[2], nest6[2], nest4r[4], nest6r[6];
 
 static void small_rules(void)
 {
@@ -392,7 +399,42 @@ static void small_rules(void)
 	set_rule(&hole4[2], "10.1.2.0", 32, true);
 	set_rule(&hole4[3], "10.1.3.255", 32, true);
 	set_rule(&hole4[4], "255.255.255.0", 24, false);
+	/* an allow inside a deny, alone, and the reverse */
+	set_rule(&nest4[0], "10.0.0.0", 8, false);
+	set_rule(&nest4[1], "10.1.2.0", 24, true);
+	set_rule(&nest6[0], "2001:db8::", 32, false);
+	set_rule(&nest6[1], "2001:db8:1::", 48, true);
+	set_rule(&nest4r[0], "10.0.0.0", 8, true);
+	set_rule(&nest4r[1], "10.1.2.0", 24, false);
+	set_rule(&nest4r[2], "10.64.0.0", 17, false);
+	set_rule(&nest4r[3], "10.64.127.255", 32, true);
+	set_rule(&nest6r[0], "::", 0, false);
+	set_rule(&nest6r[1], "2001:db8::", 32, true);
+	set_rule(&nest6r[2], "2001:db8:1::", 48, false);
+	set_rule(&nest6r[3], "2001:db8:1:8::", 61, true);
+	set_rule(&nest6r[4], "2001:db8:2:0:8000::", 65, false);
+	set_rule(&nest6r[5], "2001:db8:2:0:ffff:ffff:ffff:ffff", 128, true);
 }
+
+#define RULES(a) (a), (uint32_t)(sizeof(a) / sizeof((a)[0]))
+
+/* The small ACLs' VIPs, from VIP SMALL_FIRST on, each with one backend. */
+static const struct small_vip {
+	const char *name, *addr, *backend, *backend_addr;
+	const struct sc_acl_rule *acl;
+	uint32_t n_acl;
+} small_vips[] = {
+	{ "edge4", "192.0.2.40", "e4-1", "10.99.1.41", RULES(edge4) },
+	{ "edge6", "2001:db8::40", "e6-1", "fd00:99:1::41", RULES(edge6) },
+	{ "hole4", "192.0.2.50", "h4-1", "10.99.1.51", RULES(hole4) },
+	{ "nest4", "192.0.2.60", "n4-1", "10.99.1.61", RULES(nest4) },
+	{ "nest6", "2001:db8::60", "n6-1", "fd00:99:1::61", RULES(nest6) },
+	{ "nest4r", "192.0.2.70", "r4-1", "10.99.1.71", RULES(nest4r) },
+	{ "nest6r", "2001:db8::70", "r6-1", "fd00:99:1::71", RULES(nest6r) },
+};
+
+#define SMALL_FIRST 4
+#define N_SMALL (uint32_t)(sizeof(small_vips) / sizeof(small_vips[0]))
 
 /* address a + d (d = -1 or +1), wrapping within the family's width */
 static void addr_step(uint8_t *a, unsigned bytes, int d)
@@ -406,8 +448,8 @@ static void addr_step(uint8_t *a, unsigned bytes, int d)
 	}
 }
 
-/* Flows from the first and last address of every rule of VIP v and the
- * addresses just outside them. */
+/* Flows from the first and last address of every rule of VIP v, the
+ * addresses just inside them and the ones just outside. */
 static void emit_rule_edges(struct scenario *sc, uint16_t v, uint16_t sport,
 			    struct tally *t)
 {
@@ -422,15 +464,16 @@ static void emit_rule_edges(struct scenario *sc, uint16_t v, uint16_t sport,
 		memcpy(last, r->addr, 16);
 		for (unsigned b = r->len; b < width; b++)
 			last[b / 8] |= (uint8_t)(0x80u >> (b % 8));
-		for (int e = 0; e < 4; e++) {
-			memcpy(a, e < 2 ? first : last, 16);
-			if (e == 1)
-				addr_step(a, width / 8, -1);
-			if (e == 3)
-				addr_step(a, width / 8, 1);
-			emit_flow(sc, v, a, sport++, e == 0 ? "a rule's first" :
-				  e == 1 ? "before a rule" : e == 2 ?
-				  "a rule's last" : "after a rule", t);
+		static const char *const what[6] = {
+			"a rule's first", "before a rule", "after a rule's first",
+			"a rule's last", "after a rule", "before a rule's last",
+		};
+
+		for (int e = 0; e < 6; e++) {
+			memcpy(a, e < 3 ? first : last, 16);
+			if (e % 3 != 0)   /* 1, 5: one down; 2, 4: one up */
+				addr_step(a, width / 8, e == 1 || e == 5 ? -1 : 1);
+			emit_flow(sc, v, a, sport++, what[e], t);
 		}
 	}
 }
@@ -450,7 +493,7 @@ void sc_def_acl(struct scenario *sc)
 		"2001:db8:ca00:600::", "2001:db8:caff:ffff::1",
 		"2001:db8:cb00::", "2001:db8:c9ff:ffff:ffff:ffff:ffff:ffff",
 	};
-	struct tally t[4] = {{0}}, te[3] = {{0}};
+	struct tally t[4] = {{0}}, te[N_SMALL] = {{0}};
 	struct sc_vip *v;
 	uint8_t src[16];
 	const char *why;
@@ -491,18 +534,14 @@ void sc_def_acl(struct scenario *sc)
 	sc_add_backend(v, "o4-1", "10.99.1.31", 100);
 	sc_add_backend(v, "o4-2", "10.99.1.32", 100);
 	small_rules();
-	v = sc_add_vip(sc, "edge4", "192.0.2.40", 80, 6, SC_FWD_IPIP);
-	v->n_acl = 7;
-	v->acl = edge4;
-	sc_add_backend(v, "e4-1", "10.99.1.41", 100);
-	v = sc_add_vip(sc, "edge6", "2001:db8::40", 80, 6, SC_FWD_IPIP);
-	v->n_acl = 7;
-	v->acl = edge6;
-	sc_add_backend(v, "e6-1", "fd00:99:1::41", 100);
-	v = sc_add_vip(sc, "hole4", "192.0.2.50", 80, 6, SC_FWD_IPIP);
-	v->n_acl = 5;
-	v->acl = hole4;
-	sc_add_backend(v, "h4-1", "10.99.1.51", 100);
+	for (uint32_t i = 0; i < N_SMALL; i++) {
+		const struct small_vip *sv = &small_vips[i];
+
+		v = sc_add_vip(sc, sv->name, sv->addr, 80, 6, SC_FWD_IPIP);
+		v->n_acl = sv->n_acl;
+		v->acl = sv->acl;
+		sc_add_backend(v, sv->backend, sv->backend_addr, 100);
+	}
 
 	for (uint32_t k = 0; k < FLOWS_PER_VIP; k++) {
 		uint16_t sport = (uint16_t)(20000 + k);
@@ -529,8 +568,8 @@ void sc_def_acl(struct scenario *sc)
 	sc_addr("2001:db8:ca00:515::7", src);
 	emit_fragmented(sc, 1, src, 30001, &t[1]);
 
-	for (uint16_t e = 4; e < 7; e++)
-		emit_rule_edges(sc, e, 32000, &te[e - 4]);
+	for (uint16_t e = 0; e < N_SMALL; e++)
+		emit_rule_edges(sc, SMALL_FIRST + e, 32000, &te[e]);
 
 	emit_icmp_cases(sc, 0, "172.20.5.40", "172.20.5.20");
 	emit_icmp_cases(sc, 1, "2001:db8:ca00:520::7", "2001:db8:ca00:515::7");
@@ -545,7 +584,7 @@ void sc_def_acl(struct scenario *sc)
 		}
 	if (t[3].denied != 0)
 		die("a VIP without ACL denied a flow");
-	for (int i = 0; i < 3; i++)
+	for (uint32_t i = 0; i < N_SMALL; i++)
 		if (te[i].allowed < 4 || te[i].denied < 4)
 			die("the edges of a small ACL are too one-sided");
 }

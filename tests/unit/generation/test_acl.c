@@ -5,7 +5,11 @@
  * allow list). Checked on random overlapping prefix sets of both
  * families (allow-only, deny-only, mixed; /0, host prefixes) at every
  * prefix's edges and at random addresses, on hand-made nested carve-outs,
+ * on hand-written verdicts at the first and last address of allowed
+ * ranges inside denied ones and the reverse (IPv4 and IPv6; /0, host
+ * prefixes, lengths off the octet and across the IPv6 64-bit halves),
  * and on sharing (mlv_acl_same_input). */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -290,6 +294,194 @@ static void test_carve_outs(void **state)
 	mlv_acl_release(acl);
 }
 
+/* "ADDRESS/LENGTH" (or a bare address, its host prefix) of either family
+ * as a rule; *family (if not NULL) says which. */
+static struct mlv_acl_rule rule_text(const char *text, bool allow,
+				     uint8_t *family)
+{
+	struct mlv_acl_rule r;
+	char addr[64];
+	const char *slash = strchr(text, '/');
+	size_t alen = slash ? (size_t)(slash - text) : strlen(text);
+	bool v6 = memchr(text, ':', alen) != NULL;
+
+	memset(&r, 0, sizeof(r));
+	assert_true(alen < sizeof(addr));
+	memcpy(addr, text, alen);
+	addr[alen] = '\0';
+	assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, addr, r.addr), 1);
+	r.len = (uint8_t)(slash ? atoi(slash + 1) : v6 ? 128 : 32);
+	r.allow = allow;
+	if (family)
+		*family = v6 ? 6 : 4;
+	return r;
+}
+
+/* A hand-written verdict: a source and whether the ACL lets it through
+ * (in the nesting tests, allow[1] is the verdict of the reverse nesting). */
+struct verdict {
+	const char *src;
+	bool allow[2];
+};
+
+/* Check column col of each verdict against the ACL built from r, and
+ * against the naive match too (so that the table cannot drift from the
+ * rule it writes out). */
+static void check_verdicts(uint8_t family, const struct mlv_acl_rule *r,
+			   uint32_t n_rules, const struct verdict *v,
+			   uint32_t n_v, int col)
+{
+	struct mlv_acl *acl;
+	uint8_t f;
+
+	assert_int_equal(mlv_acl_build(family, r, n_rules, &acl), MLV_OK);
+	for (uint32_t i = 0; i < n_v; i++) {
+		struct mlv_acl_rule a = rule_text(v[i].src, true, &f);
+		bool got = mlv_acl_allows(acl, a.addr);
+		bool naive = naive_allows(r, n_rules, a.addr);
+
+		assert_int_equal(f, family);
+		if (got != v[i].allow[col] || naive != v[i].allow[col])
+			fail_msg("%s: expected %s, got %s (naive %s)", v[i].src,
+				 v[i].allow[col] ? "allowed" : "denied",
+				 got ? "allowed" : "denied",
+				 naive ? "allowed" : "denied");
+	}
+	mlv_acl_release(acl);
+}
+
+/* Column 0: inner allowed inside a denied outer; column 1: the reverse,
+ * inner denied inside an allowed outer. */
+static void check_nesting(const char *outer, const char *inner,
+			  const struct verdict *v, uint32_t n_v)
+{
+	struct mlv_acl_rule r[2];
+	uint8_t family;
+
+	for (int col = 0; col < 2; col++) {
+		r[0] = rule_text(outer, col == 1, &family);
+		r[1] = rule_text(inner, col == 0, NULL);
+		check_verdicts(family, r, 2, v, n_v, col);
+	}
+}
+
+#define N_OF(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
+
+/* An allowed /24 inside a denied /8 and the reverse: the first and last
+ * address of each, the ones just inside and just outside each edge, and
+ * no match (there is an allow list: denied). */
+static void test_nested_edges_v4(void **state)
+{
+	static const struct verdict v[] = {
+		{ "0.0.0.0", { false, false } },
+		{ "9.255.255.255", { false, false } },
+		{ "10.0.0.0", { false, true } },
+		{ "10.1.1.255", { false, true } },
+		{ "10.1.2.0", { true, false } },
+		{ "10.1.2.1", { true, false } },
+		{ "10.1.2.254", { true, false } },
+		{ "10.1.2.255", { true, false } },
+		{ "10.1.3.0", { false, true } },
+		{ "10.255.255.255", { false, true } },
+		{ "11.0.0.0", { false, false } },
+		{ "255.255.255.255", { false, false } },
+	};
+
+	(void)state;
+	check_nesting("10.0.0.0/8", "10.1.2.0/24", v, N_OF(v));
+}
+
+/* The same in IPv6: an allowed /48 inside a denied /32 and the reverse,
+ * with the addresses on both sides of the 64-bit halves' boundary. */
+static void test_nested_edges_v6(void **state)
+{
+	static const struct verdict v[] = {
+		{ "::", { false, false } },
+		{ "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", { false, false } },
+		{ "2001:db8::", { false, true } },
+		{ "2001:db8:0:ffff:ffff:ffff:ffff:ffff", { false, true } },
+		{ "2001:db8:1::", { true, false } },
+		{ "2001:db8:1::1", { true, false } },
+		{ "2001:db8:1:0:ffff:ffff:ffff:ffff", { true, false } },
+		{ "2001:db8:1:1::", { true, false } },
+		{ "2001:db8:1:ffff:ffff:ffff:ffff:fffe", { true, false } },
+		{ "2001:db8:1:ffff:ffff:ffff:ffff:ffff", { true, false } },
+		{ "2001:db8:2::", { false, true } },
+		{ "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", { false, true } },
+		{ "2001:db9::", { false, false } },
+		{ "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", { false, false } },
+	};
+
+	(void)state;
+	check_nesting("2001:db8::/32", "2001:db8:1::/48", v, N_OF(v));
+}
+
+/* Rules from "allow PREFIX" / "deny PREFIX" lines into r (room for n);
+ * returns their family. */
+static uint8_t rules_of(const char *const *lines, uint32_t n,
+			struct mlv_acl_rule *r)
+{
+	uint8_t family = 0, f;
+
+	for (uint32_t i = 0; i < n; i++) {
+		bool allow = strncmp(lines[i], "allow ", 6) == 0;
+
+		assert_true(allow || strncmp(lines[i], "deny ", 5) == 0);
+		r[i] = rule_text(lines[i] + (allow ? 6 : 5), allow, &f);
+		assert_true(family == 0 || family == f);
+		family = f;
+	}
+	return family;
+}
+
+/* /0 around everything, lengths off the octet (/23, /17; /61, /65, the
+ * /65 one bit into the IPv6 low half) and host prefixes at the first and
+ * the last address of a range. */
+static void test_odd_lengths(void **state)
+{
+	static const char *const rules4[] = {
+		"allow 0.0.0.0/0", "deny 10.1.2.0/23", "allow 10.1.3.255/32",
+		"deny 192.168.128.0/17", "allow 192.168.128.0",
+		"deny 255.255.255.255/32",
+	};
+	static const struct verdict v4[] = {
+		{ "0.0.0.0", { true } }, { "10.1.1.255", { true } },
+		{ "10.1.2.0", { false } }, { "10.1.2.255", { false } },
+		{ "10.1.3.0", { false } }, { "10.1.3.254", { false } },
+		{ "10.1.3.255", { true } }, { "10.1.4.0", { true } },
+		{ "192.168.127.255", { true } }, { "192.168.128.0", { true } },
+		{ "192.168.128.1", { false } }, { "192.168.255.255", { false } },
+		{ "192.169.0.0", { true } }, { "255.255.255.254", { true } },
+		{ "255.255.255.255", { false } },
+	};
+	static const char *const rules6[] = {
+		"deny ::/0", "allow 2001:db8:0:8::/61",
+		"deny 2001:db8:0:8:8000::/65", "allow 2001:db8:0:8:8000::",
+		"deny 2001:db8:0:f:ffff:ffff:ffff:ffff/128", "allow ::/128",
+	};
+	static const struct verdict v6[] = {
+		{ "::", { true } }, { "::1", { false } },
+		{ "2001:db8:0:7:ffff:ffff:ffff:ffff", { false } },
+		{ "2001:db8:0:8::", { true } },
+		{ "2001:db8:0:8:7fff:ffff:ffff:ffff", { true } },
+		{ "2001:db8:0:8:8000::", { true } },
+		{ "2001:db8:0:8:8000::1", { false } },
+		{ "2001:db8:0:8:ffff:ffff:ffff:ffff", { false } },
+		{ "2001:db8:0:9::", { true } },
+		{ "2001:db8:0:f:ffff:ffff:ffff:fffe", { true } },
+		{ "2001:db8:0:f:ffff:ffff:ffff:ffff", { false } },
+		{ "2001:db8:0:10::", { false } },
+		{ "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", { false } },
+	};
+	struct mlv_acl_rule r[N_OF(rules4) + N_OF(rules6)];
+
+	(void)state;
+	check_verdicts(rules_of(rules4, N_OF(rules4), r), r, N_OF(rules4),
+		       v4, N_OF(v4), 0);
+	check_verdicts(rules_of(rules6, N_OF(rules6), r), r, N_OF(rules6),
+		       v6, N_OF(v6), 0);
+}
+
 /* Deny-only is a blocklist, allow-only an allowlist; a prefix in both
  * lists is denied; a changed input is not the same input. */
 static void test_defaults_and_sharing(void **state)
@@ -341,6 +533,9 @@ int main(void)
 		cmocka_unit_test(test_random_v6),
 		cmocka_unit_test(test_nested_every_length),
 		cmocka_unit_test(test_carve_outs),
+		cmocka_unit_test(test_nested_edges_v4),
+		cmocka_unit_test(test_nested_edges_v6),
+		cmocka_unit_test(test_odd_lengths),
 		cmocka_unit_test(test_defaults_and_sharing),
 	};
 
