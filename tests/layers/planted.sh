@@ -45,4 +45,22 @@ expect_caught control/ctl/rates.c '#include "server.h"' \
   'path from the root'
 expect_caught control/ctl/meson.build "x = files('../base/error.c')" \
   'a source file of another folder'
+# expect_table SED PATTERN: edit docs/architecture.md with SED, expect
+# PATTERN naming the table's line
+expect_table() {
+  local script=$1 pattern=$2 out rc
+  fresh
+  sed -i "$script" "$work/t/docs/architecture.md"
+  out=$("$check" --root "$work/t" 2>&1); rc=$?
+  [ $rc -eq 1 ] || fail "architecture.md $script: exit $rc, want 1: $out"
+  grep -qE "docs/architecture.md:[0-9]+: $pattern" <<< "$out" ||
+    fail "no /$pattern/ in: $out"
+  echo "caught: architecture.md $script"
+}
+
+# an edge the Uses table leaves out, and one it names that is not there
+expect_table 's/| `generation`, `health`, `protocol`, `config`, `tables`, `packet` |/| `generation`, `health`, `protocol`, `config`, `packet` |/' \
+  'control/ctl uses control/tables \(control/ctl/[a-z_]+\.[ch]:[0-9]+\), not in its Uses cell'
+expect_table 's/| `publish`, `generation`, `packet`, `ports`, `config`, `tables` |/| `publish`, `generation`, `packet`, `ports`, `config`, `tables`, `health` |/' \
+  "dataplane/worker's Uses cell names control/health, which none of its files include"
 echo "planted: ok"
