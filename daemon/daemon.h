@@ -266,7 +266,8 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd);
 /* Log each line of diags at warning or error level. */
 void mlv_daemon_log_diags(const struct mlv_diags *diags);
 
-/* ---- deferred second choices (daemon/second_choices.c) ---- */
+/* ---- deferred second choices (daemon/generations.c: the options and
+ * the note; daemon/second_choices.c: the steps) ---- */
 
 /* Build options of every publish: second choices deferred beyond the
  * first few tables of a build (docs/generations.md). */
@@ -347,7 +348,7 @@ const struct mlv_ctl_announce *mlv_daemon_announce_view(void *ctx);
 /* Withdraw every route and close the announcer (teardown). */
 void mlv_daemon_announce_close(struct mlv_daemon *d);
 
-/* ---- the state file (daemon/ctl_glue.c) ---- */
+/* ---- the state file (daemon/state_glue.c) ---- */
 
 /* Work out state_path and read the overrides kept there (start, before
  * generation 1); those for VIPs or backends the config lacks are
@@ -372,7 +373,17 @@ enum mlv_err mlv_daemon_health_open(struct mlv_daemon *d);
  * "Second choices and failover"). */
 void mlv_daemon_health_process(struct mlv_daemon *d);
 
-/* Whether (vip, backend) is in the current batch's just-down set. */
+/* ---- the just-down set (daemon/down_pairs.c) ---- */
+
+/* Add the n pairs of a down event to the set; out of memory costs only
+ * the failover generation (a warning; the rebuild still happens). */
+void mlv_daemon_note_down(struct mlv_daemon *d,
+			  const struct mlv_health_pair *pairs, uint32_t n);
+
+/* Sort the set for mlv_daemon_just_down (before the failover build). */
+void mlv_daemon_just_down_sort(struct mlv_daemon *d);
+
+/* Whether (vip, backend) is in the current batch's just-down set (sorted). */
 bool mlv_daemon_just_down(const struct mlv_daemon *d, const char *vip,
 			  const char *backend);
 

@@ -100,6 +100,30 @@ static uint64_t now_us(void)
 	return clock_us(CLOCK_MONOTONIC);
 }
 
+/* Second choices computed within a build before the rest are deferred:
+ * four tables at the default size, a few milliseconds; small configs
+ * (and the tests that count their generations) never defer. */
+#define SECOND_SLOTS_NOW (4u * 65537u)
+
+const struct mlv_gen_build_opts mlv_daemon_build_opts = {
+	.defer_second = true,
+	.second_slots_now = SECOND_SLOTS_NOW,
+};
+
+void mlv_daemon_second_note(struct mlv_daemon *d,
+			    const struct mlv_generation *gen)
+{
+	if (!gen->n_tables_no_second) {
+		d->second_pending = false;
+		return;
+	}
+	/* the follow-up is timed from the last publish that left tables
+	 * without them (its own tables, or older ones it took over) */
+	d->second_since = gen->number;
+	d->second_since_us = now_us();
+	d->second_pending = true;
+}
+
 /* mlv_gen_build_opts.uid_free: a uid is free when no uid sharing its
  * tally slot is held by a live generation (every live generation is
  * tracked by the stats, whose totals map holds exactly their uids) and

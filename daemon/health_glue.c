@@ -28,59 +28,6 @@ static void raise_nofile(void)
 			 (unsigned long long)rl.rlim_max, strerror(errno));
 }
 
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct mlv_pair_name *x = a, *y = b;
-	int c = strcmp(x->vip, y->vip);
-
-	return c ? c : strcmp(x->backend, y->backend);
-}
-
-/* Remember the pairs of a down event; a failed allocation only costs the
- * failover generation (the rebuild still happens). */
-static void note_down(struct mlv_daemon *d, const struct mlv_health_event *e)
-{
-	struct mlv_pair_set *set = &d->just_down;
-
-	if (set->n + e->n_pairs > set->cap) {
-		uint32_t cap = set->n + e->n_pairs;
-		struct mlv_pair_name *grown;
-
-		cap = cap < 64 ? 64 : cap + cap / 2;
-		grown = realloc(set->items, (size_t)cap * sizeof(*grown));
-		if (!grown) {
-			mlv_warn("health: out of memory for the failover "
-				 "generation; rebuilding directly");
-			return;
-		}
-		set->items = grown;
-		set->cap = cap;
-	}
-	for (uint32_t i = 0; i < e->n_pairs; i++) {
-		struct mlv_pair_name *p = &set->items[set->n++];
-
-		snprintf(p->vip, sizeof(p->vip), "%s", e->pairs[i].vip);
-		snprintf(p->backend, sizeof(p->backend), "%s", e->pairs[i].backend);
-	}
-}
-
-bool mlv_daemon_just_down(const struct mlv_daemon *d, const char *vip,
-			  const char *backend)
-{
-	struct mlv_pair_name key;
-
-	snprintf(key.vip, sizeof(key.vip), "%s", vip);
-	snprintf(key.backend, sizeof(key.backend), "%s", backend);
-	return bsearch(&key, d->just_down.items, d->just_down.n,
-		       sizeof(key), cmp_pair) != NULL;
-}
-
-void mlv_daemon_health_free(struct mlv_daemon *d)
-{
-	free(d->just_down.items);
-	memset(&d->just_down, 0, sizeof(d->just_down));
-}
-
 /* Called from inside mlv_health_process: logs, remembers which pairs
  * went down and marks the daemon dirty; publishing happens after
  * process() returns (the engine must not be re-entered, and one
@@ -97,7 +44,7 @@ static void on_health(const struct mlv_health_batch *b, void *ctx)
 		mlv_log(e->up ? MLV_LOG_INFO : MLV_LOG_WARNING, "health: %s",
 			line);
 		if (!e->up)
-			note_down(d, e);
+			mlv_daemon_note_down(d, e->pairs, e->n_pairs);
 	}
 	for (uint32_t i = 0; i < b->n_vip_events; i++) {
 		const struct mlv_health_vip_event *v = &b->vip_events[i];
@@ -160,8 +107,7 @@ void mlv_daemon_health_process(struct mlv_daemon *d)
 		return;
 	d->health_dirty = false;
 	if (d->just_down.n) {
-		qsort(d->just_down.items, d->just_down.n,
-		      sizeof(d->just_down.items[0]), cmp_pair);
+		mlv_daemon_just_down_sort(d);
 		if (mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_FAILOVER) == MLV_OK)
 			mlv_info("health: failover generation %u live %.1f ms "
 				 "after the check results were read",

@@ -3,25 +3,17 @@
  * second choices"): a publish that built many tables goes live with their
  * first choices only; the control loop then computes the second choices a
  * few tables at a time between its other work and publishes one follow-up
- * generation that carries them, with every table taken by reference. */
+ * generation that carries them, with every table taken by reference.
+ * What a publish defers, and the note that one did, are generations.c's
+ * (mlv_daemon_build_opts, mlv_daemon_second_note). */
 #include <time.h>
 
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 
-/* Second choices computed within a build before the rest are deferred:
- * four tables at the default size, a few milliseconds; small configs
- * (and the tests that count their generations) never defer. */
-#define SECOND_SLOTS_NOW (4u * 65537u)
-
 /* Work per control-loop step: about one to three tables at the default
  * size, so a control-socket request waits at most this long. */
 #define MLV_SECOND_STEP_US 3000u
-
-const struct mlv_gen_build_opts mlv_daemon_build_opts = {
-	.defer_second = true,
-	.second_slots_now = SECOND_SLOTS_NOW,
-};
 
 static uint64_t now_us(void)
 {
@@ -29,20 +21,6 @@ static uint64_t now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-void mlv_daemon_second_note(struct mlv_daemon *d,
-			    const struct mlv_generation *gen)
-{
-	if (!gen->n_tables_no_second) {
-		d->second_pending = false;
-		return;
-	}
-	/* the follow-up is timed from the last publish that left tables
-	 * without them (its own tables, or older ones it took over) */
-	d->second_since = gen->number;
-	d->second_since_us = now_us();
-	d->second_pending = true;
 }
 
 bool mlv_daemon_second_step(struct mlv_daemon *d)
