@@ -250,13 +250,19 @@ static void evict(struct mlv_metrics *m, struct mlv_metrics_conn *c,
 	     "request, for a new client (%s)", who, why);
 }
 
-/* The oldest connection waiting for its request, from a (NULL: any). */
+/* The oldest connection waiting for its request, from a (NULL: any),
+ * if it has been open for MLV_METRICS_EVICT_AGE_MS; else NULL. The
+ * waiting list is in order of waiting since, so the first match is the
+ * oldest. */
 static struct mlv_metrics_conn *oldest_waiting(struct mlv_metrics *m,
 					       const struct mlv_metrics_addr *a)
 {
+	uint64_t now = now_ms();
+
 	for (struct mlv_metrics_conn *c = m->wait_head; c; c = c->next)
 		if (!a || same_addr(&c->addr, a))
-			return c;
+			return now - c->opened_ms >= MLV_METRICS_EVICT_AGE_MS ?
+			       c : NULL;
 	return NULL;
 }
 
@@ -294,8 +300,8 @@ static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
 
 		m->stats.refused++;
 		addr_text(&a, who, sizeof(who));
-		note(m, "metrics: refused a client from %s: %s, every one "
-		     "being answered", who, why);
+		note(m, "metrics: refused a client from %s: %s, each one "
+		     "being answered or just opened", who, why);
 		return MHD_NO;
 	}
 	evict(m, victim, why);
@@ -318,6 +324,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			return;
 		}
 		c->conn = conn;
+		c->opened_ms = now_ms();
 		info = MHD_get_connection_info(conn,
 					       MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		c->addr = addr_of(info ? info->client_addr : NULL);

@@ -48,6 +48,10 @@
 #define MLV_METRICS_DEFAULT_MAX_CONNECTIONS 128u
 #define MLV_METRICS_DEFAULT_MAX_PER_ADDRESS 8u
 #define MLV_METRICS_DEFAULT_TIMEOUT_MS 5000u
+/* A scrape's request arrives within a millisecond or so of its
+ * connection; 100 ms covers a loaded host, and a client trickling its
+ * headers has had far longer by the time a newer one needs its slot. */
+#define MLV_METRICS_EVICT_AGE_MS 100u
 
 struct mlv_metrics_params {
 	/* "IP:PORT" or "[IP6]:PORT", address literals only (the config's
@@ -62,8 +66,10 @@ struct mlv_metrics_params {
 	 * for its request (of its own address when that limit is the one
 	 * reached): a client trickling its headers holds a slot only until
 	 * someone else needs it, so slow clients cannot take the scrape
-	 * away. Only when every connection in the way is being answered is
-	 * the new one refused. */
+	 * away. A connection younger than MLV_METRICS_EVICT_AGE_MS is not
+	 * taken (a burst of new clients cannot push out a scrape before
+	 * its request was read): when every connection in the way is that
+	 * young or being answered, the new one is refused. */
 	uint32_t max_connections;    /* open HTTP connections at once */
 	uint32_t max_per_address;    /* of them from one client address */
 	/* A request must arrive whole within this of its connection

@@ -26,6 +26,7 @@ struct mlv_metrics_conn {
 	struct mlv_metrics_conn *all_prev, *all_next;
 	struct mlv_metrics_addr addr;
 	uint64_t deadline_ms;         /* CLOCK_MONOTONIC */
+	uint64_t opened_ms;           /* accepted, CLOCK_MONOTONIC */
 	bool waiting;                 /* in the waiting list */
 	bool evicted;                 /* shut for a newer client, closing */
 };
