@@ -95,14 +95,6 @@ struct mlv_ctl_server {
 
 static void out_release(struct mlv_ctl_server *srv, struct client *c);
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -110,6 +102,14 @@ static uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+static uint64_t now_ms(void)
+{
+	return now_ns() / 1000000u;
+}
+
+/* MLV_CTL_HEAVY_SLICE_MS, as now_ns() counts */
+#define HEAVY_SLICE_NS (MLV_CTL_HEAVY_SLICE_MS * 1000000ull)
 
 static bool out_pending(const struct client *c)
 {
@@ -511,7 +511,7 @@ static void flush(struct mlv_ctl_server *srv, struct client *c)
 /* Whether the heavy requests' slice of this call is spent. */
 static bool slice_spent(const struct mlv_ctl_server *srv)
 {
-	return srv->heavy_spent_ns >= MLV_CTL_HEAVY_SLICE_MS * 1000000ull;
+	return srv->heavy_spent_ns >= HEAVY_SLICE_NS;
 }
 
 /* Answer one request line. Returns false, leaving the line to be read
@@ -831,7 +831,6 @@ static void accept_clients(struct mlv_ctl_server *srv)
  * done or the slice is spent: one dump grows at a time. */
 static void poll_deferred(struct mlv_ctl_server *srv)
 {
-	const uint64_t slice = MLV_CTL_HEAVY_SLICE_MS * 1000000ull;
 	uint64_t expirations, now = now_ms(), spent = 0;
 	struct client *c, *next;
 
@@ -845,7 +844,7 @@ static void poll_deferred(struct mlv_ctl_server *srv)
 		bool done;
 
 		next = TAILQ_NEXT(c, defer_link);
-		if (c->def_heavy && spent >= slice)
+		if (c->def_heavy && spent >= HEAVY_SLICE_NS)
 			continue;
 		do {
 			uint64_t t0 = c->def_heavy ? now_ns() : 0;
@@ -855,7 +854,7 @@ static void poll_deferred(struct mlv_ctl_server *srv)
 			if (c->def_heavy)
 				spent += now_ns() - t0;
 		} while (!done && c->def.progress && c->def_heavy &&
-			 spent < slice);
+			 spent < HEAVY_SLICE_NS);
 		if (!done)
 			continue;
 		if (reply && c->def_id &&

@@ -161,15 +161,7 @@ static void unwait(struct mlv_metrics *m, struct mlv_metrics_conn *c)
 {
 	if (!c->waiting)
 		return;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		m->wait_head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		m->wait_tail = c->prev;
-	c->prev = c->next = NULL;
+	TAILQ_REMOVE(&m->waiting, c, wait_link);
 	c->waiting = false;
 }
 
@@ -177,12 +169,7 @@ static void await_request(struct mlv_metrics *m, struct mlv_metrics_conn *c)
 {
 	unwait(m, c);
 	c->deadline_ms = now_ms() + m->timeout_ms;
-	c->prev = m->wait_tail;
-	if (m->wait_tail)
-		m->wait_tail->next = c;
-	else
-		m->wait_head = c;
-	m->wait_tail = c;
+	TAILQ_INSERT_TAIL(&m->waiting, c, wait_link);
 	c->waiting = true;
 }
 
@@ -258,8 +245,9 @@ static struct mlv_metrics_conn *oldest_waiting(struct mlv_metrics *m,
 					       const struct mlv_metrics_addr *a)
 {
 	uint64_t now = now_ms();
+	struct mlv_metrics_conn *c;
 
-	for (struct mlv_metrics_conn *c = m->wait_head; c; c = c->next)
+	TAILQ_FOREACH(c, &m->waiting, wait_link)
 		if (!a || same_addr(&c->addr, a))
 			return now - c->opened_ms >= MLV_METRICS_EVICT_AGE_MS ?
 			       c : NULL;
@@ -275,12 +263,12 @@ static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
 {
 	struct mlv_metrics *m = cls;
 	struct mlv_metrics_addr a = addr_of(sa);
-	struct mlv_metrics_conn *victim = NULL;
+	struct mlv_metrics_conn *c, *victim = NULL;
 	uint32_t total = 0, mine = 0;
 	const char *why = NULL;
 
 	(void)len;
-	for (struct mlv_metrics_conn *c = m->all; c; c = c->all_next) {
+	LIST_FOREACH(c, &m->all, all_link) {
 		if (c->evicted)
 			continue;
 		total++;
@@ -328,22 +316,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		info = MHD_get_connection_info(conn,
 					       MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		c->addr = addr_of(info ? info->client_addr : NULL);
-		c->all_next = m->all;
-		if (m->all)
-			m->all->all_prev = c;
-		m->all = c;
+		LIST_INSERT_HEAD(&m->all, c, all_link);
 		*socket_context = c;
 		await_request(m, c);
 		return;
 	}
 	if (c) {
 		unwait(m, c);
-		if (c->all_prev)
-			c->all_prev->all_next = c->all_next;
-		else
-			m->all = c->all_next;
-		if (c->all_next)
-			c->all_next->all_prev = c->all_prev;
+		LIST_REMOVE(c, all_link);
 		free(c);
 		*socket_context = NULL;
 	}
@@ -372,8 +352,9 @@ void mlv_metrics_request_done(struct mlv_metrics *m,
 
 static void expire(struct mlv_metrics *m, uint64_t now)
 {
-	while (m->wait_head && m->wait_head->deadline_ms <= now) {
-		struct mlv_metrics_conn *c = m->wait_head;
+	struct mlv_metrics_conn *c;
+
+	while ((c = TAILQ_FIRST(&m->waiting)) && c->deadline_ms <= now) {
 
 		unwait(m, c);
 		close_now(c->conn);
@@ -390,8 +371,9 @@ static bool next_timeout(struct mlv_metrics *m, uint64_t *out)
 	MHD_UNSIGNED_LONG_LONG ms = 0;
 	bool any = MHD_get_timeout(m->mhd, &ms) == MHD_YES;
 
-	if (m->wait_head) {
-		uint64_t now = now_ms(), due = m->wait_head->deadline_ms;
+	if (!TAILQ_EMPTY(&m->waiting)) {
+		uint64_t now = now_ms();
+		uint64_t due = TAILQ_FIRST(&m->waiting)->deadline_ms;
 		uint64_t left = due > now ? due - now : 0;
 
 		if (!any || left < ms)
@@ -503,6 +485,8 @@ enum mlv_err mlv_metrics_create(const struct mlv_metrics_params *p,
 		return MLV_E_NOMEM;
 	}
 	m->ep = m->tfd = -1;
+	TAILQ_INIT(&m->waiting);
+	LIST_INIT(&m->all);
 	m->src = p->src;
 	m->log = p->log;
 	m->log_ctx = p->log_ctx;

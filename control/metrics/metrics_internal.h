@@ -6,24 +6,25 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <microhttpd.h>
 
 #include "control/metrics/metrics.h"
 
-/* One open connection (MHD's socket context). While its next request
- * is awaited it sits in the server's waiting list, oldest deadline
- * first: every deadline is "now + timeout", so appending keeps the order. */
 /* A client address as the admission compares them. */
 struct mlv_metrics_addr {
 	uint8_t family;               /* AF_INET, AF_INET6; 0: unknown */
 	uint8_t bytes[16];
 };
 
+/* One open connection (MHD's socket context). While its next request
+ * is awaited it sits in the server's waiting list, oldest deadline
+ * first: every deadline is "now + timeout", so appending keeps the order. */
 struct mlv_metrics_conn {
 	struct MHD_Connection *conn;
-	struct mlv_metrics_conn *prev, *next;      /* the waiting list */
-	struct mlv_metrics_conn *all_prev, *all_next;
+	TAILQ_ENTRY(mlv_metrics_conn) wait_link;   /* the waiting list */
+	LIST_ENTRY(mlv_metrics_conn) all_link;     /* every connection */
 	struct mlv_metrics_addr addr;
 	uint64_t deadline_ms;         /* CLOCK_MONOTONIC */
 	uint64_t opened_ms;           /* accepted, CLOCK_MONOTONIC */
@@ -36,8 +37,8 @@ struct mlv_metrics {
 	int ep;                       /* ours: MHD's epoll fd + tfd */
 	int tfd;                      /* the next timeout or deadline */
 	uint32_t timeout_ms;
-	struct mlv_metrics_conn *wait_head, *wait_tail;   /* oldest first */
-	struct mlv_metrics_conn *all;     /* every connection MHD holds */
+	TAILQ_HEAD(, mlv_metrics_conn) waiting;   /* oldest first */
+	LIST_HEAD(, mlv_metrics_conn) all;        /* every connection MHD holds */
 	uint32_t max_connections;         /* not evicted, in all */
 	uint32_t max_per_address;
 	uint16_t port;
