@@ -17,9 +17,7 @@
 #include "control/generation/vip_tables.h"
 #include "control/tables/maglev.h"
 #include "control/tables/builder.h"
-#include "control/generation/index_internal.h"
 #include "control/generation/port_map_internal.h"
-#include "dataplane/packet/flow_hash.h"
 
 #define GEN_ALIGN 64   /* cache line: tables, counters and the struct */
 
@@ -28,11 +26,7 @@ struct gen_priv {
 	/* This build's mlv_gen_build_opts.uid_free (NULL: any uid). */
 	bool (*uid_free)(void *ctx, uint32_t uid);
 	void *uid_free_ctx;
-	struct mlv_gen_vip_index exact;      /* (family, address, port, proto) */
-	struct mlv_gen_vip_index any_port;   /* port 0 -> lowest-port VIP */
-	struct mlv_gen_port_maps port_maps;  /* range and `any` VIPs */
-	struct mlv_gen_uid_map vip_uids;
-	struct mlv_gen_uid_map backend_uids; /* -> index in all_backends */
+	struct mlv_gen_lookup lookup;        /* gen->lookup points here */
 	const struct mlv_gen_vip **vip_by_name; /* strcmp order */
 	struct mlv_gen_table **tables;       /* one reference each */
 	uint32_t n_tables;
@@ -850,7 +844,7 @@ static enum mlv_err build_indices(struct mlv_generation *gen)
 		memcpy(key.addr, vip->address, sizeof(key.addr));
 		if (mlv_gen_vip_one_port(vip)) {
 			/* one port; ranges and `any`: port_maps */
-			s = mlv_gen_vip_index_probe(&p->exact, &key);
+			s = mlv_gen_vip_index_probe(&p->lookup.exact, &key);
 			if (s->key.family != 0)
 				return MLV_E_INVAL; /* same address, port and protocol */
 			s->key = key;
@@ -859,18 +853,18 @@ static enum mlv_err build_indices(struct mlv_generation *gen)
 
 		/* `any` (port_be 0) comes first, then by first port */
 		key.port_be = 0;
-		s = mlv_gen_vip_index_probe(&p->any_port, &key);
+		s = mlv_gen_vip_index_probe(&p->lookup.any_port, &key);
 		if (s->key.family == 0 ||
 		    ntohs(gen->vips[s->vip].port_be) > ntohs(vip->port_be)) {
 			s->key = key;
 			s->vip = v;
 		}
 
-		if (!mlv_gen_uid_map_insert(&p->vip_uids, vip->uid, v))
+		if (!mlv_gen_uid_map_insert(&p->lookup.vip_uids, vip->uid, v))
 			return MLV_E_INVAL;
 		p->vip_by_name[v] = vip;
 	}
-	err = mlv_gen_port_maps_build(&p->port_maps, gen->vips, gen->n_vips);
+	err = mlv_gen_port_maps_build(&p->lookup.port_maps, gen->vips, gen->n_vips);
 	if (err)
 		return err;
 	qsort(p->vip_by_name, gen->n_vips, sizeof(*p->vip_by_name), cmp_vip_ptr);
@@ -879,7 +873,7 @@ static enum mlv_err build_indices(struct mlv_generation *gen)
 			return MLV_E_INVAL;
 
 	for (uint32_t b = 0; b < gen->n_all_backends; b++)
-		if (!mlv_gen_uid_map_insert(&p->backend_uids,
+		if (!mlv_gen_uid_map_insert(&p->lookup.backend_uids,
 					    gen->all_backends[b].uid, b))
 			return MLV_E_INVAL;
 	return MLV_OK;
@@ -954,20 +948,21 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 	p->next_uid = previous ? ((const struct gen_priv *)previous->priv)->next_uid : 1;
 	p->uid_free = opts ? opts->uid_free : NULL;
 	p->uid_free_ctx = opts ? opts->uid_free_ctx : NULL;
-	mlv_gen_vip_index_init(&p->exact, (void *)(base + l.exact), l.vip_index_slots);
-	mlv_gen_vip_index_init(&p->any_port, (void *)(base + l.any_port), l.vip_index_slots);
-	mlv_gen_port_maps_init(&p->port_maps, (void *)(base + l.wild_slots),
+	mlv_gen_vip_index_init(&p->lookup.exact, (void *)(base + l.exact), l.vip_index_slots);
+	mlv_gen_vip_index_init(&p->lookup.any_port, (void *)(base + l.any_port), l.vip_index_slots);
+	mlv_gen_port_maps_init(&p->lookup.port_maps, (void *)(base + l.wild_slots),
 			       l.vip_index_slots, (void *)(base + l.wild),
 			       (void *)(base + l.map_tops),
 			       (void *)(base + l.map_leaves));
-	mlv_gen_uid_map_init(&p->vip_uids, (void *)(base + l.vip_uids), l.vip_index_slots);
-	mlv_gen_uid_map_init(&p->backend_uids, (void *)(base + l.backend_uids),
+	mlv_gen_uid_map_init(&p->lookup.vip_uids, (void *)(base + l.vip_uids), l.vip_index_slots);
+	mlv_gen_uid_map_init(&p->lookup.backend_uids, (void *)(base + l.backend_uids),
 			     l.backend_uid_slots);
 	p->vip_by_name = (void *)(base + l.by_name);
 	p->tables = (void *)(base + l.tables);
 
 	gen->number = number;
 	gen->priv = p;
+	gen->lookup = &p->lookup;
 	gen->n_vips = cfg->n_vips;
 	gen->vips = (void *)(base + l.vips);
 	gen->n_all_backends = n_all;
@@ -1093,101 +1088,4 @@ void mlv_gen_free(struct mlv_generation *gen)
 		mlv_acl_release((struct mlv_acl *)gen->vips[v].acl);
 	/* Everything else lives in the one allocation that starts with *gen. */
 	free(gen);
-}
-
-/* The exact table missed: a range holding the port, else `any`. Out of
- * line: a worker comes here on a memo miss for a VIP of more than one
- * port, or for traffic to no VIP. */
-__attribute__((noinline)) static const struct mlv_gen_vip *
-find_wild(const struct mlv_generation *gen, struct mlv_gen_vip_key *k)
-{
-	const struct gen_priv *p = gen->priv;
-	uint16_t port = ntohs(k->port_be);
-	uint32_t v;
-
-	k->port_be = 0;
-	v = mlv_gen_port_maps_find(&p->port_maps, k, port);
-	return v == MLV_GEN_INDEX_NONE ? NULL : &gen->vips[v];
-}
-
-const struct mlv_gen_vip *mlv_gen_find_vip(const struct mlv_generation *gen,
-					   const struct mlv_flow_key *key,
-					   bool any_port)
-{
-	const struct gen_priv *p = gen->priv;
-	struct mlv_gen_vip_key k = {
-		.port_be = any_port ? 0 : key->dport,
-		.proto = key->proto,
-		.family = key->family,
-	};
-	uint32_t v;
-
-	memcpy(k.addr, key->dst, sizeof(k.addr));
-	v = mlv_gen_vip_index_find(any_port ? &p->any_port : &p->exact, &k);
-	if (__builtin_expect(v != MLV_GEN_INDEX_NONE, 1))
-		return &gen->vips[v];
-	/* no range or `any` VIP in gen: no call (traffic to no VIP) */
-	if (any_port || p->port_maps.n_wild == 0)
-		return NULL;
-	return find_wild(gen, &k);
-}
-
-uint32_t mlv_gen_slot_hash(const struct mlv_gen_vip *vip,
-			   const struct mlv_flow_key *key, bool fragment,
-			   uint32_t full_hash)
-{
-	struct mlv_flow_key k;
-
-	if (vip->hash_fields == MLV_HASH_5TUPLE)
-		return full_hash;
-	k = *key;
-	mlv_flow_key_fields(&k, (enum mlv_hash_fields)vip->hash_fields,
-			    vip->src_mask6, fragment,
-			    mlv_gen_vip_one_port(vip) ?
-			    vip->port_be : 0);
-	return mlv_flow_hash_inline(&k);
-}
-
-const struct mlv_gen_vip *mlv_gen_find_echo_vip(const struct mlv_generation *gen,
-						const struct mlv_flow_key *key)
-{
-	struct mlv_flow_key k = *key;
-	const struct mlv_gen_vip *v;
-
-	k.proto = IPPROTO_TCP;
-	v = mlv_gen_find_vip(gen, &k, true);
-	if (v)
-		return v;
-	k.proto = IPPROTO_UDP;
-	return mlv_gen_find_vip(gen, &k, true);
-}
-
-const struct mlv_gen_backend *mlv_gen_find_backend(
-	const struct mlv_generation *gen, const struct mlv_gen_vip *vip,
-	uint32_t uid)
-{
-	const struct mlv_gen_backend *b = mlv_gen_find_backend_uid(gen, uid);
-
-	/* Backend uids are per (VIP, backend): a hit elsewhere is a miss. */
-	if (!b || b < vip->backends || b >= vip->backends + vip->n_backends)
-		return NULL;
-	return b;
-}
-
-const struct mlv_gen_backend *mlv_gen_find_backend_uid(
-	const struct mlv_generation *gen, uint32_t uid)
-{
-	const struct gen_priv *p = gen->priv;
-	uint32_t i = mlv_gen_uid_map_find(&p->backend_uids, uid);
-
-	return i == MLV_GEN_INDEX_NONE ? NULL : &gen->all_backends[i];
-}
-
-const struct mlv_gen_vip *mlv_gen_find_vip_uid(const struct mlv_generation *gen,
-					       uint32_t uid)
-{
-	const struct gen_priv *p = gen->priv;
-	uint32_t i = mlv_gen_uid_map_find(&p->vip_uids, uid);
-
-	return i == MLV_GEN_INDEX_NONE ? NULL : &gen->vips[i];
 }

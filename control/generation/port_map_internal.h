@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The VIPs of more than one port (a range "A-B" or `any`) inside a
  * generation, found in O(1) whatever their number: the exact
- * (address, port, protocol) table (index_internal.h) misses, then
+ * (address, port, protocol) table (dataplane/view/index.h) misses, then
  *
  *   wild index (address, port 0, protocol) -> entry {any VIP, port map}
  *   port map: top[port >> 8] -> a VIP (every port of those 256 has the
@@ -13,8 +13,8 @@
  * built. Memory: a map (1 KiB) per (address, protocol) with ranges, and
  * a leaf (512 bytes) for each 256-port block a range starts or ends
  * inside: at most 2 KiB per range VIP, beside the generation's other
- * tables. Internal to the generation builder and its tests; look-ups
- * are pure reads: any thread.
+ * tables. The structure and its look-up: dataplane/view/port_map.h;
+ * its build, internal to the generation builder and its tests, here.
  */
 #ifndef MLV_GEN_PORT_MAP_H
 #define MLV_GEN_PORT_MAP_H
@@ -22,28 +22,9 @@
 #include <stdint.h>
 
 #include "control/base/error.h"
-#include "control/generation/index_internal.h"
+#include "dataplane/view/port_map.h"
 
 struct mlv_gen_vip;
-
-/* A top entry below this is a VIP index (MLV_PORT_MAP_NONE: none); from
- * it on, MLV_PORT_MAP_LEAF + leaf index. VIP indices are < 65535
- * (MLV_MAX_VIPS), so 16 bits hold one in a leaf. */
-#define MLV_PORT_MAP_NONE 0xFFFFu
-#define MLV_PORT_MAP_LEAF 0x10000u
-
-struct mlv_gen_wild {
-	uint32_t any_vip;    /* the `any` VIP, or MLV_GEN_INDEX_NONE */
-	uint32_t map;        /* its port map, or MLV_GEN_INDEX_NONE */
-};
-
-struct mlv_gen_port_maps {
-	struct mlv_gen_vip_index index;   /* port 0 keys -> wild[] */
-	struct mlv_gen_wild *wild;
-	uint32_t (*top)[256];
-	uint16_t (*leaf)[256];
-	uint32_t n_wild, n_maps, n_leaves;
-};
 
 /* Room for n_vips VIPs of which n_ranges are ranges: how many of each
  * element to give mlv_gen_port_maps_init. Pure. */
@@ -64,27 +45,5 @@ void mlv_gen_port_maps_init(struct mlv_gen_port_maps *m,
  * MLV_E_NOMEM. Control thread. */
 enum mlv_err mlv_gen_port_maps_build(struct mlv_gen_port_maps *m,
 				     const struct mlv_gen_vip *vips, uint32_t n);
-
-/* The VIP index for (key's address, protocol, family) and port (host
- * order) among the range and `any` VIPs, or MLV_GEN_INDEX_NONE. key's
- * port_be must be 0. Pure; any thread. */
-static inline uint32_t mlv_gen_port_maps_find(const struct mlv_gen_port_maps *m,
-					      const struct mlv_gen_vip_key *key,
-					      uint16_t port)
-{
-	uint32_t w, t;
-
-	if (m->n_wild == 0)
-		return MLV_GEN_INDEX_NONE;
-	w = mlv_gen_vip_index_find(&m->index, key);
-	if (w == MLV_GEN_INDEX_NONE)
-		return MLV_GEN_INDEX_NONE;
-	if (m->wild[w].map == MLV_GEN_INDEX_NONE)
-		return m->wild[w].any_vip;
-	t = m->top[m->wild[w].map][port >> 8];
-	if (t >= MLV_PORT_MAP_LEAF)
-		t = m->leaf[t - MLV_PORT_MAP_LEAF][port & 255];
-	return t == MLV_PORT_MAP_NONE ? MLV_GEN_INDEX_NONE : t;
-}
 
 #endif

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/generation/index_internal.h"
+#include "dataplane/view/index.h"
 
 /* Totals by uid: linear probing, load <= 1/2, backward-shift deletion
  * (no tombstones, so a long-running daemon's map does not degrade). VIP
  * and backend uids come from one counter, so one map holds both. Not the
- * generation's uid index (index_internal.h, which says why the tables
+ * generation's uid index (dataplane/view/index.h, which says why the tables
  * differ): that one is fixed when a generation is built and never
  * deletes. */
 struct totals_entry {

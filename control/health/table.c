@@ -3,8 +3,8 @@
  * Hand-rolled: the control plane has no EAL-free hash map to borrow
  * (rte_hash needs hugepages and fixed-size keys; hsearch is one global
  * table), and intrusive chains let one node live in the table without a
- * separate allocation. The generation's tables (control/generation/
- * index_internal.h) are open-addressed on fixed-size keys inside one
+ * separate allocation. The generation's tables (dataplane/view/
+ * index.h) are open-addressed on fixed-size keys inside one
  * immutable allocation; these hold string-keyed nodes that come and go
  * with every config, so they are chained. */
 #include <stdlib.h>

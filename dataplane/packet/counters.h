@@ -84,7 +84,7 @@ enum mlv_flow_counter {
 /* The drop reasons that belong to a VIP (the frame was addressed to it),
  * counted per VIP too, so that an operator sees which VIP drops and why:
  * X(name), each a drop reason's name. Their VIP rows live in the
- * generation (control/generation/generation.h, vip_drops). */
+ * generation (dataplane/view/view.h, vip_drops). */
 #define MLV_VIP_DROP_REASONS(X)                                              \
 	X(NO_BACKEND)                                                        \
 	X(TOO_BIG)                                                           \

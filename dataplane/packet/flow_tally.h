@@ -6,7 +6,7 @@
  * move.
  *
  * A tally is an array of MLV_TALLY_SLOTS slots per worker, indexed by
- * uid (control/generation/generation.h: a uid names one VIP, or one
+ * uid (dataplane/view/view.h: a uid names one VIP, or one
  * backend of one VIP) modulo the slot count. A backend's slot counts its
  * tracked flows by class. The slot of a VIP with max_load counts the
  * tracked flows of all its backends, which bounded loads weigh a

@@ -21,7 +21,6 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
-#include "control/generation/generation.h"
 #include "control/tables/maglev.h"
 #include "dataplane/packet/encap.h"
 #include "dataplane/packet/flow_hash.h"
@@ -29,6 +28,7 @@
 #include "dataplane/packet/parse.h"
 #include "dataplane/packet/quic.h"
 #include "dataplane/ports/plan.h"
+#include "dataplane/view/view.h"
 #include "dataplane/worker/worker.h"
 
 static inline bool memo_holds(const struct mlv_vip_memo_entry *m,

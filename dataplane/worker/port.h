@@ -24,7 +24,7 @@
 
 #include "control/config/config.h"
 #include "control/base/error.h"
-#include "control/generation/generation.h"
+#include "dataplane/view/view.h"
 #include "dataplane/ports/plan.h"
 
 #define MLV_RX_DESC 1024

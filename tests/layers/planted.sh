@@ -50,7 +50,10 @@ expect_caught control/ctl/meson.build "x = files('../base/error.c')" \
 expect_table() {
   local script=$1 pattern=$2 out rc
   fresh
+  cp "$work/t/docs/architecture.md" "$work/arch.before"
   sed -i "$script" "$work/t/docs/architecture.md"
+  ! cmp -s "$work/arch.before" "$work/t/docs/architecture.md" ||
+    fail "architecture.md $script: the edit matched nothing"
   out=$("$check" --root "$work/t" 2>&1); rc=$?
   [ $rc -eq 1 ] || fail "architecture.md $script: exit $rc, want 1: $out"
   grep -qE "docs/architecture.md:[0-9]+: $pattern" <<< "$out" ||
@@ -61,6 +64,6 @@ expect_table() {
 # an edge the Uses table leaves out, and one it names that is not there
 expect_table 's/| `generation`, `health`, `protocol`, `config`, `tables`, `packet` |/| `generation`, `health`, `protocol`, `config`, `packet` |/' \
   'control/ctl uses control/tables \(control/ctl/[a-z_]+\.[ch]:[0-9]+\), not in its Uses cell'
-expect_table 's/| `publish`, `generation`, `packet`, `ports`, `config`, `tables` |/| `publish`, `generation`, `packet`, `ports`, `config`, `tables`, `health` |/' \
+expect_table 's/| `publish`, `view`, `packet`, `ports`, `config`, `tables` |/| `publish`, `view`, `packet`, `ports`, `config`, `tables`, `health` |/' \
   "dataplane/worker's Uses cell names control/health, which none of its files include"
 echo "planted: ok"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* acl-bench: maglevd's source-ACL look-up (control/generation/acl.h)
+/* acl-bench: maglevd's source-ACL look-up (dataplane/view/acl.h)
  * against DPDK's rte_lpm (IPv4) and rte_lpm6 (IPv6), in one run, on the
  * same prefixes and the same source addresses.
  *

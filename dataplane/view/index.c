@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "control/generation/index_internal.h"
+#include "dataplane/view/index.h"
 
 #include <string.h>
 

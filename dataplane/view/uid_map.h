@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A map from nonzero 32-bit keys (uids, QUIC server IDs) to indices,
  * built once into caller memory and read-only afterwards: the
- * generation's uid maps (index_internal.h) and each QUIC VIP's server-ID
- * map (generation.h). Linear-probing open addressing with a power-of-two
+ * generation's uid maps (index.h) and each QUIC VIP's server-ID
+ * map (view.h). Linear-probing open addressing with a power-of-two
  * slot count (mlv_gen_index_slots), at most half full. Look-ups are pure
  * reads: any thread. */
-#ifndef MLV_GEN_UID_MAP_H
-#define MLV_GEN_UID_MAP_H
+#ifndef MLV_VIEW_UID_MAP_H
+#define MLV_VIEW_UID_MAP_H
 
 #include <stdbool.h>
 #include <stdint.h>

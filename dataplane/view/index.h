@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The immutable look-up tables inside a generation: VIP by (family,
- * address, port, protocol) and object by uid. Internal to the generation
- * builder (control/generation/generation.c) and its tests.
+ * address, port, protocol) and object by uid. The generation builder
+ * (control/generation/generation.c) fills them; the workers read them
+ * (dataplane/view/view.h).
  *
  * Why hand-rolled instead of rte_hash: a generation is built once, never
  * modified, and freed as a whole, so each table is sized exactly for its
@@ -22,15 +23,15 @@
  * count. The caller supplies zeroed slot memory of the size the *_slots()
  * functions return. Look-ups are pure reads: any thread.
  */
-#ifndef MLV_GEN_INDEX_H
-#define MLV_GEN_INDEX_H
+#ifndef MLV_VIEW_INDEX_H
+#define MLV_VIEW_INDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "control/base/hash.h"
-#include "control/generation/uid_map.h"
+#include "dataplane/view/uid_map.h"
 
 
 /* 20 bytes, no padding: compared with memcmp. family 0 marks an empty slot. */

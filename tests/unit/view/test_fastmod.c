@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mlv_fastmod (control/generation/generation.h): the data plane's slot = hash mod
+/* mlv_fastmod (dataplane/view/view.h): the data plane's slot = hash mod
  * table_size without a division must equal the % it stands for on every
  * input, or flows would move to other backends. Checked against % on the
  * edges of both operands and on pseudo-random pairs, and on every prime
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "control/generation/generation.h"
 #include "control/tables/maglev.h"
+#include "dataplane/view/view.h"
 
 /* xorshift32: a reproducible stream of 32-bit operands. */
 static uint32_t next_rand(uint32_t *s)
