@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal to the health-check engine (the files of control/health/): its data
- * structures and the functions the files share. Control thread only. */
+ * structures and the functions the files share. Control thread only.
+ *
+ * The files call one way, each only those below it:
+ *   health.c (life cycle, process())
+ *   sync.c (matching a config)       query.c (the daemon's questions)
+ *   probe.c (checks on the wire)     index.c (look-ups by position)
+ *   result.c (verdicts, the batch)   validate.c (the config's checks)
+ *   schedule.c (when)                durations.c (how long)
+ *   model.c (keys, look-ups, clocks)
+ *   table.c, heap.c, http.c, dns.c, names.c (leaves)
+ * so a change to one reaches only those above it. */
 #ifndef MLV_HEALTH_INTERNAL_H
 #define MLV_HEALTH_INTERNAL_H
 
@@ -95,7 +105,7 @@ struct health_probe {
 	struct health_probe *wait_prev, *wait_next;
 	struct health_conn *conn;       /* PHASE_RUNNING only */
 	bool postponed;                 /* its next start was already moved
-					   once for lateness (health.c) */
+					   once for lateness (schedule.c) */
 
 	bool up;
 	bool has_result;
@@ -224,44 +234,66 @@ static inline struct health_probe *health_heap_top(const struct mlv_health *h)
 	return h->heap_n ? h->heap[0] : NULL;
 }
 
-/* ---- engine core (health.c) ---- */
+/* ---- the model (model.c): keys, look-ups, clocks; reads only ---- */
+uint64_t health_pair_hash(const char *vip, const char *backend);
+uint64_t health_vip_hash(const char *vip);
+/* Field by field, so struct padding never reaches the hash. */
+uint64_t health_spec_hash(const struct health_spec *s);
+bool health_spec_equal(const struct health_spec *a,
+		       const struct health_spec *b);
+struct health_pair *health_pair_find(const struct mlv_health *h,
+				     const char *vip, const char *backend);
+struct health_vip *health_vip_find(const struct mlv_health *h,
+				   const char *vip);
+/* The probe whose spec equals s (hash: health_spec_hash(s)), or NULL. */
+struct health_probe *health_probe_find(const struct mlv_health *h,
+				       const struct health_spec *s,
+				       uint64_t hash);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t health_now_ns(void);
+/* CLOCK_REALTIME in milliseconds, for status. */
+int64_t health_unix_ms(void);
+/* Effective state of a pair, as mlv_health_is_up answers. */
+bool health_pair_effective(const struct mlv_health *h,
+			   const struct health_pair *pair);
+bool health_vip_all_down(const struct health_vip *v);
+
+/* ---- when probes check (schedule.c) ---- */
 /* A new probe's first check comes after a random phase below this (or
  * below its interval if shorter): soon enough that a freshly started
  * load balancer learns about dead backends at once, spread enough that
  * 100,000 probes do not all connect in the same millisecond. A check that
  * starts late because the control thread was busy is spread the same way. */
 #define HEALTH_FIRST_CHECK_SPREAD_MS 250u
-uint64_t health_now_ns(void);
 /* Uniform in [0, bound); 0 when bound is 0. */
 uint64_t health_random(struct mlv_health *h, uint64_t bound);
 /* Schedule p's first check: a random phase in [0, min(interval, 250ms)). */
 enum mlv_err health_schedule_first(struct mlv_health *h, struct health_probe *p,
 				   uint64_t now);
-/* Stop whatever p is doing (close its socket, leave heap and wait list). */
-void health_probe_stop(struct mlv_health *h, struct health_probe *p);
+/* p's check has finished (started_ns set): schedule the next, one
+ * interval +- jitter after that start, or postpone it if that has passed. */
+void health_schedule_next(struct mlv_health *h, struct health_probe *p,
+			  uint64_t now);
+/* p's start is due: if it missed its time by more than the jitter and was
+ * not postponed for that already, postpone it and return true. */
+bool health_postpone_if_late(struct mlv_health *h, struct health_probe *p,
+			     uint64_t now);
 /* Append p to the wait list (leaving the heap) / take it out. */
 void health_wait_push(struct mlv_health *h, struct health_probe *p);
 void health_wait_remove(struct mlv_health *h, struct health_probe *p);
 /* Arm the timerfd for the earliest due time (now if waiters can start). */
 void health_rearm(struct mlv_health *h, uint64_t now);
-/* CLOCK_REALTIME in milliseconds, for status. */
-int64_t health_unix_ms(void);
-/* A check of p reached its verdict: count it, observe its duration,
- * apply rise/fall, schedule the next one. */
+
+/* ---- results (result.c) ---- */
+/* A check of p reached its verdict (its conn already returned): count
+ * it, observe its duration, apply rise/fall, schedule the next one. */
 void health_probe_finish(struct mlv_health *h, struct health_probe *p,
 			 enum mlv_health_result r, const char *result,
 			 uint64_t now);
-/* Effective state of a pair, as mlv_health_is_up answers. */
-bool health_pair_effective(const struct mlv_health *h,
-			   const struct health_pair *pair);
-bool health_vip_all_down(const struct health_vip *v);
+/* Report what this process() call changed, in one callback. */
+void health_batch_emit(struct mlv_health *h);
 
-/* ---- keys and look-ups (sync.c) ---- */
-uint64_t health_pair_hash(const char *vip, const char *backend);
-struct health_pair *health_pair_find(const struct mlv_health *h,
-				     const char *vip, const char *backend);
-struct health_vip *health_vip_find(const struct mlv_health *h,
-				   const char *vip);
+/* ---- creating and freeing (sync.c) ---- */
 /* Free every pair, probe and VIP (at destroy). */
 void health_model_free(struct mlv_health *h);
 
@@ -304,6 +336,8 @@ void health_check_timeout(struct mlv_health *h, struct health_probe *p,
 			  uint64_t now);
 /* Close p's conn (if any) and return it to the pool. */
 void health_check_abort(struct mlv_health *h, struct health_probe *p);
+/* Stop whatever p is doing (close its socket, leave heap and wait list). */
+void health_probe_stop(struct mlv_health *h, struct health_probe *p);
 /* Free the conn pool (at destroy). */
 void health_conns_free(struct mlv_health *h);
 

@@ -89,6 +89,14 @@ void health_check_abort(struct mlv_health *h, struct health_probe *p)
 	p->conn = NULL;
 }
 
+void health_probe_stop(struct mlv_health *h, struct health_probe *p)
+{
+	health_check_abort(h, p);
+	health_heap_remove(h, p);
+	health_wait_remove(h, p);
+	p->phase = PHASE_OFF;
+}
+
 void health_conns_free(struct mlv_health *h)
 {
 	for (uint32_t i = 0; i < h->n_conns; i++) {
@@ -101,6 +109,15 @@ void health_conns_free(struct mlv_health *h)
 	h->n_conns = 0;
 	h->free_conns = NULL;
 	h->in_flight = 0;
+}
+
+/* The check has its verdict: its socket goes back to the pool first, so
+ * the result's bookkeeping (result.c) never reaches back into this file. */
+static void finish(struct mlv_health *h, struct health_probe *p,
+		   enum mlv_health_result r, const char *text, uint64_t now)
+{
+	health_check_abort(h, p);
+	health_probe_finish(h, p, r, text, now);
 }
 
 /* The check could not be run for a reason of ours, not the backend's
@@ -121,7 +138,7 @@ static void fail_errno(struct mlv_health *h, struct health_probe *p,
 	char text[MLV_HEALTH_REASON_MAX];
 
 	snprintf(text, sizeof(text), "%s: %s", what, strerror(err));
-	health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED, text, now);
+	finish(h, p, MLV_HEALTH_RESULT_FAILED, text, now);
 }
 
 static int watch(struct mlv_health *h, struct health_conn *c, uint32_t events,
@@ -169,7 +186,7 @@ static void read_datagram(struct mlv_health *h, struct health_conn *c,
 			if (errno == EINTR)
 				continue;
 			if (errno == ECONNREFUSED)
-				health_probe_finish(h, p,
+				finish(h, p,
 						    MLV_HEALTH_RESULT_FAILED,
 						    "port unreachable (ICMP)",
 						    now);
@@ -184,7 +201,7 @@ static void read_datagram(struct mlv_health *h, struct health_conn *c,
 				continue;
 			snprintf(text, sizeof(text), "DNS %s",
 				 health_dns_rcode_name(rcode, rc, sizeof(rc)));
-			health_probe_finish(h, p, rcode == 0 ?
+			finish(h, p, rcode == 0 ?
 					    MLV_HEALTH_RESULT_OK :
 					    MLV_HEALTH_RESULT_FAILED,
 					    text, now);
@@ -194,14 +211,14 @@ static void read_datagram(struct mlv_health *h, struct health_conn *c,
 		    memmem(c->rx, (size_t)n, p->spec.host,
 			   strlen(p->spec.host)) != NULL) {
 			snprintf(text, sizeof(text), "reply of %zd bytes", n);
-			health_probe_finish(h, p, MLV_HEALTH_RESULT_OK, text,
+			finish(h, p, MLV_HEALTH_RESULT_OK, text,
 					    now);
 		} else {
 			snprintf(text, sizeof(text), "reply without \"%s\": "
 				 "\"%s\"", p->spec.host,
 				 health_printable(c->rx, (size_t)n, shown,
 						  sizeof(shown)));
-			health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED,
+			finish(h, p, MLV_HEALTH_RESULT_FAILED,
 					    text, now);
 		}
 		return;
@@ -237,7 +254,7 @@ static void read_status(struct mlv_health *h, struct health_conn *c,
 				snprintf(text, sizeof(text),
 					 "HTTP: connection closed without a "
 					 "response");
-			health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED,
+			finish(h, p, MLV_HEALTH_RESULT_FAILED,
 					    text, now);
 			return;
 		}
@@ -250,19 +267,19 @@ static void read_status(struct mlv_health *h, struct health_conn *c,
 				 "HTTP: malformed status line \"%s\"",
 				 health_printable(c->rx, c->rx_len, shown,
 						  sizeof(shown)));
-			health_probe_finish(h, p, MLV_HEALTH_RESULT_FAILED,
+			finish(h, p, MLV_HEALTH_RESULT_FAILED,
 					    text, now);
 			return;
 		case HTTP_STATUS:
 			if (status == p->spec.expect_status) {
 				snprintf(text, sizeof(text), "HTTP %u", status);
-				health_probe_finish(h, p, MLV_HEALTH_RESULT_OK,
+				finish(h, p, MLV_HEALTH_RESULT_OK,
 						    text, now);
 			} else {
 				snprintf(text, sizeof(text),
 					 "HTTP %u (expected %u)", status,
 					 p->spec.expect_status);
-				health_probe_finish(h, p,
+				finish(h, p,
 						    MLV_HEALTH_RESULT_FAILED,
 						    text, now);
 			}
@@ -330,7 +347,7 @@ static void connected(struct mlv_health *h, struct health_conn *c,
 		      bool registered, uint64_t now)
 {
 	if (c->probe->spec.type == MLV_HEALTH_TCP) {
-		health_probe_finish(h, c->probe, MLV_HEALTH_RESULT_OK,
+		finish(h, c->probe, MLV_HEALTH_RESULT_OK,
 				    "connected", now);
 		return;
 	}
@@ -492,7 +509,7 @@ void health_check_event(struct mlv_health *h, uint64_t data, uint32_t events,
 		else if (events & EPOLLOUT)
 			connected(h, c, true, now);
 		else if (events & (EPOLLERR | EPOLLHUP))
-			health_probe_finish(h, c->probe,
+			finish(h, c->probe,
 					    MLV_HEALTH_RESULT_FAILED,
 					    "connect: connection failed", now);
 		break;
@@ -524,5 +541,5 @@ void health_check_timeout(struct mlv_health *h, struct health_probe *p,
 	snprintf(text, sizeof(text), "timeout after %ums %s",
 		 p->spec.timeout_ms, datagram ? "without a reply" :
 		 p->conn ? during[p->conn->stage] : "");
-	health_probe_finish(h, p, MLV_HEALTH_RESULT_TIMEOUT, text, now);
+	finish(h, p, MLV_HEALTH_RESULT_TIMEOUT, text, now);
 }

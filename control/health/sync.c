@@ -7,64 +7,6 @@
 #include <string.h>
 
 #include "control/health/health_internal.h"
-#include "control/base/siphash.h"
-
-/* ---- keys ---- */
-
-/* Any fixed key will do: the hashes never leave the process. */
-static const struct mlv_siphash_key health_key = {
-	.bytes = { 'm', 'a', 'g', 'l', 'e', 'v', 'd', '-',
-		   'h', 'e', 'a', 'l', 't', 'h', '-', '1' },
-};
-
-static uint64_t name_pair_hash(const char *a, const char *b)
-{
-	struct mlv_siphash_state st;
-
-	mlv_siphash24_init(&st, &health_key);
-	/* The NULs separate the names: ("ab", "c") != ("a", "bc"). */
-	mlv_siphash24_update(&st, a, strlen(a) + 1);
-	mlv_siphash24_update(&st, b, strlen(b) + 1);
-	return mlv_siphash24_final(&st);
-}
-
-uint64_t health_pair_hash(const char *vip, const char *backend)
-{
-	return name_pair_hash(vip, backend);
-}
-
-static uint64_t vip_hash(const char *vip)
-{
-	return mlv_siphash24(&health_key, vip, strlen(vip));
-}
-
-static uint64_t spec_hash(const struct health_spec *s)
-{
-	struct mlv_siphash_state st;
-	/* Field by field: no struct padding in the hash. */
-	uint32_t words[6] = { (uint32_t)s->type, s->port, s->rise, s->fall,
-			      s->interval_ms, s->timeout_ms };
-	uint16_t expect = s->expect_status;
-
-	mlv_siphash24_init(&st, &health_key);
-	mlv_siphash24_update(&st, words, sizeof(words));
-	mlv_siphash24_update(&st, &expect, sizeof(expect));
-	mlv_siphash24_update(&st, &s->address, sizeof(s->address));
-	mlv_siphash24_update(&st, s->path, strlen(s->path) + 1);
-	mlv_siphash24_update(&st, s->host, strlen(s->host) + 1);
-	return mlv_siphash24_final(&st);
-}
-
-static bool spec_equal(const struct health_spec *a, const struct health_spec *b)
-{
-	return a->type == b->type && a->port == b->port &&
-	       a->rise == b->rise && a->fall == b->fall &&
-	       a->interval_ms == b->interval_ms &&
-	       a->timeout_ms == b->timeout_ms &&
-	       a->expect_status == b->expect_status &&
-	       mlv_ip_equal(&a->address, &b->address) &&
-	       strcmp(a->path, b->path) == 0 && strcmp(a->host, b->host) == 0;
-}
 
 /* The check for backend b of VIP v; strings point into the config. */
 static void spec_of(const struct mlv_vip_config *v,
@@ -96,55 +38,6 @@ static void spec_of(const struct mlv_vip_config *v,
 	}
 }
 
-/* ---- look-ups ---- */
-
-struct health_pair *health_pair_find(const struct mlv_health *h,
-				     const char *vip, const char *backend)
-{
-	uint64_t hash = health_pair_hash(vip, backend);
-
-	for (struct health_hnode *n = health_htable_bucket(&h->pairs, hash); n;
-	     n = n->next) {
-		struct health_pair *pair =
-			HEALTH_CONTAINER_OF(n, struct health_pair, hnode);
-
-		if (n->hash == hash && strcmp(pair->backend, backend) == 0 &&
-		    strcmp(pair->vip->name, vip) == 0)
-			return pair;
-	}
-	return NULL;
-}
-
-struct health_vip *health_vip_find(const struct mlv_health *h, const char *vip)
-{
-	uint64_t hash = vip_hash(vip);
-
-	for (struct health_hnode *n = health_htable_bucket(&h->vips, hash); n;
-	     n = n->next) {
-		struct health_vip *v = HEALTH_CONTAINER_OF(n, struct health_vip,
-							   hnode);
-
-		if (n->hash == hash && strcmp(v->name, vip) == 0)
-			return v;
-	}
-	return NULL;
-}
-
-static struct health_probe *probe_find(const struct mlv_health *h,
-				       const struct health_spec *s,
-				       uint64_t hash)
-{
-	for (struct health_hnode *n = health_htable_bucket(&h->probes, hash); n;
-	     n = n->next) {
-		struct health_probe *p = HEALTH_CONTAINER_OF(n, struct health_probe,
-							     hnode);
-
-		if (n->hash == hash && spec_equal(&p->spec, s))
-			return p;
-	}
-	return NULL;
-}
-
 /* ---- creating and freeing ---- */
 
 static struct health_vip *vip_get(struct mlv_health *h, const char *name)
@@ -157,7 +50,7 @@ static struct health_vip *vip_get(struct mlv_health *h, const char *name)
 	if (!v)
 		return NULL;
 	snprintf(v->name, sizeof(v->name), "%s", name);
-	v->hnode.hash = vip_hash(name);
+	v->hnode.hash = health_vip_hash(name);
 	if (health_htable_insert(&h->vips, &v->hnode)) {
 		free(v);
 		return NULL;
@@ -389,14 +282,14 @@ static enum mlv_err sync_pair(struct mlv_health *h, struct health_vip *v,
 	pair->seen_sync = h->sync_count;
 	*out = pair;
 	spec_of(vc, bc, &spec);
-	if (pair->probe && spec_equal(&pair->probe->spec, &spec))
+	if (pair->probe && health_spec_equal(&pair->probe->spec, &spec))
 		return MLV_OK;
 
 	/* A changed spec keeps what was known about the backend: a down
 	 * backend stays down until the new check has seen `rise` successes. */
 	inherited = pair->probe ? pair->probe->up : true;
-	hash = spec_hash(&spec);
-	p = probe_find(h, &spec, hash);
+	hash = health_spec_hash(&spec);
+	p = health_probe_find(h, &spec, hash);
 	if (!p) {
 		p = probe_new(h, &spec, hash, inherited, now);
 	} else if (p->created_sync == h->sync_count && !inherited &&
