@@ -650,9 +650,8 @@ static inline uint32_t parse_one(const struct rte_mbuf *m, struct mlv_pkt *pkt,
 }
 
 /* Probe frame i's conntrack bucket (pass 2 left it in pr->bucket; see
- * pass 3), or mark it unprobed
- * when the frame will not be tracked (or is the one after the burst's
- * last: vip[n] is NULL). A frame the table does not hold will read its
+ * mlv_forward_burst), or mark it unprobed when the frame will not be tracked
+ * (or is the one after the burst's last: vip[n] is NULL). A frame the table does not hold will read its
  * slot in the VIP's table (choose), which in a 128 KiB table is an L1
  * miss: prefetched here, one frame ahead, rather than for every frame in
  * pass 2, where established flows, which never read it, would pay for
@@ -674,42 +673,15 @@ static inline void probe_ahead(struct mlv_worker *w, const struct mlv_pkt *pkt,
 		pr->bucket = NULL;
 }
 
-void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
-		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
-		       uint16_t n, uint32_t now_ms)
+/* Pass 1: parse every frame into pkt[] and verdict[], its headers
+ * prefetched MLV_PREFETCH_AHEAD frames ahead. */
+static __rte_always_inline void
+parse_pass(struct mlv_worker *w, struct rte_mbuf **pkts, uint16_t n,
+	   struct mlv_pkt *pkt, uint8_t *verdict)
 {
-	struct mlv_pkt pkt[MLV_BURST];
-	const struct mlv_gen_vip *vip[MLV_BURST + 1];   /* vip[n]: NULL */
-	uint32_t hash[MLV_BURST];
-	uint32_t slot[MLV_BURST];   /* in the VIP's table */
-	uint8_t verdict[MLV_BURST];
-	/* Each tracked frame's conntrack probe: the bucket from pass 2, the
-	 * rest read one frame ahead of its use in pass 3, so that the
-	 * bucket's look-up and the choice of the slot to claim run beside
-	 * the frame before it (14 % more Mpps on new-64B-ipip:
-	 * docs/benchmarks.md, "Why the data path is as it is"). A probe is
-	 * redone when the frame before it used the same bucket; probe[-1],
-	 * a sentinel whose bucket no frame has, stands before the first. */
-	struct mlv_ct_probe probes[MLV_BURST + 2];
-	struct mlv_ct_probe *probe = probes + 1;
-	struct drops d;
-	/* this burst's forwarded frames, for its TX buffer at the end */
-	struct rte_mbuf *fwd[MLV_BURST];
-	uint16_t n_fwd = 0;
-	uint64_t fwd_bytes = 0;
 	uint64_t rx_bytes = 0;
-	uint64_t tsc = 0, flushed = 0;   /* pass_cycles.h */
 	uint16_t i;
 
-	if (MLV_PASS_CYCLES) {
-		tsc = rte_rdtsc();
-		w->ctr.pass.packets += n;
-	}
-	d.n = 0;
-	probes[0].bucket = NULL;
-	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
-
-	/* Pass 1: parse. */
 	for (i = 0; i < n && i < MLV_PREFETCH_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	/* In two loops, so that no frame tests whether there is one to
@@ -720,23 +692,35 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	}
 	for (; i < n; i++)
 		rx_bytes += parse_one(pkts[i], &pkt[i], &verdict[i]);
-	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
 	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
-	if (unlikely(!gen)) {
-		/* Nothing published yet: no VIP exists. */
-		for (i = 0; i < n; i++)
-			not_for_us(w, &d, rxq, pkts[i],
-				   verdict[i] == MLV_PARSE_OK ? MLV_DROP_NOT_VIP
-				   : (enum mlv_drop_reason)verdict_drop[verdict[i]]);
-		goto out;
-	}
+}
+
+/* Before any generation is published no VIP exists: every frame is the
+ * host's or a drop. */
+static __rte_noinline void
+no_generation(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
+	      struct rte_mbuf **pkts, const uint8_t *verdict, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++)
+		not_for_us(w, d, rxq, pkts[i],
+			   verdict[i] == MLV_PARSE_OK ? MLV_DROP_NOT_VIP
+			   : (enum mlv_drop_reason)verdict_drop[verdict[i]]);
+}
+
+/* Pass 2: find each frame's VIP, hash its flow, prefetch its conntrack
+ * bucket (into probe[i]) and choose its slot in the VIP's table. A
+ * separate pass so the keys the parser just wrote piece by piece have
+ * left the store buffer before they are read as whole words (no
+ * store-forwarding stalls). vip[n] is set to NULL. */
+static __rte_always_inline void
+vip_pass(struct mlv_worker *w, const struct mlv_generation *gen, uint16_t n,
+	 const struct mlv_pkt *pkt, const uint8_t *verdict,
+	 const struct mlv_gen_vip **vip, uint32_t *hash, uint32_t *slot,
+	 struct mlv_ct_probe *probe)
+{
 	if (unlikely(w->vip_memo.gen != gen->number))
 		mlv_vip_memo_reset(&w->vip_memo, gen->number);
-	/* Pass 2: find the VIP, hash the flow, prefetch its conntrack
-	 * bucket. A separate pass so the keys the parser just wrote piece by
-	 * piece have left the store buffer before they are read as whole
-	 * words (no store-forwarding stalls). */
-	for (i = 0; i < n; i++) {
+	for (uint16_t i = 0; i < n; i++) {
 		const struct mlv_pkt *p = &pkt[i];
 
 		vip[i] = NULL;
@@ -760,20 +744,31 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 					     hash[i] : fields_hash(v, p, hash[i]));
 		}
 	}
-	tsc = pass_mark(w, MLV_PASS_VIP, tsc);
 	vip[n] = NULL;   /* the frame after the last: nothing to probe */
+}
 
-	/* Pass 3: choose, encapsulate, buffer. */
+/* Pass 3: choose each frame's backend, encapsulate the frame with the
+ * backend's template for the TX port, and hand the forwarded frames to
+ * that port's TX buffer in one call. */
+static __rte_always_inline void
+forward_pass(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
+	     const struct mlv_generation *gen, struct rte_mbuf **pkts,
+	     uint16_t n, const struct mlv_pkt *pkt, const uint8_t *verdict,
+	     const struct mlv_gen_vip *const *vip, const uint32_t *hash,
+	     const uint32_t *slot, struct mlv_ct_probe *probe, uint32_t now_ms)
+{
 	uint16_t tx_slot = gen->ports[rxq->cfg_idx].tx_slot;
 	uint16_t tx_port = gen->tx_ports[tx_slot];
 	struct mlv_flow_counters *be_ctr = gen->backend_ctr[w->id];
+	/* this burst's forwarded frames, for its TX buffer at the end */
+	struct rte_mbuf *fwd[MLV_BURST];
+	uint16_t n_fwd = 0;
+	uint64_t fwd_bytes = 0;
 
 	/* Once for the burst rather than per forwarded frame (enqueue). */
 	w->tx_dirty |= 1u << tx_port;
-	if (MLV_PASS_CYCLES)
-		flushed = w->ctr.pass.cycles[MLV_PASS_FLUSH];
 	probe_ahead(w, pkt, vip, hash, slot, now_ms, 0, &probe[0]);
-	for (i = 0; i < n; i++) {
+	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct mlv_pkt *p = &pkt[i];
 		const struct mlv_gen_vip *v = vip[i];
@@ -787,7 +782,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 		if (likely(probe[i].bucket != NULL)) {
 			/* a VIP's flow, not ICMP (probe_ahead) */
 			if (unlikely(v->features & MLV_VIP_F_BEFORE_CT)) {
-				enum before_ct r = before_conntrack(w, &d, gen, v,
+				enum before_ct r = before_conntrack(w, d, gen, v,
 								    m, p, &b);
 
 				if (r == BEFORE_CT_DROPPED)
@@ -798,7 +793,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 				}
 			}
 			if (unlikely(p->l3_len > v->mtu_room)) {
-				too_big(w, &d, rxq, gen, v, m, p);
+				too_big(w, d, rxq, gen, v, m, p);
 				continue;
 			}
 			if (unlikely(probe[i].bucket == probe[i - 1].bucket))
@@ -809,9 +804,9 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 					    &probe[i], &outcome, &bi);
 			if (unlikely(!b)) {
 				if (outcome == FLOW_LIMITED)
-					DROP_FOR_VIP(w, &d, m, gen, v, NEW_FLOW_LIMIT);
+					DROP_FOR_VIP(w, d, m, gen, v, NEW_FLOW_LIMIT);
 				else
-					DROP_FOR_VIP(w, &d, m, gen, v, NO_BACKEND);
+					DROP_FOR_VIP(w, d, m, gen, v, NO_BACKEND);
 				continue;
 			}
 			/* 0 for non-TCP, non-SYN and unclamped VIPs: one
@@ -821,18 +816,17 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 				    m, const uint8_t *, p->l4_off)))
 				clamp_mss(w, m, p, v);
 		} else {
-			b = untracked_frame(w, &d, rxq, gen, m, p, v, verdict[i],
+			b = untracked_frame(w, d, rxq, gen, m, p, v, verdict[i],
 					    hash[i], slot[i], now_ms);
 			if (b == NULL)
 				continue;
 			bi = mlv_gen_backend_index(gen, b);
 		}
-
 forward:
 		t = &b->encap[tx_slot];
 		hdr = replace_l2(m, p, t->len);
 		if (unlikely(!hdr)) {
-			DROP_FOR_VIP(w, &d, m, gen, v, NO_HEADROOM);
+			DROP_FOR_VIP(w, d, m, gen, v, NO_HEADROOM);
 			continue;
 		}
 		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
@@ -847,10 +841,56 @@ forward:
 		fwd_bytes += (uint32_t)p->l3_len + t->len;   /* m->pkt_len */
 	}
 	mlv_tx_enqueue_forwarded(&w->tx[tx_port], &w->ctr, fwd, n_fwd, fwd_bytes);
-	if (MLV_PASS_CYCLES)
-		pass_mark(w, MLV_PASS_BACKEND,
-			  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] - flushed));
-out:
+}
+
+void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
+		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
+		       uint16_t n, uint32_t now_ms)
+{
+	struct mlv_pkt pkt[MLV_BURST];
+	const struct mlv_gen_vip *vip[MLV_BURST + 1];   /* vip[n]: NULL */
+	uint32_t hash[MLV_BURST];
+	uint32_t slot[MLV_BURST];   /* in the VIP's table */
+	uint8_t verdict[MLV_BURST];
+	/* Each tracked frame's conntrack probe: the bucket from pass 2, the
+	 * rest read one frame ahead of its use in pass 3, so that the
+	 * bucket's look-up and the choice of the slot to claim run beside
+	 * the frame before it (14 % more Mpps on new-64B-ipip:
+	 * docs/benchmarks.md, "Why the data path is as it is"). A probe is
+	 * redone when the frame before it used the same bucket; probe[-1],
+	 * a sentinel whose bucket no frame has, stands before the first. */
+	struct mlv_ct_probe probes[MLV_BURST + 2];
+	struct mlv_ct_probe *probe = probes + 1;
+	/* Separate locals, not one struct: only d and pkt reach the out-of-
+	 * line functions, so the compiler keeps the rest out of their way. */
+	struct drops d;
+	uint64_t tsc = 0, flushed = 0;   /* pass_cycles.h */
+
+	if (MLV_PASS_CYCLES) {
+		tsc = rte_rdtsc();
+		w->ctr.pass.packets += n;
+	}
+	d.n = 0;
+	probes[0].bucket = NULL;
+	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
+
+	parse_pass(w, pkts, n, pkt, verdict);
+	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
+	if (unlikely(!gen)) {
+		no_generation(w, &d, rxq, pkts, verdict, n);
+	} else {
+		vip_pass(w, gen, n, pkt, verdict, vip, hash, slot, probe);
+		tsc = pass_mark(w, MLV_PASS_VIP, tsc);
+		if (MLV_PASS_CYCLES)
+			flushed = w->ctr.pass.cycles[MLV_PASS_FLUSH];
+		forward_pass(w, &d, rxq, gen, pkts, n, pkt, verdict, vip, hash,
+			     slot, probe, now_ms);
+		/* the TX flushes inside count as their own pass */
+		if (MLV_PASS_CYCLES)
+			pass_mark(w, MLV_PASS_BACKEND,
+				  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] -
+					 flushed));
+	}
 	if (d.n)
 		rte_pktmbuf_free_bulk(d.m, d.n);
 }

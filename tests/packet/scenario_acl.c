@@ -203,14 +203,14 @@ static void emit_flow(struct scenario *sc, uint16_t v, const uint8_t *src,
 	for (uint32_t p = 0; p < PKTS_PER_FLOW; p++) {
 		struct sc_opts o = {0};
 		struct sc_frame *fr;
-		char what[64];
+		char what[96];
 
 		o.tcp_flags = p == 0 ? PKT_TCP_SYN : PKT_TCP_ACK;
 		o.payload_len = 16 + sc_rand(sc, 200);
 		o.vlan = (sport + p) % 4 == 0;
 		o.df = true;
 		fr = sc_emit(sc, &fl, &o);
-		snprintf(what, sizeof(what), "%s %s sport %u pkt %u", vip->name,
+		snprintf(what, sizeof(what), "%.32s %.32s sport %u pkt %u", vip->name,
 			 why, sport, p);
 		if (allow)
 			sc_expect_forward(fr, v, &key, group, what);

@@ -132,14 +132,14 @@ static void client_flows(struct scenario *sc, uint16_t v,
 			.tcp_flags = vip->proto == 6 ? PKT_TCP_SYN : 0,
 		};
 		struct mlv_flow_key key;
-		char what[64];
+		char what[96];
 
 		memcpy(fl.src, src, 16);
 		if (vip->port_last)
 			fl.dport = (uint16_t)(vip->port +
 				sc_rand(sc, (uint32_t)(vip->port_last - vip->port) + 1));
 		key = sc_key(&fl, true);
-		snprintf(what, sizeof(what), "%s %s flow %u", vip->name, who, i);
+		snprintf(what, sizeof(what), "%.32s %.32s flow %u", vip->name, who, i);
 		sc_expect_forward(sc_emit(sc, &fl, &o), v, &key, group, what);
 	}
 }
@@ -174,10 +174,10 @@ static void client_fragments(struct scenario *sc, uint16_t v,
 	struct sc_flow fl = sc_flow_to_vip(vip, 0,
 					   (uint16_t)(1024 + sc_rand(sc, 64000)));
 	struct sc_opts o = { .payload_len = FRAG_PAYLOAD, .ttl = 60 };
-	char what[64];
+	char what[96];
 
 	memcpy(fl.src, src, 16);
-	snprintf(what, sizeof(what), "%s %s datagram", vip->name, who);
+	snprintf(what, sizeof(what), "%.32s %.32s datagram", vip->name, who);
 	sc_emit_fragments(sc, &fl, &o, FRAG_SIZE, frag_order, 4, v, group,
 			  what);
 }
