@@ -4,92 +4,10 @@
  * problem is reported and the walk goes on, so one run lists them all. */
 #include "control/config/schema_internal.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control/config/diags.h"
-
-/* ---- diagnostics helpers ---- */
-
-static void cfg_vreport(struct mlv_cfg_ctx *ctx, enum mlv_diag_level level,
-			struct mlv_src_pos pos, const char *fmt, va_list ap)
-	__attribute__((format(printf, 4, 0)));
-
-static void cfg_vreport(struct mlv_cfg_ctx *ctx, enum mlv_diag_level level,
-			struct mlv_src_pos pos, const char *fmt, va_list ap)
-{
-	if (mlv_diag_vadd(ctx->diags, level, pos, fmt, ap))
-		ctx->nomem = true;
-}
-
-void mlv_cfg_error(struct mlv_cfg_ctx *ctx, struct mlv_src_pos pos,
-		   const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cfg_vreport(ctx, MLV_DIAG_ERROR, pos, fmt, ap);
-	va_end(ap);
-}
-
-void mlv_cfg_warn(struct mlv_cfg_ctx *ctx, struct mlv_src_pos pos,
-		  const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cfg_vreport(ctx, MLV_DIAG_WARNING, pos, fmt, ap);
-	va_end(ap);
-}
-
-static int key_index(const struct mlv_cfg_map *map, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < map->n_keys; i++)
-		if (strcmp(map->keys[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-const struct mlv_ynode *mlv_cfg_value(const struct mlv_cfg_seen *seen,
-				      const char *key)
-{
-	int i = key_index(seen->map, key);
-
-	return i < 0 ? NULL : seen->values[i];
-}
-
-bool mlv_cfg_given(const struct mlv_cfg_seen *seen, const char *key)
-{
-	int i = key_index(seen->map, key);
-
-	return i >= 0 && seen->values[i] != NULL && !seen->bad[i];
-}
-
-bool mlv_cfg_usable(const struct mlv_cfg_seen *seen, const char *key)
-{
-	int i = key_index(seen->map, key);
-
-	return i >= 0 && !seen->bad[i];
-}
-
-struct mlv_src_pos mlv_cfg_pos(const struct mlv_cfg_seen *seen,
-			       const char *key)
-{
-	const struct mlv_ynode *v = mlv_cfg_value(seen, key);
-
-	return v != NULL ? v->pos : seen->node->pos;
-}
-
-struct mlv_src_pos mlv_cfg_item_pos(const struct mlv_ynode *item,
-				    const char *key)
-{
-	const struct mlv_ynode *v = mlv_ynode_get(item, key);
-
-	return v != NULL ? v->pos : item->pos;
-}
 
 /* ---- "did you mean" ---- */
 
@@ -354,7 +272,7 @@ static void walk_map(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_map *map,
 
 		if (key == NULL || key->kind != MLV_YNODE_SCALAR)
 			continue;   /* reported by the tree builder */
-		idx = key_index(map, key->text);
+		idx = mlv_cfg_key_index(map, key->text);
 		if (idx < 0) {
 			const char *hint = suggest_key(map, key->text);
 

@@ -15,13 +15,6 @@
 #define N_KEYS(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 #define FIELD(st, f) .offset = offsetof(st, f), .size = sizeof(((st *)0)->f)
 
-const struct mlv_cfg_enum mlv_cfg_forwarding_names[] = {
-	{ "ipip", MLV_FWD_IPIP },
-	{ "gue", MLV_FWD_GUE },
-	{ "l2dsr", MLV_FWD_L2DSR },
-	{ NULL, 0 },
-};
-
 static const struct mlv_cfg_enum health_type_names[] = {
 	{ "none", MLV_HEALTH_NONE },
 	{ "tcp", MLV_HEALTH_TCP },

@@ -117,6 +117,7 @@ struct mlv_cfg_ctx {
 };
 
 extern const struct mlv_cfg_map mlv_cfg_root;
+/* ipip, gue, l2dsr (lookup.c) */
 extern const struct mlv_cfg_enum mlv_cfg_forwarding_names[];
 
 /* Walk a top-level mapping into cfg (which must be zeroed), applying
@@ -124,7 +125,9 @@ extern const struct mlv_cfg_enum mlv_cfg_forwarding_names[];
  * failure. The caller frees cfg on errors. */
 void mlv_cfg_apply(struct mlv_cfg_ctx *ctx, const struct mlv_ynode *root);
 
-/* Helpers for finish hooks. */
+/* Helpers for the walk and its finish hooks (report.c). */
+/* The index of key name in map's keys, or -1. */
+int mlv_cfg_key_index(const struct mlv_cfg_map *map, const char *name);
 void mlv_cfg_error(struct mlv_cfg_ctx *ctx, struct mlv_src_pos pos,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void mlv_cfg_warn(struct mlv_cfg_ctx *ctx, struct mlv_src_pos pos,

@@ -18,26 +18,6 @@ static const char *fwd_name(enum mlv_forwarding f)
 	return mlv_forwarding_name(f);
 }
 
-const struct mlv_ynode **mlv_cfg_list_items(struct mlv_cfg_ctx *ctx,
-					    const struct mlv_ynode *list,
-					    uint32_t n)
-{
-	const struct mlv_ynode **items;
-	const struct mlv_ynode *it;
-	uint32_t i = 0;
-
-	if (list == NULL || list->kind != MLV_YNODE_SEQ || list->n != n || n == 0)
-		return NULL;
-	items = calloc(n, sizeof(*items));
-	if (items == NULL) {
-		ctx->nomem = true;
-		return NULL;
-	}
-	for (it = list->first; it != NULL; it = it->next)
-		items[i++] = it;
-	return items;
-}
-
 static bool is_unicast(const struct mlv_ip *ip)
 {
 	static const uint8_t zero[16];

@@ -28,7 +28,7 @@ void mlv_cfg_finish_announce(struct mlv_cfg_ctx *ctx, void *obj,
  * the backends by name (the Maglev builder relies on it). */
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			const struct mlv_cfg_seen *seen);
-/* Item nodes of a list value, indexable (free them); NULL (and no error)
+/* Item nodes of a list value (report.c), indexable (free them); NULL (and no error)
  * if the value is not a list of exactly n items, e.g. because it was
  * rejected; NULL with ctx->nomem on allocation failure. */
 const struct mlv_ynode **mlv_cfg_list_items(struct mlv_cfg_ctx *ctx,

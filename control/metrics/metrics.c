@@ -80,288 +80,6 @@ static bool parse_listen(const char *s, struct sockaddr_storage *sa)
 	return true;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* ---- libmicrohttpd's messages ---- */
-
-/* At most LOG_BURST of libmicrohttpd's lines reach the log per
- * LOG_WINDOW_MS: every client refused over a limit is a line, and a
- * flood of clients must not become a flood of log writes on the control
- * thread. What was left out is counted once the window is over. */
-#define LOG_BURST 10u
-#define LOG_WINDOW_MS 60000u
-
-static void log_window(struct mlv_metrics *m, uint64_t now)
-{
-	char line[128];
-
-	if (now - m->log_window_ms < LOG_WINDOW_MS)
-		return;
-	if (m->log_dropped_window && m->log) {
-		snprintf(line, sizeof(line), "metrics: %" PRIu64 " more "
-			 "messages left out (at most %u a minute are logged)",
-			 m->log_dropped_window, LOG_BURST);
-		m->log(m->log_ctx, line);
-	}
-	m->log_window_ms = now;
-	m->log_lines = 0;
-	m->log_dropped_window = 0;
-}
-
-__attribute__((format(printf, 2, 0)))
-static void mhd_log(void *cls, const char *fmt, va_list ap);
-
-/* One of our own messages, under the same rate limit as MHD's. */
-__attribute__((format(printf, 2, 3)))
-static void note(struct mlv_metrics *m, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	mhd_log(m, fmt, ap);
-	va_end(ap);
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	struct mlv_metrics *m = cls;
-	size_t n;
-
-	vsnprintf(m->last_error, sizeof(m->last_error), fmt, ap);
-	n = strlen(m->last_error);
-	while (n > 0 && (m->last_error[n - 1] == '\n' || m->last_error[n - 1] == '.'))
-		m->last_error[--n] = '\0';
-	if (!m->log)
-		return;
-	log_window(m, now_ms());
-	if (m->log_lines < LOG_BURST) {
-		m->log_lines++;
-		m->log(m->log_ctx, m->last_error);
-	} else {
-		m->log_dropped_window++;
-		m->stats.log_dropped++;
-	}
-}
-
-/* ---- request deadlines ---- */
-
-/* libmicrohttpd's own timeout counts from a connection's last activity,
- * so a client that trickles a byte now and then never meets it. Every
- * connection therefore also gets a deadline for its next request to
- * arrive whole, from the moment it opens or its previous reply was sent;
- * the request's arrival (mlv_metrics_request_done) lifts it. */
-
-static void unwait(struct mlv_metrics *m, struct mlv_metrics_conn *c)
-{
-	if (!c->waiting)
-		return;
-	TAILQ_REMOVE(&m->waiting, c, wait_link);
-	c->waiting = false;
-}
-
-static void await_request(struct mlv_metrics *m, struct mlv_metrics_conn *c)
-{
-	unwait(m, c);
-	c->deadline_ms = now_ms() + m->timeout_ms;
-	TAILQ_INSERT_TAIL(&m->waiting, c, wait_link);
-	c->waiting = true;
-}
-
-static struct mlv_metrics_conn *conn_of(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *info =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-	return info ? info->socket_context : NULL;
-}
-
-/* libmicrohttpd has no call that closes a connection. Shutting its
- * socket down (the fd stays libmicrohttpd's) wakes its epoll set, and
- * its next read sees the end and closes the connection. */
-static void close_now(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *info =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-	if (info)
-		(void)shutdown(info->connect_fd, SHUT_RDWR);
-}
-
-/* ---- admission ---- */
-
-static struct mlv_metrics_addr addr_of(const struct sockaddr *sa)
-{
-	struct mlv_metrics_addr a = { 0 };
-
-	if (sa && sa->sa_family == AF_INET) {
-		a.family = AF_INET;
-		memcpy(a.bytes, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		a.family = AF_INET6;
-		memcpy(a.bytes, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	}
-	return a;
-}
-
-static bool same_addr(const struct mlv_metrics_addr *a,
-		      const struct mlv_metrics_addr *b)
-{
-	return a->family == b->family && memcmp(a->bytes, b->bytes, 16) == 0;
-}
-
-static void addr_text(const struct mlv_metrics_addr *a, char *buf, size_t len)
-{
-	if (!a->family || !inet_ntop(a->family, a->bytes, buf, (socklen_t)len))
-		snprintf(buf, len, "?");
-}
-
-/* Close c, which waits for its request, for a new client (the oldest
- * waiting is the one that has had longest to send it). */
-static void evict(struct mlv_metrics *m, struct mlv_metrics_conn *c,
-		  const char *why)
-{
-	char who[INET6_ADDRSTRLEN];
-
-	unwait(m, c);
-	c->evicted = true;
-	close_now(c->conn);
-	m->stats.evicted++;
-	addr_text(&c->addr, who, sizeof(who));
-	note(m, "metrics: closed a connection from %s still without a whole "
-	     "request, for a new client (%s)", who, why);
-}
-
-/* The oldest connection waiting for its request, from a (NULL: any),
- * if it has been open for MLV_METRICS_EVICT_AGE_MS; else NULL. The
- * waiting list is in order of waiting since, so the first match is the
- * oldest. */
-static struct mlv_metrics_conn *oldest_waiting(struct mlv_metrics *m,
-					       const struct mlv_metrics_addr *a)
-{
-	uint64_t now = now_ms();
-	struct mlv_metrics_conn *c;
-
-	TAILQ_FOREACH(c, &m->waiting, wait_link)
-		if (!a || same_addr(&c->addr, a))
-			return now - c->opened_ms >= MLV_METRICS_EVICT_AGE_MS ?
-			       c : NULL;
-	return NULL;
-}
-
-/* MHD's accept policy: every new client is taken; one over a limit
- * takes the place of the connection that waited longest for its request
- * (MLV_METRICS_DEFAULT_MAX_* in metrics.h), and is refused only when no
- * connection in its way is waiting. */
-static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
-			     socklen_t len)
-{
-	struct mlv_metrics *m = cls;
-	struct mlv_metrics_addr a = addr_of(sa);
-	struct mlv_metrics_conn *c, *victim = NULL;
-	uint32_t total = 0, mine = 0;
-	const char *why = NULL;
-
-	(void)len;
-	LIST_FOREACH(c, &m->all, all_link) {
-		if (c->evicted)
-			continue;
-		total++;
-		mine += same_addr(&c->addr, &a);
-	}
-	if (mine >= m->max_per_address) {
-		why = "its address is at the limit of connections";
-		victim = oldest_waiting(m, &a);
-	} else if (total >= m->max_connections) {
-		why = "at the limit of connections";
-		victim = oldest_waiting(m, NULL);
-	} else {
-		return MHD_YES;
-	}
-	if (!victim) {
-		char who[INET6_ADDRSTRLEN];
-
-		m->stats.refused++;
-		addr_text(&a, who, sizeof(who));
-		note(m, "metrics: refused a client from %s: %s, each one "
-		     "being answered or just opened", who, why);
-		return MHD_NO;
-	}
-	evict(m, victim, why);
-	return MHD_YES;
-}
-
-static void on_connection(void *cls, struct MHD_Connection *conn,
-			  void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
-{
-	struct mlv_metrics *m = cls;
-	struct mlv_metrics_conn *c = *socket_context;
-	const union MHD_ConnectionInfo *info;
-
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			/* without a deadline it could be held forever */
-			close_now(conn);
-			return;
-		}
-		c->conn = conn;
-		c->opened_ms = now_ms();
-		info = MHD_get_connection_info(conn,
-					       MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		c->addr = addr_of(info ? info->client_addr : NULL);
-		LIST_INSERT_HEAD(&m->all, c, all_link);
-		*socket_context = c;
-		await_request(m, c);
-		return;
-	}
-	if (c) {
-		unwait(m, c);
-		LIST_REMOVE(c, all_link);
-		free(c);
-		*socket_context = NULL;
-	}
-}
-
-/* A reply was sent: a kept-alive connection now awaits its next
- * request. (Any other ending closes the connection.) */
-static void on_completed(void *cls, struct MHD_Connection *conn,
-			 void **req_cls, enum MHD_RequestTerminationCode code)
-{
-	struct mlv_metrics_conn *c = conn_of(conn);
-
-	(void)req_cls;
-	if (c && code == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		await_request(cls, c);
-}
-
-void mlv_metrics_request_done(struct mlv_metrics *m,
-			      struct MHD_Connection *conn)
-{
-	struct mlv_metrics_conn *c = conn_of(conn);
-
-	if (c)
-		unwait(m, c);
-}
-
-static void expire(struct mlv_metrics *m, uint64_t now)
-{
-	struct mlv_metrics_conn *c;
-
-	while ((c = TAILQ_FIRST(&m->waiting)) && c->deadline_ms <= now) {
-
-		unwait(m, c);
-		close_now(c->conn);
-		m->stats.request_timeouts++;
-	}
-}
-
 /* ---- timer ---- */
 
 /* Milliseconds to the earlier of MHD's next timeout and the first
@@ -372,7 +90,7 @@ static bool next_timeout(struct mlv_metrics *m, uint64_t *out)
 	bool any = MHD_get_timeout(m->mhd, &ms) == MHD_YES;
 
 	if (!TAILQ_EMPTY(&m->waiting)) {
-		uint64_t now = now_ms();
+		uint64_t now = mlv_metrics_now_ms();
 		uint64_t due = TAILQ_FIRST(&m->waiting)->deadline_ms;
 		uint64_t left = due > now ? due - now : 0;
 
@@ -445,9 +163,9 @@ static enum mlv_err start_mhd(struct mlv_metrics *m,
 	 * only inside MHD_run, on our thread. Epoll, not select: no
 	 * FD_SETSIZE bound on the fds of the connections. */
 	m->mhd = MHD_start_daemon(
-		flags, 0, admit, m, mlv_metrics_http_handle, m,
+		flags, 0, mlv_metrics_admit, m, mlv_metrics_http_handle, m,
 		/* first, so that MHD's messages about the options reach it */
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, m,
+		MHD_OPTION_EXTERNAL_LOGGER, mlv_metrics_mhd_log, m,
 		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
 		/* the limits are admit()'s; MHD's own, above them, leaves
 		 * room for the evicted connections it has not closed yet */
@@ -455,8 +173,8 @@ static enum mlv_err start_mhd(struct mlv_metrics *m,
 		/* whole seconds, rounded up */
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)((m->timeout_ms + 999u) / 1000u),
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, m,
+		MHD_OPTION_NOTIFY_CONNECTION, mlv_metrics_on_connection, m,
+		MHD_OPTION_NOTIFY_COMPLETED, mlv_metrics_on_completed, m,
 		MHD_OPTION_END);
 	return m->mhd ? MLV_OK : MLV_E_IO;
 }
@@ -490,7 +208,7 @@ enum mlv_err mlv_metrics_create(const struct mlv_metrics_params *p,
 	m->src = p->src;
 	m->log = p->log;
 	m->log_ctx = p->log_ctx;
-	m->log_window_ms = now_ms();
+	m->log_window_ms = mlv_metrics_now_ms();
 	rc = mlv_metrics_renderer_create(&m->renderer);
 	if (rc) {
 		set_err(err, err_len, "metrics: %s", mlv_strerror(rc));
@@ -559,10 +277,10 @@ enum mlv_err mlv_metrics_process(struct mlv_metrics *m)
 	if (read(m->tfd, &expirations, sizeof(expirations)) < 0 &&
 	    errno != EAGAIN)
 		rc = MLV_E_IO;
-	now = now_ms();
-	log_window(m, now);
+	now = mlv_metrics_now_ms();
+	mlv_metrics_log_window(m, now);
 	/* before MHD_run, which then reads the ends of what this shut */
-	expire(m, now);
+	mlv_metrics_expire(m, now);
 	if (MHD_run(m->mhd) != MHD_YES)
 		rc = MLV_E_IO;
 	/* At the connection limit MHD takes its listening socket out of its

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to the metrics server (metrics.c: lifecycle and event loop;
- * http.c: requests). Control thread only. */
+/* Internal to the metrics server. Control thread only. The files call
+ * one way: metrics.c (lifecycle and event loop) calls http.c (requests),
+ * conns.c (admission, request deadlines) and log.c (messages, the
+ * clock); http.c calls conns.c; conns.c calls log.c. */
 #ifndef MLV_METRICS_INTERNAL_H
 #define MLV_METRICS_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include <microhttpd.h>
 
@@ -62,6 +66,36 @@ enum MHD_Result mlv_metrics_http_handle(void *cls,
 					size_t *upload_data_size,
 					void **req_cls);
 
+/* ---- log.c ---- */
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t mlv_metrics_now_ms(void);
+/* Close the log's rate window if LOG_WINDOW_MS have passed since it
+ * opened, reporting how many lines it left out. */
+void mlv_metrics_log_window(struct mlv_metrics *m, uint64_t now);
+/* libmicrohttpd's logger (cls: the struct mlv_metrics): keeps the line
+ * as last_error and logs it under the rate limit. */
+__attribute__((format(printf, 2, 0)))
+void mlv_metrics_mhd_log(void *cls, const char *fmt, va_list ap);
+/* One of our own messages, under the same rate limit as MHD's. */
+__attribute__((format(printf, 2, 3)))
+void mlv_metrics_note(struct mlv_metrics *m, const char *fmt, ...);
+
+/* ---- conns.c: libmicrohttpd's callbacks (cls: the struct mlv_metrics) ---- */
+/* Its accept policy: every new client is taken; one over a limit takes
+ * the place of the connection that waited longest for its request, and
+ * is refused only when no connection in its way is waiting. */
+enum MHD_Result mlv_metrics_admit(void *cls, const struct sockaddr *sa,
+				  socklen_t len);
+/* A connection opened (its deadline starts) or closed (it is freed). */
+void mlv_metrics_on_connection(void *cls, struct MHD_Connection *conn,
+			       void **socket_context,
+			       enum MHD_ConnectionNotificationCode code);
+/* A reply was sent: a kept-alive connection awaits its next request. */
+void mlv_metrics_on_completed(void *cls, struct MHD_Connection *conn,
+			      void **req_cls,
+			      enum MHD_RequestTerminationCode code);
+/* Close every connection whose request deadline is <= now. */
+void mlv_metrics_expire(struct mlv_metrics *m, uint64_t now);
 /* The request on conn arrived whole: its deadline no longer applies
  * (the reply is under way). */
 void mlv_metrics_request_done(struct mlv_metrics *m,

@@ -19,32 +19,6 @@
 #define FLOW_LABEL_MASK 0xfffff
 #define IPV4_DF         0x4000
 
-void check_fail(struct check_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	c->failures++;
-	if (c->printed >= 40) {
-		if (c->printed++ == 40)
-			fprintf(stderr, "FAIL: (further failures not shown)\n");
-		return;
-	}
-	c->printed++;
-	fputs("FAIL: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-const char *check_addr(uint8_t family, const uint8_t *a, char *buf,
-		       unsigned len)
-{
-	if (!inet_ntop(family == 4 ? AF_INET : AF_INET6, a, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
-}
-
 static const char *mac_str(const uint8_t *m, char *buf)
 {
 	sprintf(buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
