@@ -338,10 +338,14 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 			      d->stopping ? (int)(left < 60000 ? left : 60000) :
 			      -1;
 		int announce = mlv_daemon_announce_wait_ms(d);
+		int window = mlv_daemon_sc_wait_ms(d);
 
 		/* a failed route change is retried, the routes re-asserted */
 		if (announce >= 0 && (timeout < 0 || announce < timeout))
 			timeout = announce;
+		/* a second-chance window ends: its hops leave the packets */
+		if (window >= 0 && (timeout < 0 || window < timeout))
+			timeout = window;
 		int n = epoll_wait(l.ep, ev, 16, timeout);
 
 		if (n < 0) {
@@ -358,6 +362,7 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 			d->stop_now = true;
 		}
 		mlv_daemon_second_step(d);
+		mlv_daemon_sc_step(d);
 		/* a command, a health batch or a reload may have published,
 		 * or steering changed: the routes follow */
 		mlv_daemon_announce_refresh(d);

@@ -52,7 +52,8 @@
 	X(HEALTH,   "health")             \
 	X(OVERRIDE, "override")           \
 	X(NEXT_HOP, "next_hop")          \
-	X(SECOND,   "second_choices")
+	X(SECOND,   "second_choices")     \
+	X(SC_WINDOW, "second_chance_window")
 
 enum mlv_publish_reason {
 #define MLV_PUBLISH_REASON_ENUM(id, name) MLV_PUBLISH_##id,
@@ -155,6 +156,10 @@ struct mlv_daemon {
 	bool second_pending;
 	uint32_t second_since;
 	uint64_t second_since_us;
+
+	/* Second chance's windows (daemon/second_chance.c): no rebuild for
+	 * their end before this (CLOCK_MONOTONIC ms) after one failed. */
+	uint64_t sc_retry_ms;
 
 	/* Threads that build a generation's tables (daemon/build_threads.c) */
 	struct mlv_build_pool *build_pool;
@@ -335,6 +340,17 @@ void mlv_daemon_request_stop(struct mlv_daemon *d, bool now, bool repeat_stops,
 /* Milliseconds until a draining stop ends (0 when not stopping or due);
  * the control loop's longest wait. Control thread. */
 uint64_t mlv_daemon_stop_remaining_ms(const struct mlv_daemon *d);
+
+/* Second chance (docs/second-chance.md, "The window"): milliseconds
+ * until the current generation's earliest second-chance window ends and
+ * mlv_daemon_sc_step must run (0: due); -1: no window open. Control
+ * thread. */
+int mlv_daemon_sc_wait_ms(const struct mlv_daemon *d);
+
+/* When a window has ended, publish a generation without its previous
+ * owners (reason second_chance_window); a failed build is retried a
+ * second later. Control thread. */
+void mlv_daemon_sc_step(struct mlv_daemon *d);
 
 /* How long the control loop may sleep before mlv_daemon_announce_refresh
  * must run again (a failed route change is retried, and the routes are

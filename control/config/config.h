@@ -71,6 +71,15 @@ struct mlv_health_config {
 	char query[MLV_PATH_MAX];  /* dns: the name asked for (type A) */
 };
 
+/* Second chance (docs/second-chance.md): GUE packets carry the other
+ * backends where the flow may live, so that a backend without the flow's
+ * connection hands a packet on instead of resetting it. */
+struct mlv_second_chance_config {
+	bool enabled;              /* gue TCP VIPs only */
+	uint32_t window_ms;        /* after a table change, slots also carry
+				      their previous owner this long */
+};
+
 struct mlv_backend_config {
 	char name[MLV_NAME_MAX];
 	struct mlv_ip address;
@@ -120,6 +129,7 @@ struct mlv_vip_config {
 	enum mlv_hash_fields hash; /* which key fields choose the slot */
 	uint32_t source_prefix6;   /* hash: source, IPv6 source bits kept */
 	uint16_t mss_clamp;        /* MLV_MSS_CLAMP_OFF, _AUTO or bytes */
+	struct mlv_second_chance_config second_chance;
 	/* Source ACL (docs/forwarding.md, "Source ACLs"): prefixes of the
 	 * VIP's family, none in both lists; both empty: no ACL. */
 	uint32_t n_allow;
@@ -267,6 +277,7 @@ struct mlv_config {
 	uint32_t default_new_flows_burst;
 	enum mlv_hash_fields default_hash;
 	uint16_t default_mss_clamp;    /* TCP VIPs only */
+	struct mlv_second_chance_config default_second_chance; /* gue TCP VIPs */
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

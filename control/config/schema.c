@@ -102,6 +102,20 @@ static const struct mlv_cfg_map health_map = {
 	.finish = mlv_cfg_finish_health,
 };
 
+#define SC struct mlv_second_chance_config
+static const struct mlv_cfg_key second_chance_keys[] = {
+	{ .name = "enabled", .type = MLV_CT_BOOL, FIELD(SC, enabled),
+	  .def = "false" },
+	{ .name = "window", .type = MLV_CT_DURATION, FIELD(SC, window_ms),
+	  .min = 1000, .max = 86400000, .def = "5m" },
+};
+#undef SC
+
+static const struct mlv_cfg_map second_chance_map = {
+	.what = "second_chance", .doc_name = "second_chance",
+	.keys = second_chance_keys, .n_keys = N_KEYS(second_chance_keys),
+};
+
 #define CT struct mlv_conntrack_config
 static const struct mlv_cfg_key conntrack_keys[] = {
 	{ .name = "entries_per_worker", .type = MLV_CT_UINT,
@@ -307,6 +321,8 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .max = MLV_FLOW_BURST_MAX, .def = "0" },
 	{ .name = "hash", .type = MLV_CT_ENUM, FIELD(CF, default_hash),
 	  .def = "5tuple", .sub = hash_names },
+	{ .name = "second_chance", .type = MLV_CT_MAP,
+	  FIELD(CF, default_second_chance), .sub = &second_chance_map },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -398,6 +414,9 @@ static const struct mlv_cfg_key vip_keys[] = {
 	{ .name = "mss_clamp", .type = MLV_CT_MSS_CLAMP, FIELD(VC, mss_clamp),
 	  .min = MLV_MSS_CLAMP_MIN, .max = MLV_MSS_CLAMP_MAX,
 	  .doc_default = "defaults.mss_clamp" },
+	/* gue TCP VIPs only: the VIP's finish hook refuses it elsewhere */
+	{ .name = "second_chance", .type = MLV_CT_MAP, FIELD(VC, second_chance),
+	  .doc_default = "defaults.second_chance", .sub = &second_chance_map },
 	{ .name = "allow", .type = MLV_CT_PREFIX_LIST, FIELD(VC, allow),
 	  .aux = offsetof(VC, n_allow), .max = MLV_VIP_ACL_MAX,
 	  .doc_default = "[]" },

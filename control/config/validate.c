@@ -232,6 +232,7 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->new_flows_burst = ctx->cfg->default_new_flows_burst;
 	vip->hash = ctx->cfg->default_hash;
 	vip->mss_clamp = ctx->cfg->default_mss_clamp;
+	vip->second_chance = ctx->cfg->default_second_chance;
 }
 
 /* A VIP's traffic may arrive on any port and leaves by that port's
@@ -528,6 +529,33 @@ static void check_mss_clamp(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,
 	vip->mss_clamp = MLV_MSS_CLAMP_OFF;
 }
 
+/* Second chance's hops travel in GUE private data and only TCP has the
+ * socket state a backend tests, so a VIP that sets second_chance with
+ * another method or protocol is an error; defaults.second_chance does
+ * not reach such a VIP. */
+static void check_second_chance(struct mlv_cfg_ctx *ctx,
+				struct mlv_vip_config *vip,
+				const struct mlv_cfg_seen *seen)
+{
+	const char *why = NULL;
+
+	if (!vip->second_chance.enabled || !mlv_cfg_usable(seen, "forwarding") ||
+	    !mlv_cfg_usable(seen, "protocol"))
+		return;
+	if (vip->forwarding != MLV_FWD_GUE)
+		why = "forwarding: gue";
+	else if (vip->protocol != IPPROTO_TCP)
+		why = "protocol: tcp";
+	if (why == NULL)
+		return;
+	if (mlv_cfg_given(seen, "second_chance"))
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "second_chance"),
+			      "second_chance needs %s (VIP '%s' is %s %s): its hops travel in GUE private data and backends test TCP sockets",
+			      why, vip->name, fwd_name(vip->forwarding),
+			      mlv_proto_name(vip->protocol));
+	vip->second_chance.enabled = false;
+}
+
 void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
 			    const struct mlv_cfg_seen *seen)
 {
@@ -583,6 +611,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			      "gue_port is only used with forwarding: gue (VIP '%s' uses %s)",
 			      vip->name, fwd_name(vip->forwarding));
 	check_mss_clamp(ctx, vip, seen);
+	check_second_chance(ctx, vip, seen);
 	check_backends(ctx, vip, seen);
 	mlv_cfg_check_quic(ctx, vip, seen);
 	if (ctx->nomem)

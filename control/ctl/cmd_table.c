@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/generation/second_chance.h"
 #include "control/tables/maglev.h"
 #include "control/tables/builder.h"
 #include "dataplane/packet/flow_hash.h"
@@ -48,6 +49,63 @@ static const struct mlv_ctl_steps_kind slots_dump = {
 	.release = slots_release,
 };
 
+/* Each slot's backend for a new flow and the hops its packets carry
+ * (mlv_gen_sc_hops), as [backend, hop...] indices into "backends"; []
+ * for a slot no backend takes. priv and i as slots_step. */
+static int hops_step(struct mlv_ctl_steps *s)
+{
+	const struct mlv_gen_vip *v = &s->gen->vips[s->j];
+	uint32_t end = v->table_size - s->i > MLV_CTL_STEP_SLOTS ?
+		       s->i + MLV_CTL_STEP_SLOTS : v->table_size;
+
+	for (; s->i < end; s->i++) {
+		const struct mlv_gen_backend *b = mlv_gen_new_flow_backend(v, s->i);
+		const struct mlv_gen_backend *hops[MLV_SC_MAX_HOPS];
+		json_t *row = json_array();
+		uint32_t n = b ? mlv_gen_sc_hops(v, s->i, b, hops) : 0;
+
+		if (!row || (b && json_array_append_new(row,
+					json_integer(b->index)))) {
+			json_decref(row);
+			return -1;
+		}
+		for (uint32_t k = 0; k < n; k++) {
+			if (json_array_append_new(row,
+						  json_integer(hops[k]->index))) {
+				json_decref(row);
+				return -1;
+			}
+		}
+		if (mlv_ctl_text_add(&s->text, row))
+			return -1;
+	}
+	return s->i == v->table_size;
+}
+
+static const struct mlv_ctl_steps_kind hops_dump = {
+	.key = "hops", .step = hops_step, .finish = slots_finish,
+	.release = slots_release,
+};
+
+/* The VIP's second chance, or JSON null without it: its window, the
+ * slots that carry a previous owner and how long they still do. */
+static json_t *second_chance_json(const struct mlv_gen_vip *v)
+{
+	uint64_t now = mlv_gen_sc_now_ms();
+	uint32_t previous = 0;
+
+	if (!v->second_chance)
+		return json_null();
+	for (uint32_t s = 0; v->previous && s < v->table_size; s++)
+		previous += v->previous[s] != MLV_GEN_NO_HOP;
+	return json_pack("{s:I, s:I, s:I}",
+			 "window_ms", (json_int_t)v->sc_window_ms,
+			 "previous_slots", (json_int_t)previous,
+			 "window_left_ms", (json_int_t)(v->previous &&
+				v->previous_until_ms > now ?
+				v->previous_until_ms - now : 0));
+}
+
 json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 {
 	const struct mlv_generation *gen;
@@ -70,15 +128,30 @@ json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)
 			json_decref(backends);
 			backends = NULL;
 		}
-	reply = json_pack("{s:b, s:s, s:I, s:s, s:f, s:I, s:o, s:o, s:I}", "ok", 1,
+	if (mlv_ctl_arg_flag(args, "hops") && !v->second_chance) {
+		free(slots);
+		json_decref(backends);
+		return mlv_ctl_fail("VIP \"%s\" has no second_chance: its packets carry no hops",
+				    v->name);
+	}
+	if (mlv_ctl_arg_flag(args, "hops") && mlv_ctl_arg_flag(args, "dump")) {
+		free(slots);
+		json_decref(backends);
+		return mlv_ctl_fail("hops lists each slot's backend too: ask for hops or dump, not both");
+	}
+	reply = json_pack("{s:b, s:s, s:I, s:s, s:f, s:I, s:o, s:o, s:I, s:o}", "ok", 1,
 			  "vip", v->name, "generation", (json_int_t)gen->number,
 			  "table", mlv_table_kind_name(v->table_kind),
 			  "max_load", v->max_load,
 			  "table_size", (json_int_t)v->table_size,
 			  "fingerprint", mlv_ctl_fingerprint(v->fingerprint),
 			  "backends", backends,
-			  "unassigned", (json_int_t)slots[v->n_backends]);
+			  "unassigned", (json_int_t)slots[v->n_backends],
+			  "second_chance", second_chance_json(v));
 	free(slots);
+	if (reply && mlv_ctl_arg_flag(args, "hops"))
+		return mlv_ctl_run_steps(st, &hops_dump, reply,
+					 (uint32_t)(v - gen->vips));
 	if (!reply || !mlv_ctl_arg_flag(args, "dump"))
 		return reply;
 	/* the map holds indices into "backends", -1 for no backend */

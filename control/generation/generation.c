@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/generation/second_chance.h"
 #include "control/generation/vip_tables.h"
 #include "control/tables/maglev.h"
 #include "control/tables/builder.h"
@@ -399,6 +400,9 @@ static enum mlv_err fill_vips(const struct mlv_config *cfg,
 		vip->vnodes = vc->vnodes;
 		vip->max_load = vc->max_load;
 		vip->quic = vc->quic;
+		vip->second_chance = vc->second_chance.enabled &&
+				     vc->forwarding == MLV_FWD_GUE;
+		vip->sc_window_ms = vc->second_chance.window_ms;
 		vip->n_backends = vc->n_backends;
 		/* VIP v's backends are all_backends[k, k + n_backends): one
 		 * contiguous slice per VIP, in VIP order, no backend shared.
@@ -505,11 +509,13 @@ static void table_input(const struct mlv_gen_vip *vip,
 }
 
 /* Whether the data path reads vip's second choices as soon as it is
- * published: bounded loads, or a backend that owns slots but takes no
- * flows (state: down, or keeping its slots for a failover generation). */
+ * published: bounded loads, second chance, or a backend that owns slots
+ * but takes no flows (state: down, or keeping its slots for a failover
+ * generation). */
 static bool reads_second_now(const struct mlv_gen_vip *vip)
 {
-	if (vip->max_load > 0)
+	/* second chance: every packet carries the slot's second choice */
+	if (vip->max_load > 0 || vip->second_chance)
 		return true;
 	for (uint32_t b = 0; b < vip->n_backends; b++)
 		if (vip->backends[b].weight > 0 && !vip->backends[b].usable)
@@ -620,21 +626,6 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 	return err;
 }
 
-static uint16_t encap_overhead(enum mlv_forwarding fwd, uint8_t outer_family)
-{
-	uint16_t ip = outer_family == MLV_AF_INET6 ? 40 : 20;
-
-	switch (fwd) {
-	case MLV_FWD_IPIP:
-		return ip;
-	case MLV_FWD_GUE:
-		return ip + 8 + 4; /* UDP + GUE base header */
-	case MLV_FWD_L2DSR:
-	default:
-		return 0;
-	}
-}
-
 static enum mlv_encap_method encap_method(enum mlv_forwarding fwd)
 {
 	switch (fwd) {
@@ -684,8 +675,9 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 			const struct mlv_gen_port_info *tx = &gen->ports[gen->tx_ports[s]];
 
 			if (vip->n_backends == 0) {
-				uint16_t r = room_after(tx->mtu,
-					encap_overhead(vip->forwarding, vip->family));
+				uint16_t r = room_after(tx->mtu, mlv_encap_overhead(
+					encap_method(vip->forwarding), vip->family,
+					vip->second_chance));
 				if (r < room)
 					room = r;
 			}
@@ -696,6 +688,7 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 					.method = encap_method(vip->forwarding),
 					.inner_family = vip->family,
 					.gue_port = cfg->vips[v].gue_port,
+					.second_chance = vip->second_chance,
 				};
 				uint16_t r;
 
@@ -716,8 +709,9 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 				}
 				if (mlv_encap_tmpl_init(&tmpls[(size_t)bi * gen->n_tx + s], &ep) != 0)
 					return MLV_E_CONFIG;
-				r = room_after(tx->mtu, encap_overhead(vip->forwarding,
-								       b->address.family));
+				r = room_after(tx->mtu, mlv_encap_overhead(
+					ep.method, b->address.family,
+					vip->second_chance));
 				if (r < room)
 					room = r;
 			}
@@ -998,6 +992,10 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 			   previous);
 	if (err)
 		goto fail;
+	err = mlv_gen_sc_build(gen, prev_of, opts && opts->now_ms ?
+			       opts->now_ms : mlv_gen_sc_now_ms());
+	if (err)
+		goto fail;
 	err = build_encap(cfg, gen, (void *)(base + l.encap),
 			  (const uint8_t (*)[6])macs);
 	if (err)
@@ -1086,6 +1084,7 @@ void mlv_gen_free(struct mlv_generation *gen)
 		mlv_gen_tables_release(p->tables, p->n_tables);
 	for (uint32_t v = 0; gen->vips && v < gen->n_vips; v++)
 		mlv_acl_release((struct mlv_acl *)gen->vips[v].acl);
+	mlv_gen_sc_free(gen);
 	/* Everything else lives in the one allocation that starts with *gen. */
 	free(gen);
 }

@@ -144,6 +144,9 @@ struct mlv_gen_build_opts {
 	 * every uid is free. */
 	bool (*uid_free)(void *ctx, uint32_t uid);
 	void *uid_free_ctx;
+	/* The time second chance's windows are measured from
+	 * (mlv_gen_sc_now_ms); 0: now. */
+	uint64_t now_ms;
 };
 
 /* mlv_gen_build with options (NULL: none). Same contract, plus: with

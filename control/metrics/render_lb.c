@@ -11,6 +11,7 @@
 #include "control/base/addr.h"
 #include "control/metrics/page_internal.h"
 #include "control/generation/moves.h"
+#include "control/generation/second_chance.h"
 #include "control/generation/stats.h"
 
 static const char *vip_addr(const struct mlv_gen_vip *v, char *buf, size_t len)
@@ -76,6 +77,45 @@ static void vip_gauge(struct mlv_metrics_page *p, const char *name,
 static uint64_t vip_table_size(const struct mlv_gen_vip *v) { return v->table_size; }
 static uint64_t vip_backends(const struct mlv_gen_vip *v) { return v->n_backends; }
 static uint64_t vip_usable(const struct mlv_gen_vip *v) { return v->n_usable; }
+
+/* Second chance (docs/second-chance.md), for the VIPs that have it: the
+ * slots whose packets also name their previous owner, and how long they
+ * still do. */
+static void vip_second_chance(struct mlv_metrics_page *p)
+{
+	static const char *const slots = "maglevd_vip_second_chance_previous_slots";
+	static const char *const left = "maglevd_vip_second_chance_window_left_seconds";
+	struct mlv_expo_label l = { .name = "vip" };
+	uint64_t now = mlv_gen_sc_now_ms();
+
+	mlv_expo_family(p->f, slots, MLV_EXPO_GAUGE,
+			"second_chance VIPs: table slots whose packets also "
+			"carry the slot's owner before the last table change");
+	for (uint32_t i = 0; i < p->gen->n_vips; i++) {
+		const struct mlv_gen_vip *v = &p->gen->vips[i];
+		uint64_t n = 0;
+
+		if (!v->second_chance)
+			continue;
+		for (uint32_t s = 0; v->previous && s < v->table_size; s++)
+			n += v->previous[s] != MLV_GEN_NO_HOP;
+		l.value = v->name;
+		mlv_expo_sample_u64(p->f, slots, &l, 1, n);
+	}
+	mlv_expo_family(p->f, left, MLV_EXPO_GAUGE,
+			"second_chance VIPs: seconds until the previous "
+			"owners leave the packets (0: none carried)");
+	for (uint32_t i = 0; i < p->gen->n_vips; i++) {
+		const struct mlv_gen_vip *v = &p->gen->vips[i];
+		uint64_t ms = v->previous && v->previous_until_ms > now ?
+			      v->previous_until_ms - now : 0;
+
+		if (!v->second_chance)
+			continue;
+		l.value = v->name;
+		mlv_expo_sample_u64(p->f, left, &l, 1, (ms + 999) / 1000);
+	}
+}
 
 static void vip_health(struct mlv_metrics_page *p)
 {
@@ -447,6 +487,7 @@ enum mlv_err mlv_metrics_page_lb(struct mlv_metrics_page *p)
 	vip_gauge(p, "maglevd_vip_backends_usable",
 		  "backends that can take new flows (up, not draining, "
 		  "weight above 0)", vip_usable);
+	vip_second_chance(p);
 	vip_health(p);
 	if (p->backend_series) {
 		err = backend_families(p);

@@ -29,6 +29,8 @@ static const struct mlv_ctl_arg_spec table_args[] = {
 	ARG_VIP(true, "VIP name"),
 	{ .name = "dump", .type = MLV_CTL_ARG_FLAG,
 	  .help = "include the whole slot -> backend map" },
+	{ .name = "hops", .type = MLV_CTL_ARG_FLAG,
+	  .help = "include each slot's backend and second-chance hops (a second_chance VIP)" },
 };
 static const struct mlv_ctl_arg_spec lookup_args[] = {
 	ARG_VIP(true, "VIP name"),

@@ -11,6 +11,7 @@
 #include "dataplane/packet/encap.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 enum {
@@ -49,8 +50,12 @@ enum {
 	OFF_UDP6 = ETH_HLEN + IPV6_HLEN,
 };
 
-_Static_assert(ETH_HLEN + IPV6_HLEN + UDP_HLEN + GUE_HLEN == MLV_ENCAP_MAX_HDR,
-	       "largest template is Ethernet + IPv6 + UDP + GUE");
+_Static_assert(ETH_HLEN + IPV6_HLEN + UDP_HLEN + GUE_HLEN + MLV_SC_LEN6 ==
+		       MLV_ENCAP_MAX_HDR,
+	       "largest template is Ethernet + IPv6 + UDP + GUE + hops");
+_Static_assert(offsetof(struct mlv_encap_tmpl, hdr) + ETH_HLEN + IPV4_HLEN +
+		       UDP_HLEN + GUE_HLEN <= 64,
+	       "the inline layouts' bytes share the template's cache line");
 _Static_assert((int)MLV_ENCAP__OFF_IP4 == (int)ETH_HLEN &&
 		       (int)MLV_ENCAP__OFF_UDP4 == (int)(ETH_HLEN + IPV4_HLEN),
 	       "the inline layouts of encap.h match these offsets");
@@ -187,22 +192,52 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 
 	uint8_t *udp = t->hdr + t->len;
 	uint8_t *guehdr = udp + UDP_HLEN;
+	uint32_t sc_len = !p->second_chance ? 0 :
+			  p->outer_family == 4 ? MLV_SC_LEN4 : MLV_SC_LEN6;
 	mlv_encap__put16(udp + 2, p->gue_port);
-	/* GUE variant 0: version 0, C 0, Hlen 0, then the inner protocol,
-	 * no flags, no extension fields. */
-	guehdr[0] = 0;
+	/* GUE variant 0: version 0, C 0, Hlen the private data's words,
+	 * then the inner protocol, no flags: every extension word is
+	 * private data (docs/forwarding.md). */
+	guehdr[0] = (uint8_t)(sc_len / 4);
 	guehdr[1] = inner_proto;
-	t->len = (uint8_t)(t->len + UDP_HLEN + GUE_HLEN);
-	if (p->outer_family == 4)
+	t->len = (uint8_t)(t->len + UDP_HLEN + GUE_HLEN + sc_len);
+	if (sc_len) {
+		struct mlv_sc_hdr *sc = (void *)(guehdr + GUE_HLEN);
+
+		sc->kind = MLV_SC_KIND;
+		sc->version = MLV_SC_VERSION;
+		sc->flags = p->outer_family == 6 ? MLV_SC_F_IPV6 : 0;
+		t->sc_off = (uint8_t)(guehdr + GUE_HLEN - t->hdr);
+	} else if (p->outer_family == 4) {
 		t->layout = MLV_ENCAP_LAYOUT_GUE4;
+	}
 	if (p->outer_family == 6) {
 		/* The UDP checksum's constant part: pseudo-header addresses
 		 * and next header, the destination port and the GUE header.
-		 * Length, source port and payload are added per packet. */
+		 * Length, source port, the hop block and the payload are
+		 * added per packet. */
 		t->csum_partial = sum_words(ip + 8, 32 / 2) + PROTO_UDP +
 				  p->gue_port + sum_words(guehdr, GUE_HLEN / 2);
 	}
 	return 0;
+}
+
+uint16_t mlv_encap_overhead(enum mlv_encap_method method, uint8_t outer_family,
+			    bool second_chance)
+{
+	uint16_t ip = outer_family == 6 ? IPV6_HLEN : IPV4_HLEN;
+
+	switch (method) {
+	case MLV_ENCAP_IPIP:
+		return ip;
+	case MLV_ENCAP_GUE:
+		return (uint16_t)(ip + UDP_HLEN + GUE_HLEN +
+				  (!second_chance ? 0 :
+				   outer_family == 6 ? MLV_SC_LEN6 : MLV_SC_LEN4));
+	case MLV_ENCAP_L2DSR:
+	default:
+		return 0;
+	}
 }
 
 /* Copy an outer-IPv6 template (54 or 66 bytes) with 16-byte moves, the
@@ -220,10 +255,56 @@ static inline void copy_hdr(uint8_t *out, const uint8_t *src, uint32_t len)
 	memcpy(out + len - 16, src + len - 16, 16);
 }
 
+void mlv_encap_apply_sc(uint8_t *out, const struct mlv_encap_tmpl *t,
+			uint16_t inner_l3_len, uint8_t inner_tos,
+			uint32_t flow_hash, const uint8_t *const *hops,
+			uint32_t n_hops)
+{
+	uint32_t alen = t->outer_family == 6 ? 16 : 4;
+	uint32_t sc_len = MLV_SC_HDR_LEN + MLV_SC_MAX_HOPS * alen;
+	uint32_t udp_len = UDP_HLEN + GUE_HLEN + sc_len + (uint32_t)inner_l3_len;
+	uint32_t sport = MLV_ENCAP__GUE_SPORT_BASE +
+			 (flow_hash & MLV_ENCAP__GUE_SPORT_MASK);
+	uint8_t *sc = out + t->sc_off;
+	uint8_t *ip = out + OFF_IP;
+	uint8_t *udp;
+
+	copy_hdr(out, t->hdr, t->len);
+	if (n_hops > MLV_SC_MAX_HOPS)
+		n_hops = MLV_SC_MAX_HOPS;
+	for (uint32_t k = 0; k < n_hops; k++)
+		memcpy(sc + MLV_SC_HDR_LEN + k * alen, hops[k], alen);
+	sc[3] = (uint8_t)n_hops;
+	if (t->outer_family == 4) {
+		udp = out + MLV_ENCAP__OFF_UDP4;
+		mlv_encap__ipv4_fill(ip, t->csum_partial, IPV4_HLEN + udp_len,
+				     inner_tos);
+		mlv_encap__put16(udp, sport);
+		mlv_encap__put16(udp + 4, udp_len);
+		return;   /* UDP checksum 0: see mlv_encap__apply_other */
+	}
+	udp = out + OFF_UDP6;
+	wr32(ip, 0x60000000u | (uint32_t)inner_tos << 20 |
+		 (flow_hash & IPV6_FLOW_LABEL_MASK));
+	mlv_encap__put16(ip + 4, udp_len);
+	mlv_encap__put16(udp, sport);
+	mlv_encap__put16(udp + 4, udp_len);
+	uint32_t sum = t->csum_partial + 2 * udp_len + sport + sum16(sc, sc_len) +
+		       sum16(out + t->len, inner_l3_len);
+	uint16_t c = (uint16_t)~mlv_encap__fold32(sum);
+	mlv_encap__put16(udp + 6, c ? c : 0xFFFF);
+}
+
 void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 			    uint16_t inner_l3_len, uint8_t inner_tos,
 			    uint32_t flow_hash)
 {
+	if (t->sc_off) {
+		/* a second-chance template written without its hops */
+		mlv_encap_apply_sc(out, t, inner_l3_len, inner_tos, flow_hash,
+				   NULL, 0);
+		return;
+	}
 	copy_hdr(out, t->hdr, t->len);
 	if (t->outer_family != 6)
 		return;   /* a failed template: nothing to fill */

@@ -13,14 +13,16 @@
 #ifndef MLV_ENCAP_H
 #define MLV_ENCAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "control/base/visibility.h"
+#include "dataplane/bpf/common/second_chance.h"
 #include "dataplane/packet/parse.h"
 
-/* Ethernet 14 + IPv6 40 + UDP 8 + GUE 4 */
-#define MLV_ENCAP_MAX_HDR 66
+/* Ethernet 14 + IPv6 40 + UDP 8 + GUE 4 + second-chance hops 36 */
+#define MLV_ENCAP_MAX_HDR 102
 #define MLV_OUTER_TTL 64   /* hop limit of outer headers */
 
 enum mlv_encap_method { MLV_ENCAP_IPIP = 0, MLV_ENCAP_GUE, MLV_ENCAP_L2DSR };
@@ -36,17 +38,24 @@ enum mlv_encap_layout {
 	MLV_ENCAP_LAYOUT_L2DSR,     /* Ethernet: 14 bytes */
 };
 
+/* One cache line for every layout the workers write inline (their
+ * headers end by byte 58 of the struct), whatever the template's index:
+ * the fields first, then the header, 64-byte aligned. */
 struct mlv_encap_tmpl {
-	uint8_t hdr[MLV_ENCAP_MAX_HDR]; /* Ethernet + outer headers, constants set */
+	uint32_t csum_partial;  /* outer IPv4 header sum of constant fields,
+				   or the UDP pseudo-header constant part
+				   (second chance: without the hop block) */
 	uint8_t len;            /* bytes of hdr written in front of the inner IP packet
 				   (14 for L2 DSR: only the Ethernet header) */
 	uint8_t method;         /* enum mlv_encap_method */
 	uint8_t outer_family;   /* 4 or 6 (L2 DSR: 0) */
 	uint8_t inner_family;   /* 4 or 6 */
 	uint8_t layout;         /* enum mlv_encap_layout */
-	uint32_t csum_partial;  /* outer IPv4 header sum of constant fields,
-				   or the UDP pseudo-header constant part */
-};
+	uint8_t sc_off;         /* second chance: offset in hdr of the GUE
+				   private data (struct mlv_sc_hdr and its
+				   hop slots); 0: the VIP has none */
+	uint8_t hdr[MLV_ENCAP_MAX_HDR]; /* Ethernet + outer headers, constants set */
+} __attribute__((aligned(64)));
 
 struct mlv_encap_params {
 	enum mlv_encap_method method;
@@ -57,6 +66,8 @@ struct mlv_encap_params {
 	uint8_t outer_dst[16];   /* the backend's address */
 	uint8_t inner_family;    /* the VIP's family */
 	uint16_t gue_port;       /* GUE: UDP destination port, host order */
+	bool second_chance;      /* GUE: room for the hops after the GUE
+				    header (dataplane/bpf/common/second_chance.h) */
 };
 
 /* Fill *t from *p. Returns 0, or -1 if the combination cannot be carried
@@ -73,6 +84,22 @@ static inline void mlv_encap_apply(uint8_t *out,
 				   const struct mlv_encap_tmpl *t,
 				   uint16_t inner_l3_len, uint8_t inner_tos,
 				   uint32_t flow_hash);
+
+/* mlv_encap_apply for a template with sc_off set (a second-chance VIP's):
+ * also writes the private data's n_hops (at most MLV_SC_MAX_HOPS) hop
+ * addresses, hops[k] the first 4 (outer IPv4) or 16 (IPv6) bytes of
+ * each, in order; the remaining slots stay zero. Out of line: only
+ * second-chance VIPs pay for it. Pure; any thread. */
+void mlv_encap_apply_sc(uint8_t *out, const struct mlv_encap_tmpl *t,
+			uint16_t inner_l3_len, uint8_t inner_tos,
+			uint32_t flow_hash, const uint8_t *const *hops,
+			uint32_t n_hops);
+
+/* The bytes a template's outer headers add for a method and outer
+ * family (4 or 6), with second chance's hop block or without: what the
+ * MTU room subtracts. Pure; any thread. */
+uint16_t mlv_encap_overhead(enum mlv_encap_method method, uint8_t outer_family,
+			    bool second_chance);
 
 /* Turn the received frame into an ICMP frag-needed (v4) / packet-too-big
  * (v6) reply to its sender, in place: buf holds the frame (len bytes,

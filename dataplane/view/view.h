@@ -135,6 +135,17 @@ struct mlv_gen_vip {
 	const struct mlv_gen_uid_slot *quic_ids;
 	uint64_t src_mask6[2];        /* hash: source, the IPv6 source bits
 					 kept (mlv_flow_src_mask6) */
+	/* Second chance (docs/second-chance.md): the VIP's templates carry
+	 * a hop block (mlv_encap_tmpl.sc_off), filled per packet by
+	 * mlv_gen_sc_hops. previous: while the window after the VIP's last
+	 * table change lasts, each slot's owner before it, as an index in
+	 * backends, MLV_GEN_NO_HOP where that is the slot's owner now or
+	 * no longer a backend; NULL otherwise. */
+	const uint16_t *previous;
+	uint64_t previous_until_ms;   /* CLOCK_MONOTONIC ms; control plane
+					 only: when the builder drops it */
+	uint32_t sc_window_ms;        /* second_chance.window */
+	bool second_chance;
 	char name[MLV_NAME_MAX];
 };
 
@@ -319,6 +330,61 @@ mlv_gen_quic_backend(const struct mlv_gen_vip *vip, uint32_t id)
 		return NULL;
 	i = mlv_gen_uid_map_find(&m, id);   /* MLV_GEN_INDEX_NONE for id 0 */
 	return i == MLV_GEN_INDEX_NONE ? NULL : &vip->backends[i];
+}
+
+/* No backend in a uint16_t slot array (table, second, previous): the
+ * table builders' MLV_MAGLEV_NO_BACKEND, which control/generation checks
+ * is this value. */
+#define MLV_GEN_NO_HOP 0xFFFFu
+
+/* Second chance's hops for a packet of slot going to backend b of vip:
+ * up to MLV_SC_MAX_HOPS other backends of vip where the flow may live,
+ * most likely first: the slot's previous owner (while vip->previous
+ * holds one), its owner, its second choice; never b, never twice, never
+ * a backend that is not usable (a down backend's flows are re-selected,
+ * a drained one's are not), only backends of b's address family. Fills
+ * hops[] and returns how many.
+ * Pure; any thread holding the generation. */
+static inline uint32_t mlv_gen_sc_hops(const struct mlv_gen_vip *vip,
+				       uint32_t slot,
+				       const struct mlv_gen_backend *b,
+				       const struct mlv_gen_backend **hops)
+{
+	uint16_t cand[3] = {
+		vip->previous ? vip->previous[slot] : MLV_GEN_NO_HOP,
+		vip->table[slot], vip->second[slot],
+	};
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < 3 && n < MLV_SC_MAX_HOPS; c++) {
+		const struct mlv_gen_backend *h;
+		bool dup = false;
+
+		if (cand[c] == MLV_GEN_NO_HOP || cand[c] == b->index)
+			continue;
+		h = &vip->backends[cand[c]];
+		for (uint32_t k = 0; k < n; k++)
+			dup |= hops[k] == h;
+		if (dup || !h->usable || h->address.family != b->address.family)
+			continue;
+		hops[n++] = h;
+	}
+	return n;
+}
+
+/* The backend a new flow of slot goes to, bounded loads aside: the
+ * slot's owner if usable, else its usable second choice, else NULL (what
+ * the workers choose). Pure; any thread holding the generation. */
+static inline const struct mlv_gen_backend *
+mlv_gen_new_flow_backend(const struct mlv_gen_vip *vip, uint32_t slot)
+{
+	uint16_t f = vip->table[slot], s = vip->second[slot];
+
+	if (f != MLV_GEN_NO_HOP && vip->backends[f].usable)
+		return &vip->backends[f];
+	if (s != MLV_GEN_NO_HOP && vip->backends[s].usable)
+		return &vip->backends[s];
+	return NULL;
 }
 
 /* Index of backend in gen->all_backends (for counters). */

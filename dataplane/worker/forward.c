@@ -829,7 +829,18 @@ forward:
 			DROP_FOR_VIP(w, d, m, gen, v, NO_HEADROOM);
 			continue;
 		}
-		mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
+		if (unlikely(t->sc_off != 0)) {
+			const struct mlv_gen_backend *h[MLV_SC_MAX_HOPS];
+			const uint8_t *hops[MLV_SC_MAX_HOPS];
+			uint32_t n_hops = mlv_gen_sc_hops(v, slot[i], b, h);
+
+			for (uint32_t k = 0; k < n_hops; k++)
+				hops[k] = h[k]->address.bytes;
+			mlv_encap_apply_sc(hdr, t, p->l3_len, p->tos, hash[i],
+					   hops, n_hops);
+		} else {
+			mlv_encap_apply(hdr, t, p->l3_len, p->tos, hash[i]);
+		}
 		/* Only the backend's row: b is always one of v->backends
 		 * (tracked_backend, icmp_error_backend, quic_backend), so
 		 * v's counts are the sum of its backends' rows

@@ -51,6 +51,28 @@ int bpf_test_try_run_xdp(int prog_fd, const void *in, uint32_t len,
 	return 0;
 }
 
+int bpf_test_try_run_xdp_dev(int prog_fd, int ifindex, const void *in,
+			     uint32_t len, void *out, uint32_t cap,
+			     uint32_t *out_len, int *action)
+{
+	struct xdp_md ctx = { .data_end = len,
+			      .ingress_ifindex = (uint32_t)ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .data_in = in,
+		    .data_size_in = len,
+		    .data_out = out,
+		    .data_size_out = cap,
+		    .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx),
+		    .repeat = 1);
+
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	*out_len = opts.data_size_out;
+	*action = (int)opts.retval;
+	return 0;
+}
+
 int bpf_test_run_xdp(int prog_fd, const void *in, uint32_t len, void *out,
 		     uint32_t cap, uint32_t *out_len)
 {

@@ -30,6 +30,13 @@ int bpf_test_try_run_xdp(int prog_fd, const void *in, uint32_t len,
 			 void *out, uint32_t cap, uint32_t *out_len,
 			 int *action);
 
+/* bpf_test_try_run_xdp with the frame arriving on ifindex (RX queue 0):
+ * what the program sees as its ingress device, the namespace of its
+ * socket and route lookups, and where XDP_TX would send it. */
+int bpf_test_try_run_xdp_dev(int prog_fd, int ifindex, const void *in,
+			     uint32_t len, void *out, uint32_t cap,
+			     uint32_t *out_len, int *action);
+
 /* An AF_XDP socket bound in copy mode to RX queue 0 of ifname, with no
  * XDP program loaded for it: only something to store in an XSKMAP. */
 struct bpf_test_xsk;

@@ -125,6 +125,16 @@ unknown=$(awk '$1 == "pass_unknown_src" { print $2 }' "$tmp/status1")
 [ "$ipip" = 3 ] || fail "decap_ipip is $ipip, expected 3"
 [ "$gue" = 4 ] || fail "decap_gue is $gue, expected 4"
 [ "$unknown" = 2 ] || fail "pass_unknown_src is $unknown, expected 2"
+# The same counters for Prometheus: one sample per counter of the table.
+in_be "$decap" status vbe --prometheus > "$tmp/prom"
+grep -qx '# TYPE maglev_decap_frames_total counter' "$tmp/prom" || fail "no TYPE line"
+grep -qx 'maglev_decap_frames_total{dev="vbe",counter="decap_gue"} 4' "$tmp/prom" ||
+  fail "prometheus decap_gue: $(grep decap_gue "$tmp/prom")"
+grep -qx 'maglev_decap_frames_total{dev="vbe",counter="sc_malformed"} 0' "$tmp/prom" ||
+  fail "prometheus: no sc_malformed sample"
+[ "$(grep -c '^maglev_decap_frames_total{' "$tmp/prom")" = \
+  "$(awk 'NF >= 2 && $2 ~ /^[0-9]+$/ && $1 ~ /^[a-z_]+$/' "$tmp/status1" | wc -l)" ] ||
+  fail "prometheus and status list different counters"
 
 in_be "$decap" detach vbe | grep -q "detached" || fail "detach"
 in_be "$decap" status vbe >/dev/null 2>&1 && fail "status after detach succeeded"

@@ -12,12 +12,14 @@
  *    Ethernet header, and then no counter moves);
  *  - the action is one the program returns (steer: PASS, REDIRECT;
  *    decap: PASS, DROP; decap's ABORTED never happens);
- *  - exactly one counter moves, by one: both programs count every
- *    outcome, so the counters also sum to the frames run;
- *  - the counter is the one an independent reference classifier below
- *    expects (written from the programs' documented rules, byte offsets
- *    and no shared code), so a frame counted under the wrong reason, or
- *    decapsulated or redirected when it must not be, fails;
+ *  - exactly one outcome counter moves, by one: both programs count
+ *    every outcome, so those counters also sum to the frames run; of
+ *    the decapsulator's other counters at most one moves (second
+ *    chance's reason for not sending a frame on);
+ *  - the counters are the ones an independent reference classifier
+ *    below expects (written from the programs' documented rules, byte
+ *    offsets and no shared code), so a frame counted under the wrong
+ *    reason, or decapsulated or redirected when it must not be, fails;
  *  - a frame passed untouched comes out byte for byte as it went in; a
  *    decapsulated one is the inner packet behind the outer frame's MAC
  *    addresses, with the outer CE mark carried over.
@@ -27,7 +29,10 @@
  * reproduce a failure or search longer.
  *
  * Runs in a private network namespace, each program attached to lo in
- * turn (generic XDP). Needs root (exits 77, skipped, without). */
+ * turn (generic XDP). The namespace has no sockets and no routes, so a
+ * second-chance frame the decapsulator would send on finds no route to
+ * its hop (sc_no_route) and is decapsulated. Needs root (exits 77,
+ * skipped, without). */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -56,9 +61,9 @@
 
 #define FRAME_CAP 2048
 #define MAX_SEEDS 48
-#define MAX_FIELDS 40
-#define MAX_CUTS 40
-#define MAX_CTRS 16
+#define MAX_FIELDS 64
+#define MAX_CUTS 64
+#define MAX_CTRS 32
 #define DEFAULT_SEED 0x6d6c7662706675ULL
 #define DEFAULT_ITERS 100000u
 /* 1 in NO_SOCKET_EVERY steering frames runs with xsks_map empty */
@@ -151,6 +156,23 @@ static int is_gue_port(uint16_t port)
 	return port == GUE_PORT || port == GUE_PORT2;
 }
 
+/* GUE private data at off, hlen bytes: a second-chance block's fixed
+ * part (kind, version, flags, hops) and the bytes of its address slots
+ * are fields; its end and each slot's a cut. */
+static void describe_private(struct seed *s, uint32_t off, uint32_t hlen)
+{
+	for (uint32_t i = 0; i < 4; i++)
+		field_at(s, off + i, F_U8);
+	if (s->b[off] != 0x4d)
+		return;
+	for (uint32_t i = 4; i < hlen; i += 4) {
+		field_at(s, off + i, F_U8);
+		field_at(s, off + i + 3, F_U8);
+		cut_at(s, off + i);
+	}
+	cut_at(s, off + hlen);
+}
+
 /* Record the headers of the (valid) IP packet at off: cuts after each,
  * and the fields a mutation sets out of range. Follows IPIP and GUE to
  * the inner packet. */
@@ -217,11 +239,16 @@ static void describe_ip(struct seed *s, uint32_t off, unsigned depth)
 		cut_at(s, l4 + 4);
 		cut_at(s, l4 + 8);
 		if (l4 + 12 <= s->len && is_gue_port(be16(s->b + l4 + 2))) {
+			uint32_t hlen = (s->b[l4 + 8] & 31u) * 4;
+
 			field_at(s, l4 + 8, F_U8);   /* version, C, Hlen */
 			field_at(s, l4 + 8, F_LO4);  /* Hlen's low bits */
 			field_at(s, l4 + 9, F_U8);   /* proto */
+			field_at(s, l4 + 10, F_BE16); /* flags */
 			cut_at(s, l4 + 12);
-			describe_ip(s, l4 + 12, depth + 1);
+			if (hlen)
+				describe_private(s, l4 + 12, hlen);
+			describe_ip(s, l4 + 12 + hlen, depth + 1);
 		}
 		break;
 	case 1:
@@ -298,7 +325,8 @@ struct outcome {
 	int rc;                  /* 0 or -errno of the refused run */
 	int action;
 	uint32_t out_len;
-	int ctr;                 /* the one counter that moved, or -1 */
+	int ctr;                 /* the one outcome counter that moved, or -1 */
+	int extra;               /* another counter that moved, or -1 */
 	uint8_t out[FRAME_CAP];
 };
 
@@ -307,6 +335,7 @@ struct prog {
 	unsigned id;             /* PRNG stream */
 	int fd;
 	unsigned n_ctr;
+	unsigned n_outcomes;     /* counters [0, n_outcomes): one per frame */
 	void (*read)(uint64_t *out);
 	const char *(*ctr_name)(unsigned c);
 	/* per-frame checks beyond the common ones */
@@ -360,7 +389,7 @@ static void run_frame(struct prog *p, const uint8_t *in, uint32_t len,
 		      struct outcome *o)
 {
 	uint64_t before[MAX_CTRS], after[MAX_CTRS];
-	unsigned moved = 0;
+	unsigned moved = 0, extras = 0;
 
 	cur.frame = in;
 	cur.len = len;
@@ -368,14 +397,17 @@ static void run_frame(struct prog *p, const uint8_t *in, uint32_t len,
 	o->rc = bpf_test_try_run_xdp(p->fd, in, len, o->out, sizeof(o->out),
 				     &o->out_len, &o->action);
 	p->read(after);
-	o->ctr = -1;
+	o->ctr = o->extra = -1;
 	for (unsigned i = 0; i < p->n_ctr; i++) {
 		uint64_t d = after[i] - before[i];
 
 		CHECK(d <= 1, "%s moved by %" PRIu64, p->ctr_name(i), d);
-		if (d) {
+		if (d && i < p->n_outcomes) {
 			moved++;
 			o->ctr = (int)i;
+		} else if (d) {
+			extras++;
+			o->extra = (int)i;
 		}
 	}
 	if (o->rc) {
@@ -383,16 +415,20 @@ static void run_frame(struct prog *p, const uint8_t *in, uint32_t len,
 		CHECK(len < 14 && o->rc == -EINVAL,
 		      "BPF_PROG_TEST_RUN refused %u bytes: %s", len,
 		      strerror(-o->rc));
-		CHECK(moved == 0, "a refused run moved %s",
-		      p->ctr_name((unsigned)o->ctr));
+		CHECK(moved + extras == 0, "a refused run moved %s",
+		      p->ctr_name((unsigned)(o->ctr >= 0 ? o->ctr : o->extra)));
 		p->refused++;
 		return;
 	}
-	CHECK(moved == 1, "%u counters moved (one expected)", moved);
+	CHECK(moved == 1, "%u outcome counters moved (one expected)", moved);
+	CHECK(extras <= 1, "%u other counters moved (at most one expected)",
+	      extras);
 	CHECK(o->out_len <= sizeof(o->out) && o->out_len <= len,
 	      "data_out of %u bytes from %u", o->out_len, len);
 	p->frames++;
 	p->by_ctr[o->ctr]++;
+	if (o->extra >= 0)
+		p->by_ctr[o->extra]++;
 	p->check(in, len, o);
 }
 
@@ -552,9 +588,9 @@ static void run_campaign(struct prog *p, uint64_t iters)
 		run_frame(p, f, len, &o);
 	}
 	p->read(sum_after);
-	for (unsigned i = 0; i < p->n_ctr; i++)
+	for (unsigned i = 0; i < p->n_outcomes; i++)
 		total += sum_after[i] - sum_before[i];
-	/* every outcome is counted: the counters sum to the frames run */
+	/* every outcome is counted: those counters sum to the frames run */
 	assert_int_equal(total, p->frames);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fprintf(stderr, "%s: seed 0x%" PRIx64 ", %u seeds, %" PRIu64
@@ -852,6 +888,7 @@ static void steer_seeds(void)
 
 static struct prog steer_prog = {
 	.name = "xdp_steer", .id = 1, .n_ctr = MLV_STEER_CTR__COUNT,
+	.n_outcomes = MLV_STEER_CTR__COUNT,
 	.read = steer_read, .ctr_name = mlv_xdp_steer_counter_name,
 	.check = steer_check,
 };
@@ -951,14 +988,19 @@ static int decap_source(uint8_t family, const uint8_t *a)
  * it undoes, where the inner packet starts and the ECN marks. */
 struct decap_want {
 	unsigned ctr;
+	int extra;               /* the other counter expected, or -1 */
 	uint32_t inner;          /* offset of the inner IP header */
 	uint8_t inner_version;
 	uint8_t outer_ecn;
 };
 
-/* The GUE part of decap_expect: UDP at l4, frame of len bytes. */
+/* What GUE private data is to second chance. */
+enum sc_kind { SC_NONE, SC_VALID, SC_MALFORMED };
+
+/* The GUE part of decap_expect: UDP at l4, frame of len bytes; *hlen
+ * set to the private data's bytes. */
 static unsigned decap_expect_gue(const uint8_t *f, uint32_t len, uint32_t l4,
-				 uint8_t *inner_proto)
+				 uint8_t *inner_proto, uint32_t *hlen)
 {
 	if (l4 + 8 > len)
 		return MLV_DECAP_CTR_PASS_MALFORMED;
@@ -966,10 +1008,75 @@ static unsigned decap_expect_gue(const uint8_t *f, uint32_t len, uint32_t l4,
 		return MLV_DECAP_CTR_PASS_NOT_TUNNEL;
 	if (l4 + 12 > len)
 		return MLV_DECAP_CTR_PASS_MALFORMED;
-	if (f[l4 + 8] != 0 || (f[l4 + 9] != 4 && f[l4 + 9] != 41))
+	/* version 0, C 0; then the inner protocol */
+	if ((f[l4 + 8] & 0xe0) || (f[l4 + 9] != 4 && f[l4 + 9] != 41))
 		return MLV_DECAP_CTR_PASS_UNSUPPORTED;
+	*hlen = (f[l4 + 8] & 31u) * 4;
+	/* flags announce extension fields */
+	if (*hlen && (f[l4 + 10] || f[l4 + 11]))
+		return MLV_DECAP_CTR_PASS_UNSUPPORTED;
+	if (l4 + 12 + *hlen > len)
+		return MLV_DECAP_CTR_PASS_MALFORMED;
 	*inner_proto = f[l4 + 9];
 	return MLV_DECAP_CTR_DECAP_GUE;
+}
+
+/* The private data at b (hlen bytes, 4 or more) under an outer header
+ * of family: second_chance.h's version 1 block, byte by byte. */
+static enum sc_kind sc_block(const uint8_t *b, uint32_t hlen, uint8_t family)
+{
+	uint32_t alen = family == 4 ? 4 : 16;
+
+	if (b[0] != 0x4d)
+		return SC_NONE;
+	if (b[1] != 1 || (b[2] & ~3u) || !(b[2] & 2) != (family == 4) ||
+	    b[3] > 2 || hlen != 4 + 2 * alen)
+		return SC_MALFORMED;
+	for (uint32_t i = b[3] * alen; i < 2 * alen; i++)
+		if (b[4 + i])
+			return SC_MALFORMED;
+	return SC_VALID;
+}
+
+/* The counter that goes with decapsulating a frame with a valid block
+ * at b whose inner packet (version 4 or 6) is at ip, the frame ending
+ * at end; -1 for none. Nothing routes in this namespace and no socket
+ * exists, so the frames the program would send on are decapsulated
+ * for want of a route. */
+static int sc_expect(const uint8_t *f, const uint8_t *b, uint8_t family,
+		     const uint8_t *ip, uint8_t version, const uint8_t *end)
+{
+	uint32_t alen = family == 4 ? 4 : 16;
+	const uint8_t *tcp;
+	unsigned k;
+
+	if (b[2] & 1)
+		return MLV_DECAP_CTR_SC_ARRIVED;
+	if (version == 4) {
+		if (ip[9] != IPPROTO_TCP || (ip[0] & 15) < 5 ||
+		    (be16(ip + 6) & 0x3fff))
+			return -1;
+		tcp = ip + (ip[0] & 15u) * 4;
+	} else {
+		if (ip[6] != IPPROTO_TCP)
+			return -1;
+		tcp = ip + 40;
+	}
+	if (tcp + 20 > end || tcp[12] >> 4 < 5)
+		return -1;
+	if ((tcp[13] & 0x12) == 0x02)                /* SYN without ACK */
+		return -1;
+	if (b[3] == 0)
+		return MLV_DECAP_CTR_SC_NO_HOP;
+	for (k = 0; k < b[3]; k++)
+		if (!addr_equal(family, b + 4 + k * alen,
+				family == 4 ? LOCAL4 : LOCAL6))
+			break;
+	if (k == b[3])
+		return MLV_DECAP_CTR_SC_SELF;
+	if (f[14 + (family == 4 ? 8 : 7)] <= 1)       /* TTL, hop limit */
+		return MLV_DECAP_CTR_SC_TTL;
+	return MLV_DECAP_CTR_SC_NO_ROUTE;
 }
 
 /* The reference: the decapsulator's rules (xdp_decap.bpf.c's header
@@ -977,20 +1084,25 @@ static unsigned decap_expect_gue(const uint8_t *f, uint32_t len, uint32_t l4,
  * under the first found, in the program's order: not IP; an outer header
  * cut short or of another version; not a tunnel protocol; not local; a
  * fragment; options or extension headers; bad length or checksum; the
- * GUE checks; an unknown source; the inner header; ECN. */
+ * GUE checks; an unknown source; the inner header; ECN. Then, for a
+ * second-chance block, the counter that goes with the decapsulation. */
 static struct decap_want decap_expect(const uint8_t *f, uint32_t len)
 {
-	struct decap_want w = { MLV_DECAP_CTR_PASS_MALFORMED, 0, 0, 0 };
+	struct decap_want w = { MLV_DECAP_CTR_PASS_MALFORMED, -1, 0, 0, 0 };
+	const struct decap_want not_ip = { MLV_DECAP_CTR_PASS_NOT_IP, -1 };
+	const struct decap_want malformed = { MLV_DECAP_CTR_PASS_MALFORMED,
+					      -1 };
 	const uint8_t *ip = f + 14, *src;
 	uint8_t family, proto, inner_proto = 0;
-	uint32_t l4;
+	enum sc_kind sc = SC_NONE;
+	uint32_t l4, hlen = 0;
 	uint16_t type;
 
 	if (len < 14)
-		return (struct decap_want){ MLV_DECAP_CTR_PASS_NOT_IP };
+		return not_ip;
 	type = be16(f + 12);
 	if (type != 0x0800 && type != 0x86dd)
-		return (struct decap_want){ MLV_DECAP_CTR_PASS_NOT_IP };
+		return not_ip;
 	if (type == 0x0800) {
 		if (len < 34 || ip[0] >> 4 != 4 || (ip[0] & 15) < 5)
 			return w;
@@ -1037,8 +1149,10 @@ static struct decap_want decap_expect(const uint8_t *f, uint32_t len)
 	if (w.ctr)
 		return w;
 	if (proto == IPPROTO_UDP) {
-		w.ctr = decap_expect_gue(f, len, l4, &inner_proto);
-		l4 += 12;
+		w.ctr = decap_expect_gue(f, len, l4, &inner_proto, &hlen);
+		if (hlen)
+			sc = sc_block(f + l4 + 12, hlen, family);
+		l4 += 12 + hlen;
 	} else {
 		inner_proto = proto;
 		w.ctr = MLV_DECAP_CTR_DECAP_IPIP;
@@ -1046,15 +1160,22 @@ static struct decap_want decap_expect(const uint8_t *f, uint32_t len)
 	if (w.ctr != MLV_DECAP_CTR_DECAP_IPIP && w.ctr != MLV_DECAP_CTR_DECAP_GUE)
 		return w;
 	if (!decap_source(family, src))
-		return (struct decap_want){ MLV_DECAP_CTR_PASS_UNKNOWN_SRC };
+		return (struct decap_want){ MLV_DECAP_CTR_PASS_UNKNOWN_SRC, -1 };
 	w.inner = l4;
 	w.inner_version = inner_proto == 4 ? 4 : 6;
 	if (len < l4 + (w.inner_version == 4 ? 20u : 40u) ||
 	    f[l4] >> 4 != w.inner_version)
-		return (struct decap_want){ MLV_DECAP_CTR_PASS_MALFORMED };
+		return malformed;
 	if (w.outer_ecn == 3 && ((w.inner_version == 4 ? f[l4 + 1] :
-				  f[l4 + 1] >> 4) & 3) == 0)
+				  f[l4 + 1] >> 4) & 3) == 0) {
 		w.ctr = MLV_DECAP_CTR_DROP_ECN;
+		return w;
+	}
+	if (sc == SC_MALFORMED)
+		w.extra = MLV_DECAP_CTR_SC_MALFORMED;
+	else if (sc == SC_VALID)
+		w.extra = sc_expect(f, f + l4 - hlen, family, f + l4,
+				    w.inner_version, f + len);
 	return w;
 }
 
@@ -1106,6 +1227,11 @@ static void decap_check(const uint8_t *in, uint32_t len,
 	CHECK(o->ctr == (int)w.ctr, "counted %s, expected %s",
 	      mlv_decap_counter_name((unsigned)o->ctr),
 	      mlv_decap_counter_name(w.ctr));
+	CHECK(o->extra == w.extra, "also counted %s, expected %s",
+	      o->extra < 0 ? "nothing" :
+	      mlv_decap_counter_name((unsigned)o->extra),
+	      w.extra < 0 ? "nothing" :
+	      mlv_decap_counter_name((unsigned)w.extra));
 	switch (w.ctr) {
 	case MLV_DECAP_CTR_DECAP_IPIP:
 	case MLV_DECAP_CTR_DECAP_GUE:
@@ -1130,6 +1256,7 @@ static void decap_read(uint64_t *out)
 
 static struct prog decap_prog = {
 	.name = "xdp_decap", .id = 3, .n_ctr = MLV_DECAP_CTR__COUNT,
+	.n_outcomes = MLV_DECAP_CTR__OUTCOMES,
 	.read = decap_read, .ctr_name = mlv_decap_counter_name,
 	.check = decap_check,
 };
@@ -1190,6 +1317,86 @@ static void add_tunnel(uint8_t outer, int gue, uint8_t inner,
 		 inner_tos & 3);
 	add_seed(name, f, eth_frame(f, b, n));
 }
+
+/* A TCP segment from a client inside, with flags. */
+static uint32_t client_tcp(uint8_t *buf, uint8_t family, uint8_t flags)
+{
+	struct frame_spec s;
+	uint32_t len;
+
+	frame_spec_init(&s, family, IPPROTO_TCP);
+	s.tcp_flags = flags;
+	s.payload_len = 16;
+	len = frame_build_ip(buf, FRAME_CAP, &s);
+	assert_true(len > 0);
+	return len;
+}
+
+/* A second-chance seed: GUE from the load balancer over outer with the
+ * block (flags besides MLV_SC_F_IPV6, n hops, the slots' text; NULL:
+ * zero), around ip. version 0: 1; ttl 0: 64. */
+struct sc_seed {
+	const char *name;
+	uint8_t outer, inner, proto, tcp_flags;
+	uint8_t flags, n;
+	const char *hop[2];
+	uint8_t version, ttl;
+};
+
+static void add_sc_tunnel(const struct sc_seed *d)
+{
+	uint8_t a[FRAME_CAP], pl[FRAME_CAP], b[FRAME_CAP], f[FRAME_CAP];
+	uint32_t alen = d->outer == 4 ? 4 : 16, blen = 4 + 2 * alen, n, len;
+	uint8_t addr[16];
+
+	n = d->proto == IPPROTO_TCP ? client_tcp(a, d->inner, d->tcp_flags) :
+	    client_packet(a, d->inner, 0);
+	memset(pl, 0, 4 + blen);
+	pl[0] = (uint8_t)(blen / 4);
+	pl[1] = d->inner == 4 ? 4 : 41;
+	pl[4] = 0x4d;
+	pl[5] = d->version ? d->version : 1;
+	pl[6] = (uint8_t)(d->flags | (d->outer == 6 ? 2 : 0));
+	pl[7] = d->n;
+	for (unsigned i = 0; i < 2; i++)
+		if (d->hop[i]) {
+			frame_addr(addr, d->hop[i]);
+			memcpy(pl + 8 + i * alen, addr, alen);
+		}
+	memcpy(pl + 4 + blen, a, n);
+	n = ip_packet(b, d->outer, IPPROTO_UDP,
+		      d->outer == 4 ? LB_SRC4 : LB_SRC6,
+		      d->outer == 4 ? LOCAL4 : LOCAL6, GUE_PORT, 0, pl,
+		      4 + blen + n);
+	len = eth_frame(f, b, n);
+	if (d->ttl) {
+		f[14 + (d->outer == 4 ? 8 : 7)] = d->ttl;
+		refresh_ipv4_csum(f, len);
+	}
+	add_seed(d->name, f, len);
+}
+
+/* Blocks of every verdict: sent on (here: no route), this host only,
+ * no hop, TTL 1, already redirected, SYN, UDP, malformed. */
+static const struct sc_seed sc_seed_list[] = {
+	{ "sc4 tcp ack, one hop", 4, 4, IPPROTO_TCP, 0x10, 0, 1,
+	  { "10.77.0.2" } },
+	{ "sc6 tcp ack, this host then a hop", 6, 6, IPPROTO_TCP, 0x10, 0, 2,
+	  { LOCAL6, "fd00:77::2" } },
+	{ "sc4 6in4 tcp, this host twice", 4, 6, IPPROTO_TCP, 0x11, 0, 2,
+	  { LOCAL4, LOCAL4 } },
+	{ "sc6 4in6 tcp, no hop", 6, 4, IPPROTO_TCP, 0x04, 0, 0 },
+	{ "sc4 tcp, redirected", 4, 4, IPPROTO_TCP, 0x10, 1, 1,
+	  { "10.77.0.2" } },
+	{ "sc6 tcp syn", 6, 6, IPPROTO_TCP, 0x02, 0, 1, { "fd00:77::2" } },
+	{ "sc4 udp", 4, 4, IPPROTO_UDP, 0, 0, 1, { "10.77.0.2" } },
+	{ "sc4 tcp ack, ttl 1", 4, 4, IPPROTO_TCP, 0x10, 0, 1,
+	  { "10.77.0.2" }, 0, 1 },
+	{ "sc4 version 2", 4, 4, IPPROTO_TCP, 0x10, 0, 1, { "10.77.0.2" },
+	  2 },
+	{ "sc6 unused slot set", 6, 4, IPPROTO_TCP, 0x10, 0, 1,
+	  { "fd00:77::2", "fd00:77::3" } },
+};
 
 /* A spec for IPIP from the default load balancer to this host over
  * the outer family, carrying the IPv4 packet ip. */
@@ -1268,6 +1475,21 @@ static void decap_seeds(void)
 	n = wrap(b, 6, 1, GUE_PORT, 0, a, n);
 	b[40 + 8] = 0x01;                        /* Hlen 1 */
 	add_seed("gue with Hlen 1", f, eth_frame(f, b, n));
+
+	/* GUE private data: second chance's, and someone else's */
+	for (size_t i = 0; i < sizeof(sc_seed_list) / sizeof(sc_seed_list[0]);
+	     i++)
+		add_sc_tunnel(&sc_seed_list[i]);
+	n = client_tcp(a, 4, 0x10);
+	memset(b, 0, 12);
+	b[0] = 0x03;                             /* Hlen 3, kind 'X' */
+	b[1] = 4;
+	b[4] = 'X';
+	memcpy(b + 16, a, n);
+	n = ip_packet(a, 4, IPPROTO_UDP, LB_SRC4, LOCAL4, GUE_PORT, 0, b,
+		      16 + n);
+	add_seed("gue4 with someone else's private data", f,
+		 eth_frame(f, a, n));
 
 	/* ordinary traffic to this host */
 	frame_spec_init(&s, 4, IPPROTO_TCP);

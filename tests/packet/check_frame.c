@@ -242,10 +242,12 @@ static bool parse_outer6(struct check_ctx *c, uint64_t n, const uint8_t *d,
 }
 
 /* UDP + GUE header checks; on success the inner packet, its length and
- * protocol, and the UDP ports. */
+ * protocol, the UDP ports and the GUE private data (Hlen words, which a
+ * second-chance VIP's frames carry, check_hops). */
 static bool parse_gue(struct check_ctx *c, uint64_t n, const struct outer *o,
 		      const uint8_t **inner, uint32_t *inner_len,
-		      uint8_t *inner_proto, uint16_t *sport, uint16_t *dport)
+		      uint8_t *inner_proto, uint16_t *sport, uint16_t *dport,
+		      const uint8_t **priv, uint32_t *priv_len)
 {
 	const uint8_t *u = o->payload;
 	uint16_t ulen, ck;
@@ -270,18 +272,76 @@ static bool parse_gue(struct check_ctx *c, uint64_t n, const struct outer *o,
 			check_fail(c, "output frame %" PRIu64 ": UDP checksum "
 				   "0x%04x is wrong", n, ck);
 	}
-	/* GUE variant 0 (draft-ietf-intarea-gue): ver 0, C 0, hlen 0, then
-	 * the inner protocol, flags 0 */
-	if (u[8] != 0 || pkt_get16(u + 10) != 0)
+	/* GUE variant 0 (draft-ietf-intarea-gue): ver 0, C 0, hlen the
+	 * private data's words, then the inner protocol, flags 0 */
+	*priv_len = (uint32_t)(u[8] & 0x1f) * 4;
+	if ((u[8] & 0xe0) != 0 || pkt_get16(u + 10) != 0)
 		check_fail(c, "output frame %" PRIu64 ": GUE header %02x %02x "
-			   "%02x %02x, want 00 <proto> 00 00", n, u[8], u[9],
+			   "%02x %02x, want <hlen> <proto> 00 00", n, u[8], u[9],
 			   u[10], u[11]);
+	if (o->payload_len < 8 + 4 + *priv_len) {
+		check_fail(c, "output frame %" PRIu64 ": GUE private data cut", n);
+		return false;
+	}
 	*inner_proto = u[9];
-	*inner = u + 12;
-	*inner_len = o->payload_len - 12;
+	*priv = u + 12;
+	*inner = u + 12 + *priv_len;
+	*inner_len = o->payload_len - 12 - *priv_len;
 	*sport = pkt_get16(u);
 	*dport = pkt_get16(u + 2);
 	return true;
+}
+
+/* The GUE private data of a frame of vip to backend b (index in vip):
+ * none without second_chance; with it the hop block of docs/forwarding.md,
+ * version 1, listing the slot's owner and second choice from the
+ * checker's own table (without b, repeats or other families; a fresh
+ * daemon has no previous owners). */
+static void check_hops(struct check_ctx *c, uint64_t n, const struct sc_frame *fr,
+		       const struct sc_vip *vip, int b, const struct outer *o,
+		       const uint8_t *priv, uint32_t priv_len)
+{
+	uint32_t alen = o->family == 4 ? 4 : 16;
+	uint8_t want[4 + 2 * 16] = { 0x4D, 1, (uint8_t)(o->family == 6 ? 2 : 0), 0 };
+	int first, second, cand[2];
+
+	if (!vip->second_chance) {
+		if (priv_len != 0)
+			check_fail(c, "output frame %" PRIu64 " (%s): %u bytes of "
+				   "GUE private data on a VIP without second_chance",
+				   n, fr->exp.what, priv_len);
+		return;
+	}
+	if (priv_len != 4 + 2 * alen) {
+		check_fail(c, "output frame %" PRIu64 " (%s): GUE private data of "
+			   "%u bytes, want %u (second-chance hops over IPv%u)", n,
+			   fr->exp.what, priv_len, 4 + 2 * alen, o->family);
+		return;
+	}
+	expect_choices(&c->tabs, fr->exp.vip, &fr->exp.key, &first, &second);
+	cand[0] = first;
+	cand[1] = second;
+	for (int k = 0; k < 2; k++) {
+		const struct sc_backend *h;
+
+		if (cand[k] < 0 || cand[k] == b || (k == 1 && cand[1] == cand[0]))
+			continue;
+		h = &vip->backends[cand[k]];
+		if (h->family != o->family)
+			continue;
+		memcpy(want + 4 + want[3] * alen, h->addr, alen);
+		want[3]++;
+	}
+	if (memcmp(priv, want, priv_len) != 0) {
+		char got_hex[3 * 36 + 1], want_hex[3 * 36 + 1];
+
+		for (uint32_t i = 0; i < priv_len; i++) {
+			sprintf(got_hex + 3 * i, "%02x ", priv[i]);
+			sprintf(want_hex + 3 * i, "%02x ", want[i]);
+		}
+		check_fail(c, "output frame %" PRIu64 " (%s): hop block\n  got  %s"
+			   "\n  want %s", n, fr->exp.what, got_hex, want_hex);
+	}
 }
 
 static void check_encap(struct check_ctx *c, uint64_t n, const uint8_t *d,
@@ -289,8 +349,8 @@ static void check_encap(struct check_ctx *c, uint64_t n, const uint8_t *d,
 {
 	uint16_t et = pkt_get16(d + 12);
 	struct outer o = {0};
-	const uint8_t *inner;
-	uint32_t inner_len;
+	const uint8_t *inner, *priv = NULL;
+	uint32_t inner_len, priv_len = 0;
 	uint8_t inner_proto;
 	uint16_t sport = 0, dport = 0;
 	bool gue;
@@ -315,7 +375,7 @@ static void check_encap(struct check_ctx *c, uint64_t n, const uint8_t *d,
 	gue = o.proto == 17;
 	if (gue) {
 		if (!parse_gue(c, n, &o, &inner, &inner_len, &inner_proto,
-			       &sport, &dport))
+			       &sport, &dport, &priv, &priv_len))
 			return;
 	} else if (o.proto == 4 || o.proto == 41) {
 		inner = o.payload;
@@ -366,6 +426,10 @@ static void check_encap(struct check_ctx *c, uint64_t n, const uint8_t *d,
 				   fr->exp.what, sport,
 				   GUE_SPORT_BASE + (hash & GUE_SPORT_MASK));
 	}
+	if (gue)
+		check_hops(c, n, fr, vip,
+			   find_backend(c, fr->exp.vip, o.family, o.dst, NULL),
+			   &o, priv, priv_len);
 	record_forward(c, n, idx, gue ? SC_FWD_GUE : SC_FWD_IPIP,
 		       find_backend(c, fr->exp.vip, o.family, o.dst, NULL),
 		       inner_len);

@@ -92,6 +92,8 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    quic: true\n");
 	if (v->mss_clamp)
 		fprintf(f, "    mss_clamp: %s\n", v->mss_clamp);
+	if (v->second_chance)
+		fprintf(f, "    second_chance: {enabled: true}\n");
 	write_acl(f, v);
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {

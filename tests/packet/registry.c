@@ -26,6 +26,7 @@ static const struct sc_entry registry[] = {
 	{"mss",       sc_def_mss},
 	{"ratelimit", sc_def_ratelimit},
 	{"acl",       sc_def_acl},
+	{"second_chance", sc_def_second_chance},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

@@ -68,6 +68,7 @@ struct sc_vip {
 	uint8_t hash;            /* 0 5tuple, 1 3tuple, 2 source */
 	uint8_t prefix6;         /* source_prefix6; 0 = the default (128) */
 	const char *mss_clamp;   /* YAML value; NULL = not written (auto) */
+	bool second_chance;      /* second_chance: {enabled: true} (gue TCP) */
 	uint32_t n_acl;          /* source ACL: allow / deny prefixes */
 	const struct sc_acl_rule *acl;   /* owned by the scenario file */
 	uint32_t n_backends;
@@ -293,5 +294,6 @@ void sc_def_affinity(struct scenario *sc);
 void sc_def_mss(struct scenario *sc);
 void sc_def_ratelimit(struct scenario *sc);
 void sc_def_acl(struct scenario *sc);
+void sc_def_second_chance(struct scenario *sc);
 
 #endif

@@ -139,7 +139,8 @@ make_client() {
 }
 
 # Backend i: VIPs on lo, no ARP for them on eth0, no reverse-path filter
-# (decapsulated packets arrive from the client's address), a TCP MSS that
+# (decapsulated packets arrive from the client's address), forwarding on
+# eth0 (second chance's route look-up, docs/second-chance.md), a TCP MSS that
 # fits the largest encapsulation (gue over IPv6: mtu_room 1448, minus 60),
 # and the BPF decapsulator for ipip and gue (this kernel has no tunnel
 # modules), for tunnels from the LBs only (lab_lb_sources). The
@@ -151,13 +152,22 @@ make_backend() {
   a4=$(be_addr4 "$i") a6=$(be_addr6 "$i")
   make_ns "$ns"
   link_to_bridge "$ns" eth0 "p-be$i" 1
+  # A veth takes XDP_TX frames from its peer only while it runs a native
+  # XDP program itself (second chance sends frames back out of eth0 with
+  # XDP_TX): the bridge side runs the decapsulator for a tunnel nobody
+  # sends (192.0.2.254 from itself), which passes every frame.
+  in_ns "$(ns_br)" "$MLV_DECAP" attach "p-be$i" --address 192.0.2.254 \
+    --from 192.0.2.254/32 --mss-clamp off >/dev/null
   add_addrs "$ns" eth0 "$a4" "$a6"
   in_ns "$ns" ip addr add "$LAB_VIP4/32" dev lo
   in_ns "$ns" ip addr add "$LAB_VIP6/128" dev lo
   ns_sysctl "$ns" net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
     net.ipv4.conf.eth0.arp_ignore=1 net.ipv4.conf.eth0.arp_announce=2 \
     net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-    net.ipv4.conf.eth0.rp_filter=0 net.ipv4.conf.lo.rp_filter=0
+    net.ipv4.conf.eth0.rp_filter=0 net.ipv4.conf.lo.rp_filter=0 \
+    net.ipv4.conf.eth0.forwarding=1 net.ipv6.conf.all.forwarding=1 \
+    net.ipv6.conf.eth0.forwarding=1 net.ipv4.conf.all.send_redirects=0 \
+    net.ipv4.conf.eth0.send_redirects=0
   in_ns "$ns" ip route change "$LAB_NET4.0/24" dev eth0 proto kernel scope link src "$a4" advmss 1380
   in_ns "$ns" ip -6 route change "${LAB_NET6}:/64" dev eth0 proto kernel metric 256 advmss 1380
   in_ns "$ns" "$MLV_DECAP" attach eth0 --address "$a4" --address "$a6" \

@@ -49,9 +49,21 @@
 
 /* GUE header length (draft-ietf-intarea-gue variant 0, no extensions). */
 #define MLV_GUE_HLEN 4
-/* GUE first byte: version 0, C 0 (data), Hlen 0; anything else is a
- * control message, extension fields or variant 1, which we pass. */
-#define MLV_GUE_DATA_NOEXT 0x00
+/* GUE first byte: the version (2 bits) and C bit; both zero in a data
+ * message of variant 0, anything else (control, variant 1) is passed. */
+#define MLV_GUE_VER_C_MASK 0xE0
+/* GUE first byte: Hlen, the 32-bit words after the 4-byte header
+ * (extension fields, then private data). */
+#define MLV_GUE_HLEN_MASK 0x1F
+
+/* Address families of bpf_fib_lookup (the socket AF_INET / AF_INET6;
+ * <sys/socket.h> does not build for the BPF target). */
+#define MLV_BPF_AF_INET 2
+/* The socket AF_INET6. */
+#define MLV_BPF_AF_INET6 10
+/* IPv6 first word: traffic class and flow label, bpf_fib_lookup's
+ * flowinfo. */
+#define MLV_IP6_FLOWINFO_MASK 0x0FFFFFFF
 
 /* Largest VIP set: control/config/config.h MLV_MAX_VIPS plus one. */
 #define MLV_STEER_MAX_VIPS 65536

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internet checksum arithmetic for the XDP programs: verifying an IPv4
- * header, and updating one after a 16-bit word changed (RFC 1624).
+ * header, and updating a checksum after a 16- or 32-bit word it covers
+ * changed (RFC 1624).
  * One's-complement sums are byte-order independent, so words are summed
  * as stored. BPF side only. */
 #ifndef MLV_BPF_PKT_CSUM_H
@@ -38,6 +39,23 @@ static __always_inline __sum16 mlv_csum_replace16(__sum16 check, __be16 old,
 	__u32 sum = (__u16)~check + (__u16)~old + (__u16)new;
 
 	return (__sum16)(__u16)~mlv_csum_fold(sum);
+}
+
+/* mlv_csum_replace16 for a covered 32-bit word (an IPv4 address, a
+ * quarter of an IPv6 one), as its two 16-bit halves. */
+static __always_inline __sum16 mlv_csum_replace32(__sum16 check, __be32 old,
+						  __be32 new)
+{
+	check = mlv_csum_replace16(check, (__be16)old, (__be16)new);
+	return mlv_csum_replace16(check, (__be16)(old >> 16),
+				  (__be16)(new >> 16));
+}
+
+/* A UDP checksum of 0 means "none" (RFC 768), so an update that comes
+ * to 0 is sent as 0xFFFF, the same value in one's complement. */
+static __always_inline __sum16 mlv_udp_csum(__sum16 check)
+{
+	return check ? check : (__sum16)0xffff;
 }
 
 #endif

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the decapsulator did with each frame: one per-CPU counter per
- * outcome, every frame counted exactly once by the decap_* to aborted
- * counters. The syn_* / synack_* counters are SYN-ACK MSS clamping's
- * (dataplane/bpf/decap/synack.h): syn_recorded counts decapsulated SYNs
- * again, the synack_* ones count the SYN-ACKs leaving through the tc
- * egress program, one each. X-macro shared by the BPF
+ * outcome. The first MLV_DECAP_CTR__OUTCOMES counters, decap_ipip to
+ * aborted, are exclusive: every frame is counted exactly once among them
+ * (redirected included: a frame sent on is not decapsulated), so they
+ * sum to the frames seen. The others count some of those frames again,
+ * at most once each: the syn_* / synack_* counters are SYN-ACK MSS
+ * clamping's (dataplane/bpf/decap/synack.h): syn_recorded counts
+ * decapsulated SYNs, the synack_* ones count the SYN-ACKs leaving through
+ * the tc egress program, one each; the sc_* counters are second chance's
+ * (dataplane/bpf/decap/redirect.h): why a decapsulated GUE frame with a
+ * second-chance block was not sent on. X-macro shared by the BPF
  * program (indices) and tools/bin/maglev-decap (names for `status`). */
 #ifndef MLV_BPF_DECAP_COUNTERS_H
 #define MLV_BPF_DECAP_COUNTERS_H
@@ -15,6 +20,8 @@
 	  "IPIP (4in4, 6in4, 4in6, 6in6) to a local address: decapsulated") \
 	X(DECAP_GUE, "decap_gue",                                          \
 	  "GUE variant 0 on a configured port to a local address: decapsulated") \
+	X(REDIRECTED, "redirected",                                        \
+	  "second chance: TCP of a flow not here, sent on to its next hop (by the stack while its neighbour resolves)") \
 	X(PASS_NOT_IP, "pass_not_ip",                                      \
 	  "not IPv4/IPv6 (ARP, VLAN-tagged, ...): untouched to the kernel") \
 	X(PASS_NOT_TUNNEL, "pass_not_tunnel",                              \
@@ -26,7 +33,7 @@
 	X(PASS_FRAGMENT, "pass_fragment",                                  \
 	  "a fragmented outer packet: untouched (left to the kernel)")     \
 	X(PASS_UNSUPPORTED, "pass_unsupported",                            \
-	  "IPv4 options, IPv6 extension headers, GUE control/extensions: untouched") \
+	  "IPv4 options, IPv6 extension headers, GUE control/extension fields: untouched") \
 	X(PASS_MALFORMED, "pass_malformed",                                \
 	  "truncated, bad length or checksum, inner version mismatch: untouched") \
 	X(DROP_ECN, "drop_ecn",                                            \
@@ -42,13 +49,27 @@
 	X(SYNACK_UNKNOWN, "synack_unknown",                                \
 	  "SYN-ACK of a flow no decapsulated SYN started: untouched")       \
 	X(SYNACK_MALFORMED, "synack_malformed",                            \
-	  "SYN-ACK of a recorded flow with options that do not parse: untouched")
+	  "SYN-ACK of a recorded flow with options that do not parse: untouched") \
+	X(SC_ARRIVED, "sc_arrived",                                        \
+	  "second chance: already sent on once, decapsulated here whatever it is") \
+	X(SC_MALFORMED, "sc_malformed",                                    \
+	  "second chance: a block not as version 1 writes it, decapsulated") \
+	X(SC_NO_HOP, "sc_no_hop",                                          \
+	  "second chance: flow not here, but no hop listed: decapsulated")  \
+	X(SC_SELF, "sc_self",                                              \
+	  "second chance: flow not here, every hop is this host: decapsulated") \
+	X(SC_TTL, "sc_ttl",                                                \
+	  "second chance: flow not here, outer TTL/hop limit 1: decapsulated") \
+	X(SC_NO_ROUTE, "sc_no_route",                                      \
+	  "second chance: flow not here, no route or forwarding to the hop: decapsulated")
 
 enum mlv_decap_counter {
 #define MLV_DECAP_CTR_ENUM(name, text, help) MLV_DECAP_CTR_##name,
 	MLV_DECAP_COUNTERS(MLV_DECAP_CTR_ENUM)
 #undef MLV_DECAP_CTR_ENUM
-	MLV_DECAP_CTR__COUNT
+	MLV_DECAP_CTR__COUNT,
+	/* the exclusive outcomes: counters [0, this) */
+	MLV_DECAP_CTR__OUTCOMES = MLV_DECAP_CTR_ABORTED + 1
 };
 
 #endif

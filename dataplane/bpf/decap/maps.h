@@ -57,6 +57,18 @@ static __always_inline void decap_count(__u32 ctr)
 		*n += 1;
 }
 
+/* Is addr (len bytes, len a constant at every call site so the copy is
+ * inlined) one of this host's decap_addrs of its family? */
+static __always_inline int decap_is_local(__u8 family, const void *addr,
+					  __u32 len)
+{
+	struct mlv_bpf_addr_key key = {};
+
+	key.family = family;
+	__builtin_memcpy(key.addr, addr, len);
+	return bpf_map_lookup_elem(&decap_addrs, &key) != NULL;
+}
+
 /* SYN-ACK MSS clamping (dataplane/bpf/decap/synack.h): the handshakes
  * whose SYN this program decapsulated, with the MSS that fits the tunnel
  * it came through. Written by the XDP program, read by the tc egress

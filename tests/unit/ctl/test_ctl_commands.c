@@ -791,6 +791,84 @@ static void test_lookup_range_vip(void **state)
 	json_decref(r);
 }
 
+/* table with hops on a second-chance VIP: each slot's new-flow backend
+ * and the hops its packets carry, the previous owners a table change
+ * left (the window), and the errors for a VIP without second chance and
+ * for hops with dump. */
+static void test_table_second_chance_hops(void **state)
+{
+	static const char head[] =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: ext, device: net_null0, address: 10.99.0.1,\n"
+		"       next_hop: \"02:00:00:00:00:fe\"}\n"
+		"defaults: {table_size: 1009, health: {type: none}}\n"
+		"vips:\n"
+		"  - {name: plain, address: 192.0.2.11, port: 80, protocol: tcp,\n"
+		"     backends: [{name: p1, address: 10.99.1.31}]}\n"
+		"  - name: sc\n    address: 192.0.2.10\n    port: 80\n"
+		"    protocol: tcp\n    forwarding: gue\n"
+		"    second_chance: {enabled: true, window: 10m}\n"
+		"    backends:\n"
+		"      - {name: s1, address: 10.99.1.11}\n"
+		"      - {name: s2, address: 10.99.1.12}\n"
+		"      - {name: s3, address: 10.99.1.13}\n";
+	static char three[1024], four[1024];
+	struct ctl_fx *fx = *state;
+	const struct mlv_gen_vip *v;
+	json_t *r, *hops, *sc;
+	uint32_t previous = 0;
+
+	snprintf(three, sizeof(three), "%s", head);
+	snprintf(four, sizeof(four), "%s%s", head,
+		 "      - {name: s4, address: 10.99.1.14}\n");
+	fx->reload_yaml = three;
+	json_decref(call_ok(fx, "{\"command\": \"reload\"}"));
+	fx->reload_yaml = four;
+	json_decref(call_ok(fx, "{\"command\": \"reload\"}"));
+	v = gen_vip(fx, "sc");
+	assert_true(v->second_chance);
+	assert_non_null(v->previous);
+	for (uint32_t s = 0; s < v->table_size; s++)
+		previous += v->previous[s] != MLV_GEN_NO_HOP;
+	assert_true(previous > 0);
+
+	r = call_ok(fx, "{\"command\": \"table\", \"args\": {\"vip\": \"sc\", \"hops\": true}}");
+	sc = json_object_get(r, "second_chance");
+	assert_int_equal(int_of(sc, "window_ms"), 600000);
+	assert_int_equal(int_of(sc, "previous_slots"), previous);
+	assert_true(int_of(sc, "window_left_ms") > 590000);
+	assert_true(int_of(sc, "window_left_ms") <= 600000);
+	hops = json_object_get(r, "hops");
+	assert_int_equal(json_array_size(hops), v->table_size);
+	for (uint32_t s = 0; s < v->table_size; s++) {
+		const json_t *row = json_array_get(hops, s);
+		const struct mlv_gen_backend *b = &v->backends[v->table[s]];
+		const struct mlv_gen_backend *h[MLV_SC_MAX_HOPS];
+		uint32_t n = mlv_gen_sc_hops(v, s, b, h);
+
+		assert_int_equal(json_array_size(row), 1 + n);
+		assert_int_equal(json_integer_value(json_array_get(row, 0)),
+				 v->table[s]);
+		for (uint32_t k = 0; k < n; k++)
+			assert_int_equal(json_integer_value(
+				json_array_get(row, 1 + k)), h[k]->index);
+		/* a slot s4 took names its previous owner first */
+		if (v->previous[s] != MLV_GEN_NO_HOP)
+			assert_int_equal(json_integer_value(
+				json_array_get(row, 1)), v->previous[s]);
+	}
+	json_decref(r);
+
+	r = call_ok(fx, "{\"command\": \"table\", \"args\": {\"vip\": \"plain\"}}");
+	assert_true(json_is_null(json_object_get(r, "second_chance")));
+	json_decref(r);
+	expect_fail(fx, "{\"command\": \"table\", \"args\": {\"vip\": \"plain\", \"hops\": true}}",
+		    "VIP \"plain\" has no second_chance");
+	expect_fail(fx, "{\"command\": \"table\", \"args\": {\"vip\": \"sc\", \"hops\": true, \"dump\": true}}",
+		    "ask for hops or dump, not both");
+}
+
 /* Slots whose backend name differs between the current table of v and
  * a table built from set[0..n) (any order: identity is the name). */
 static uint32_t moved_by_name(const struct mlv_gen_vip *v,
@@ -1508,6 +1586,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table_dump_steps,
 						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup, setup_running, teardown),
+		cmocka_unit_test_setup_teardown(test_table_second_chance_hops,
+						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_range_vip,
 						setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup_deferred_answer,

@@ -379,6 +379,65 @@ static double backend_value(const char *page, const char *family,
 	return tm_value(page, series);
 }
 
+/* Second chance's gauges: only for second_chance VIPs; after a backend
+ * joins, the slots that carry their previous owner (as the generation
+ * has them) and the window's seconds left. */
+static void test_second_chance_gauges(void **state)
+{
+	static const char head[] =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: ext, device: net_null0, address: 10.99.0.1,\n"
+		"       next_hop: \"02:00:00:00:00:fe\"}\n"
+		"defaults: {table_size: 1009, health: {type: none}}\n"
+		"vips:\n"
+		"  - {name: plain, address: 192.0.2.11, port: 80, protocol: tcp,\n"
+		"     backends: [{name: p1, address: 10.99.1.31}]}\n"
+		"  - name: sc\n    address: 192.0.2.10\n    port: 80\n"
+		"    protocol: tcp\n    forwarding: gue\n"
+		"    second_chance: {enabled: true, window: 2m}\n"
+		"    backends:\n"
+		"      - {name: s1, address: 10.99.1.11}\n"
+		"      - {name: s2, address: 10.99.1.12}\n";
+	char three[1024];
+	struct ctl_fx fx;
+	struct mlv_metrics_sources src;
+	const struct mlv_gen_vip *v = NULL;
+	double left, n = 0;
+	char *page;
+
+	(void)state;
+	ctl_fx_init(&fx);
+	fx.reload_yaml = head;
+	reload(&fx);
+	src = sources(&fx);
+	page = tm_render(&src, NULL);
+	assert_true(tm_value(page, "maglevd_vip_second_chance_previous_slots{vip=\"sc\"}") == 0);
+	assert_true(tm_value(page, "maglevd_vip_second_chance_window_left_seconds{vip=\"sc\"}") == 0);
+	assert_false(tm_has(page, "maglevd_vip_second_chance_previous_slots{vip=\"plain\"}"));
+	free(page);
+
+	snprintf(three, sizeof(three), "%s%s", head,
+		 "      - {name: s3, address: 10.99.1.13}\n");
+	fx.reload_yaml = three;
+	reload(&fx);
+	for (uint32_t i = 0; i < fx.gen->n_vips; i++)
+		if (strcmp(fx.gen->vips[i].name, "sc") == 0)
+			v = &fx.gen->vips[i];
+	assert_non_null(v);
+	assert_non_null(v->previous);
+	for (uint32_t s = 0; s < v->table_size; s++)
+		n += v->previous[s] != MLV_GEN_NO_HOP;
+	assert_true(n > 0);
+	page = tm_render(&src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_value(page, "maglevd_vip_second_chance_previous_slots{vip=\"sc\"}") == n);
+	left = tm_value(page, "maglevd_vip_second_chance_window_left_seconds{vip=\"sc\"}");
+	assert_true(left > 110 && left <= 120);
+	free(page);
+	ctl_fx_free(&fx);
+}
+
 static void test_backend_state(void **state)
 {
 	static const char *const web[] = { "web-1", "web-2", "web-3", "web-4" };
@@ -1105,6 +1164,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_second_chance_gauges),
 		cmocka_unit_test(test_histogram_writer),
 		cmocka_unit_test(test_histogram_structure_check),
 		cmocka_unit_test(test_flow_counters_survive_reload),

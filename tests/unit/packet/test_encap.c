@@ -48,11 +48,23 @@ static uint8_t *put_bytes(uint8_t *p, const void *b, size_t n)
 
 /* The outer headers as docs/forwarding.md lays them out, written field by
  * field. Returns their length. */
-static uint32_t expected_headers(uint8_t *e, const struct mlv_encap_params *p,
-				 const uint8_t *inner, uint16_t inner_len,
-				 uint8_t tos, uint32_t hash)
+/* Second-chance hops of the expected packet: n < 0 for a VIP without
+ * second chance. */
+struct hops {
+	int n;
+	const uint8_t *addr[2];
+};
+
+static const struct hops NO_HOPS = { .n = -1 };
+
+static uint32_t expected_headers_sc(uint8_t *e, const struct mlv_encap_params *p,
+				    const uint8_t *inner, uint16_t inner_len,
+				    uint8_t tos, uint32_t hash,
+				    const struct hops *h)
 {
 	bool gue = p->method == MLV_ENCAP_GUE;
+	uint32_t alen = p->outer_family == 4 ? 4 : 16;
+	uint32_t sc_len = h->n < 0 ? 0 : 4 + 2 * alen;
 	uint8_t inner_proto = p->inner_family == 4 ? 4 : 41;
 	uint8_t *q = e;
 
@@ -63,7 +75,7 @@ static uint32_t expected_headers(uint8_t *e, const struct mlv_encap_params *p,
 		return 14;
 	}
 	q = put16(q, p->outer_family == 4 ? 0x0800 : 0x86DD);
-	uint32_t udp_len = 8 + 4 + inner_len;
+	uint32_t udp_len = 8 + 4 + sc_len + inner_len;
 	uint8_t *ip = q;
 	if (p->outer_family == 4) {
 		*q++ = 0x45;
@@ -97,15 +109,27 @@ static uint32_t expected_headers(uint8_t *e, const struct mlv_encap_params *p,
 	q = put16(q, GUE_PORT);
 	q = put16(q, udp_len);
 	q = put16(q, 0);
-	*q++ = 0;                      /* GUE: version 0, C 0, hlen 0 */
+	*q++ = (uint8_t)(sc_len / 4);  /* GUE: version 0, C 0, hlen */
 	*q++ = inner_proto;
 	q = put16(q, 0);               /* flags */
+	if (h->n >= 0) {
+		/* docs/forwarding.md, "GUE private data: second-chance hops" */
+		*q++ = 0x4D;
+		*q++ = 1;
+		*q++ = p->outer_family == 6 ? 0x02 : 0x00;
+		*q++ = (uint8_t)h->n;
+		memset(q, 0, 2 * alen);
+		for (int k = 0; k < h->n; k++)
+			memcpy(q + (uint32_t)k * alen, h->addr[k], alen);
+		q += 2 * alen;
+	}
 	if (p->outer_family == 6) {
-		/* checksum over pseudo-header, UDP, GUE and the inner packet */
+		/* checksum over pseudo-header, UDP, GUE, hops and the inner
+		 * packet */
 		uint8_t *seg = malloc(udp_len);
 		assert_non_null(seg);
-		memcpy(seg, udp, 12);
-		memcpy(seg + 12, inner, inner_len);
+		memcpy(seg, udp, 12 + sc_len);
+		memcpy(seg + 12 + sc_len, inner, inner_len);
 		uint16_t c = frame_csum(seg, udp_len,
 					frame_pseudo_sum(6, p->outer_src, p->outer_dst,
 							 17, udp_len));
@@ -113,6 +137,13 @@ static uint32_t expected_headers(uint8_t *e, const struct mlv_encap_params *p,
 		free(seg);
 	}
 	return (uint32_t)(q - e);
+}
+
+static uint32_t expected_headers(uint8_t *e, const struct mlv_encap_params *p,
+				 const uint8_t *inner, uint16_t inner_len,
+				 uint8_t tos, uint32_t hash)
+{
+	return expected_headers_sc(e, p, inner, inner_len, tos, hash, &NO_HOPS);
 }
 
 /* Encapsulate the inner packet pkt and compare with the expectation. */
@@ -223,6 +254,86 @@ static void test_gue6_zero_checksum(void **state)
 	assert_int_equal(exp[60], 0xFF);
 	assert_int_equal(exp[61], 0xFF);
 	check_inner(MLV_ENCAP_GUE, 6, 6, pkt, ilen, 0, hash);
+}
+
+/* Second chance: a GUE template with the hop block, written with 0, 1
+ * and 2 hops (mlv_encap_apply_sc) and without them (mlv_encap_apply on
+ * the same template: an empty block), byte-exact, the IPv6 UDP checksum
+ * covering the block. */
+static void check_second_chance(uint8_t outer, uint8_t inner, uint32_t payload,
+				uint8_t tos, uint32_t hash, int n_hops)
+{
+	uint8_t a[2][16], exp[MLV_ENCAP_MAX_HDR], pkt[1600];
+	struct mlv_encap_params p;
+	struct mlv_encap_tmpl t;
+	struct frame_spec s;
+	struct hops h = { .n = n_hops < 0 ? 0 : n_hops };
+
+	frame_addr(a[0], outer == 4 ? "10.99.1.12" : "fd00:99:1::22");
+	frame_addr(a[1], outer == 4 ? "10.99.1.13" : "fd00:99:1::23");
+	h.addr[0] = a[0];
+	h.addr[1] = a[1];
+	frame_spec_init(&s, inner, 6);
+	s.tos = tos;
+	s.payload_len = payload;
+	uint16_t ilen = (uint16_t)frame_build_ip(pkt, sizeof(pkt), &s);
+	assert_true(ilen > 0);
+
+	params(&p, MLV_ENCAP_GUE, outer, inner);
+	p.second_chance = true;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), 0);
+	assert_int_equal(t.len, 14 + (outer == 4 ? 20 + 8 + 4 + 12 : 40 + 8 + 4 + 36));
+	assert_int_equal(t.len - 14, mlv_encap_overhead(MLV_ENCAP_GUE, outer, true));
+
+	uint8_t buf[MLV_ENCAP_MAX_HDR + 8 + sizeof(pkt)];
+	memset(buf, 0xA5, sizeof(buf));
+	uint8_t *inner_at = buf + MLV_ENCAP_MAX_HDR + 8;
+	memcpy(inner_at, pkt, ilen);
+	uint8_t *out = inner_at - t.len;
+	if (n_hops < 0) {
+		mlv_encap_apply(out, &t, ilen, tos, hash);
+	} else {
+		const uint8_t *hops[2] = { a[0], a[1] };
+		mlv_encap_apply_sc(out, &t, ilen, tos, hash, hops,
+				   (uint32_t)n_hops);
+	}
+	uint32_t elen = expected_headers_sc(exp, &p, pkt, ilen, tos, hash, &h);
+	assert_int_equal(t.len, elen);
+	assert_memory_equal(out, exp, elen);
+	assert_memory_equal(inner_at, pkt, ilen);
+	for (uint8_t *b = buf; b < out; b++)
+		assert_int_equal(*b, 0xA5);
+	assert_true(frame_ip_checksums_ok(out + 14, t.len - 14 + ilen));
+}
+
+static void test_gue_second_chance(void **state)
+{
+	static const uint32_t payloads[] = { 0, 1, 7, 200, 1400 };
+	static const uint32_t hashes[] = { 0, 0x3FFF, 0xFFFFFFFF, 0x12345678 };
+	(void)state;
+
+	for (uint8_t outer = 4; outer <= 6; outer += 2)
+		for (uint8_t inner = 4; inner <= 6; inner += 2)
+			for (int n = -1; n <= 2; n++)
+				for (size_t i = 0; i < 5; i++)
+					check_second_chance(outer, inner,
+							    payloads[i],
+							    (uint8_t)(0xB8 + n),
+							    hashes[(i + (size_t)n + 1) % 4],
+							    n);
+}
+
+/* The overhead the MTU room subtracts, per method, family and option. */
+static void test_overhead(void **state)
+{
+	(void)state;
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_IPIP, 4, false), 20);
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_IPIP, 6, false), 40);
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_GUE, 4, false), 32);
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_GUE, 6, false), 52);
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_GUE, 4, true), 44);
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_GUE, 6, true), 88);
+	assert_int_equal(mlv_encap_overhead(MLV_ENCAP_L2DSR, 0, false), 0);
 }
 
 static void test_l2dsr(void **state)
@@ -547,12 +658,20 @@ static void test_echo_reply(void **state)
 	expect_no_echo(buf, n, &pkt);
 }
 
-int main(void)
+/* --only PATTERN / --skip PATTERN: the tests whose names match (meson
+ * runs the second-chance ones as a test of their own). */
+int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--only") == 0)
+		cmocka_set_test_filter(argv[2]);
+	else if (argc == 3 && strcmp(argv[1], "--skip") == 0)
+		cmocka_set_skip_filter(argv[2]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipip),
 		cmocka_unit_test(test_gue),
 		cmocka_unit_test(test_gue6_zero_checksum),
+		cmocka_unit_test(test_gue_second_chance),
+		cmocka_unit_test(test_overhead),
 		cmocka_unit_test(test_l2dsr),
 		cmocka_unit_test(test_template_lengths_and_refusals),
 		cmocka_unit_test(test_too_big),

@@ -11,13 +11,16 @@
  * 2. The Maglev paper's Fig. 12 setup: 1000 backends, k of them removed at
  *    random, the fraction of table entries that change, against the
  *    optimum (the removed backends' own entries). Means over trials.
- * 3. maglevd's three table builders: build time (thread CPU time) and how
+ * 3. maglevd's three table builders: build time (thread CPU time), how
  *    often a slot's second choice is the owner the rebuilt table gives it
- *    when its first choice is removed.
+ *    when its first choice is removed, and, when a backend is added, how
+ *    often a slot it takes has its previous owner as its new second choice
+ *    (the hop a restarted instance sends: docs/second-chance.md).
  *
  * It also checks what the algorithms promise (ring, rendezvous, jump and
  * multi-probe move no key they need not; mod-N moves most; rendezvous and
- * ring second choices equal the rebuilt owner) and exits 1 if a promise
+ * ring second choices equal the rebuilt owner, and after an addition the
+ * previous owner) and exits 1 if a promise
  * is broken, 2 on bad usage.
  *
  *   hash-compare [--json] [--quick] [--keys N] [--nodes N] [--trials N]
@@ -317,6 +320,9 @@ struct builder_row {
 	uint32_t n;
 	double build_ms;           /* median, with second choices */
 	double second_agrees;      /* fraction of a removed backend's slots */
+	double add_second_prev;    /* fraction of an added backend's slots
+				      whose second choice is their previous
+				      owner */
 };
 
 static void run_builders(const struct opts *o, struct builder_row *out,
@@ -332,20 +338,20 @@ static void run_builders(const struct opts *o, struct builder_row *out,
 		for (uint32_t k = 0; k < MLV_TABLE__COUNT; k++) {
 			struct builder_row *r = &out[rows++];
 			double *ms = xmalloc(trials * sizeof(*ms));
-			uint64_t agree = 0, own = 0;
+			uint64_t agree = 0, own = 0, taken = 0, prev_second = 0;
 
 			r->kind = (enum mlv_table_kind)k;
 			r->n = n;
 			for (uint32_t t = 0; t < trials; t++) {
-				char **names = trial_names(t, n);
-				struct mlv_table_backend *be = xmalloc(n * sizeof(*be));
+				char **names = trial_names(t, n + 1);
+				struct mlv_table_backend *be = xmalloc((n + 1) * sizeof(*be));
 				struct mlv_table_spec spec = { r->kind, m, 10 };
 				uint16_t *first = xmalloc(m * 2), *second = xmalloc(m * 2);
 				uint16_t *after = xmalloc(m * 2);
 				uint32_t gone = rand_below(&rng, n);
 				double t0;
 
-				for (uint32_t i = 0; i < n; i++)
+				for (uint32_t i = 0; i <= n; i++)
 					be[i] = (struct mlv_table_backend){
 						names[i], 100, false };
 				t0 = cpu_ms();
@@ -361,14 +367,25 @@ static void run_builders(const struct opts *o, struct builder_row *out,
 					own++;
 					agree += second[j] == after[j];
 				}
+				/* names[n] joins the table of the first n */
+				be[gone].weight = 100;
+				if (mlv_table_build(&spec, be, n + 1, after, second, NULL))
+					exit(1);
+				for (uint32_t j = 0; j < m; j++) {
+					if (after[j] != n)
+						continue;
+					taken++;
+					prev_second += second[j] == first[j];
+				}
 				free(first);
 				free(second);
 				free(after);
 				free(be);
-				free_names(names, n);
+				free_names(names, n + 1);
 			}
 			r->build_ms = median(ms, trials);
 			r->second_agrees = own ? (double)agree / own : 1;
+			r->add_second_prev = taken ? (double)prev_second / taken : 1;
 			free(ms);
 		}
 	}
@@ -401,9 +418,10 @@ static int check(const struct opts *o, const struct row *rows, uint32_t n_rows,
 		}
 	}
 	for (uint32_t i = 0; i < n_br; i++)
-		if (br[i].kind != MLV_TABLE_MAGLEV && br[i].second_agrees != 1) {
+		if (br[i].kind != MLV_TABLE_MAGLEV &&
+		    (br[i].second_agrees != 1 || br[i].add_second_prev != 1)) {
 			fprintf(stderr, "hash-compare: %s second choices differ "
-				"from the rebuilt table\n",
+				"from the rebuilt table or the previous owner\n",
 				mlv_table_kind_name(br[i].kind));
 			bad = 1;
 		}
@@ -441,12 +459,16 @@ static void print_human(const struct opts *o, const struct row *rows,
 		       f12[i].changed / f12[i].optimal);
 
 	printf("\n3. maglevd table builders, M = 65537: build time (with second "
-	       "choices, CPU ms, median)\n   and second choice = owner after "
-	       "the first is removed\n\n");
-	printf("%-11s %6s %10s %10s\n", "builder", "N", "build ms", "agrees");
+	       "choices, CPU ms, median),\n   second choice = owner after "
+	       "the first is removed (agrees), and second choice =\n"
+	       "   previous owner in the slots an added backend takes "
+	       "(add: prev)\n\n");
+	printf("%-11s %6s %10s %10s %10s\n", "builder", "N", "build ms",
+	       "agrees", "add: prev");
 	for (uint32_t i = 0; i < n_br; i++)
-		printf("%-11s %6u %10.1f %9.1f%%\n", mlv_table_kind_name(br[i].kind),
-		       br[i].n, br[i].build_ms, 100 * br[i].second_agrees);
+		printf("%-11s %6u %10.1f %9.1f%% %9.1f%%\n",
+		       mlv_table_kind_name(br[i].kind), br[i].n, br[i].build_ms,
+		       100 * br[i].second_agrees, 100 * br[i].add_second_prev);
 }
 
 static int print_json(const struct opts *o, const struct row *rows,
@@ -479,11 +501,12 @@ static int print_json(const struct opts *o, const struct row *rows,
 			"changed", f12[i].changed, "optimal", f12[i].optimal));
 	for (uint32_t i = 0; !rc && i < n_br; i++)
 		rc = json_array_append_new(bld, json_pack(
-			"{s:s, s:I, s:I, s:f, s:f}",
+			"{s:s, s:I, s:I, s:f, s:f, s:f}",
 			"builder", mlv_table_kind_name(br[i].kind),
 			"n", (json_int_t)br[i].n, "m", (json_int_t)65537,
 			"build_ms", br[i].build_ms,
-			"second_agrees", br[i].second_agrees));
+			"second_agrees", br[i].second_agrees,
+			"add_second_prev", br[i].add_second_prev));
 	if (!rc)
 		rc = json_object_set(root, "comparison", cmp) ||
 		     json_object_set(root, "fig12", fig) ||

@@ -174,6 +174,19 @@ out:
 	return err;
 }
 
+/* decap_stats of this build: one entry per counter. Another version's
+ * program has other counters (or the same ones in another order), which
+ * status would print under the wrong names. */
+static int stats_match(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+	       info.max_entries == MLV_DECAP_CTR__COUNT;
+}
+
 enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 			    char *errbuf, size_t errlen)
 {
@@ -214,6 +227,11 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	err = mlv_xdp_attached_maps(cur.prog_id, want,
 				    sizeof(want) / sizeof(want[0]),
 				    errbuf, errlen);
+	if (!err && !stats_match(want[3].fd)) {
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			close(want[i].fd);
+		err = MLV_E_NOT_FOUND;
+	}
 	/* our program without one of these maps: attached by another
 	 * version of maglev-decap, which attach must not take for "nothing
 	 * attached" */

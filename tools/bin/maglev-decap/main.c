@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ static void usage(FILE *out)
 "                               [--gue-port PORT]... [--mode auto|native|generic]\n"
 "                               [--mss-clamp auto|off] [--path-mtu N]\n"
 "       maglev-decap detach DEV\n"
-"       maglev-decap status DEV\n"
+"       maglev-decap status DEV [--prometheus]\n"
 "       maglev-decap --version\n"
 "\n"
 "attach  load the decapsulator on DEV (or, if it is already there, replace\n"
@@ -56,8 +57,19 @@ static void usage(FILE *out)
 "        needed. --path-mtu N is the outer path MTU from the load\n"
 "        balancers to DEV (default: DEV's MTU now); --mss-clamp off\n"
 "        attaches no egress program.\n"
+"        Second chance: GUE that carries maglevd's list of other backends\n"
+"        (a VIP with second_chance) is decapsulated too; a TCP packet of a\n"
+"        connection with no socket here is sent on, still encapsulated, to\n"
+"        the first listed backend that is not this host. That needs a\n"
+"        route to it and forwarding enabled on DEV (net.ipv4.conf.DEV.\n"
+"        forwarding; net.ipv6.conf.all and .DEV.forwarding); without them\n"
+"        the packet is decapsulated here (sc_no_route). Until the hop's\n"
+"        neighbour is known the stack forwards the packet instead.\n"
 "detach  remove it and its egress program (other programs are left alone).\n"
-"status  configuration and counters.\n"
+"status  configuration and counters (decap_ipip to aborted: one per frame;\n"
+"        the syn_*, synack_* and sc_* ones count some of those frames again).\n"
+"        --prometheus: the counters alone, in the Prometheus text format\n"
+"        (for node_exporter's textfile collector).\n"
 "\n"
 "exit status: 0 ok, 1 failed, 2 bad usage\n");
 }
@@ -203,7 +215,35 @@ static const char *mode_name(uint32_t flags)
 	return "offloaded";
 }
 
-static int cmd_status(const char *dev)
+/* v with backslash, quote and newline escaped, as a Prometheus label
+ * value. */
+static void put_label(const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			putchar('\\');
+		if (*v == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*v);
+	}
+}
+
+/* The counters as one Prometheus family, a sample per counter. */
+static void print_prometheus(const char *dev, const uint64_t *ctr)
+{
+	printf("# HELP maglev_decap_frames_total frames maglev-decap counted, "
+	       "by counter (maglev-decap --help)\n"
+	       "# TYPE maglev_decap_frames_total counter\n");
+	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++) {
+		printf("maglev_decap_frames_total{dev=\"");
+		put_label(dev);
+		printf("\",counter=\"%s\"} %" PRIu64 "\n",
+		       mlv_decap_counter_name(i), ctr[i]);
+	}
+}
+
+static int cmd_status(const char *dev, bool prometheus)
 {
 	static struct mlv_ip addrs[MLV_DECAP_ARGS_MAX_ADDRS];
 	static struct mlv_ip_prefix sources[MLV_DECAP_ARGS_MAX_SOURCES];
@@ -230,6 +270,11 @@ static int cmd_status(const char *dev)
 	    mlv_decap_read_path_mtu(&maps, &path_mtu)) {
 		fprintf(stderr, "maglev-decap: %s: reading the maps failed\n",
 			dev);
+		goto out;
+	}
+	if (prometheus) {
+		print_prometheus(dev, ctr);
+		rc = EXIT_OK;
 		goto out;
 	}
 	printf("%s: %s id %u, %s mode\n", dev, MLV_DECAP_PROG_NAME,
@@ -281,6 +326,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "attach"))
 		return cmd_attach(argc - 1, argv + 1);
+	if (argc == 4 && !strcmp(argv[1], "status") &&
+	    !strcmp(argv[3], "--prometheus"))
+		return cmd_status(argv[2], true);
 	if (argc != 3) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -288,7 +336,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "detach"))
 		return cmd_detach(argv[2]);
 	if (!strcmp(argv[1], "status"))
-		return cmd_status(argv[2]);
+		return cmd_status(argv[2], false);
 	fprintf(stderr, "maglev-decap: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -533,6 +533,35 @@ static bool render_table(const json_t *r, FILE *out)
 	}
 	ok = table_print(&t, out);
 	table_free(&t);
+	if (json_is_object(json_object_get(r, "second_chance"))) {
+		const json_t *sc = json_object_get(r, "second_chance");
+
+		fprintf(out, "\nsecond chance: window %lld ms; %lld slots also "
+			"carry their previous owner, for %lld ms more\n",
+			num(sc, "window_ms"), num(sc, "previous_slots"),
+			num(sc, "window_left_ms"));
+	}
+	if (json_is_array(json_object_get(r, "hops"))) {
+		fprintf(out, "\nSLOT\tBACKEND\tHOPS\n");
+		json_array_foreach(json_object_get(r, "hops"), i, b) {
+			size_t k;
+			json_t *h;
+
+			fprintf(out, "%zu\t", i);
+			if (json_array_size(b) == 0)
+				fputc('-', out);
+			json_array_foreach(b, k, h) {
+				json_int_t idx = json_integer_value(h);
+
+				fprintf(out, "%s%s", k == 0 ? "" : k == 1 ? "\t" : ",",
+					str(json_array_get(backends, (size_t)idx),
+					    "name"));
+			}
+			if (json_array_size(b) == 1)
+				fprintf(out, "\t-");
+			fputc('\n', out);
+		}
+	}
 	if (json_is_array(slots)) {
 		fprintf(out, "\nSLOT\tBACKEND\n");
 		json_array_foreach(slots, i, b) {

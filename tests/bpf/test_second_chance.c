@@ -1,0 +1,869 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Second chance on the backend (dataplane/bpf/decap/redirect.h) through
+ * BPF_PROG_TEST_RUN, configured by tools/bin/maglev-decap's code. GUE
+ * frames carrying a second-chance block (dataplane/bpf/common/
+ * second_chance.h) are built here byte by byte (tests/support/frames.c);
+ * each case asserts the action, the output frame exactly and which
+ * counters moved:
+ *  - a TCP packet of a flow with no socket here goes to its first hop
+ *    that is not this host, still encapsulated: outer destination the
+ *    hop, TTL / hop limit one less, the block marked redirected, MACs
+ *    from the hop's neighbour entry, checksums as recomputed here from
+ *    scratch; XDP_TX out of the receiving device, XDP_REDIRECT to
+ *    another;
+ *  - SYNs, UDP, frames already redirected, flows with a socket here
+ *    (a real connection, a syncookie handshake), malformed blocks,
+ *    someone else's private data, no usable hop, TTL 1 and unroutable
+ *    hops are decapsulated as any GUE frame, under their counters.
+ *
+ * The program's routes and sockets are those of the device the frame
+ * arrives on, so the test makes its own network namespace: a veth pair
+ * sc0/sc1 with the hops' networks and permanent neighbour entries,
+ * forwarding on, the VIPs and the clients on lo. Only addresses inside
+ * that namespace are used; it goes away with the process. Needs root
+ * (exits 77, skipped, without). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "dataplane/bpf/common/second_chance.h"
+#include "tests/bpf/bpf_test_env.h"
+#include "tests/bpf/decap_test_config.h"
+#include "tests/support/frames.h"
+#include "tools/bin/maglev-decap/decap_ctl.h"
+
+#define FRAME_CAP 2048
+
+static const uint8_t LB_MAC[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
+static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
+/* the veth ends, and the hops' neighbour entries */
+#define SC0_MAC "02:00:00:00:77:01"
+#define SC1_MAC "02:00:00:00:78:01"
+#define HOP_A_MAC "02:00:00:00:77:02"
+#define HOP_B_MAC "02:00:00:00:78:02"
+static const uint8_t sc0_mac[6] = { 2, 0, 0, 0, 0x77, 1 };
+static const uint8_t sc1_mac[6] = { 2, 0, 0, 0, 0x78, 1 };
+static const uint8_t hop_a_mac[6] = { 2, 0, 0, 0, 0x77, 2 };
+static const uint8_t hop_b_mac[6] = { 2, 0, 0, 0, 0x78, 2 };
+/* hop A is reached through sc0 (the receiving device), hop B through
+ * sc1; nothing routes to the unroutable ones */
+#define HOP_A4 "10.77.0.2"
+#define HOP_B4 "10.78.0.2"
+#define HOP_A6 "fd00:77::2"
+#define HOP_B6 "fd00:78::2"
+/* on sc0's network, with no neighbour entry */
+#define UNRESOLVED4 "10.77.0.3"
+#define UNRESOLVED6 "fd00:77::3"
+#define NOWHERE4 "10.66.0.2"
+#define NOWHERE6 "fd00:66::2"
+/* frames.c's default flow: client 198.51.100.1 / 2001:db8:1::1 port
+ * 40000 -> VIP 192.0.2.10 / 2001:db8::10 port 80 */
+#define CLIENT4 "198.51.100.1"
+#define CLIENT6 "2001:db8:1::1"
+#define VIP4 "192.0.2.10"
+#define VIP6 "2001:db8::10"
+/* the port of the real listener (nothing listens on 80) */
+#define LISTEN_PORT 8080
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_ACK 0x10
+#define TCP_FIN 0x01
+#define TCP_PSH 0x08
+#define NO_CTR (-1)
+
+static int sc0, sc1;
+static struct mlv_decap_maps maps = { .addrs_fd = -1, .ports_fd = -1,
+				      .sources_fd = -1, .stats_fd = -1 };
+static int prog_fd = -1;
+static struct mlv_ip local_addrs[2];
+static const uint16_t gue_ports[1] = { GUE_PORT };
+static struct mlv_ip_prefix lb_sources[2];
+
+/* ---- the namespace ---- */
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0) {
+		fprintf(stderr, "setup command failed: %s\n", cmd);
+		abort();
+	}
+}
+
+static void write_sysctl(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(value, f) < 0 || fclose(f)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		abort();
+	}
+}
+
+static void make_network(void)
+{
+	sh("ip link set lo up");
+	sh("ip link add sc0 address " SC0_MAC " type veth peer name sc1 "
+	   "address " SC1_MAC);
+	sh("ip link set sc0 up && ip link set sc1 up");
+	sh("ip addr add 10.77.0.1/24 dev sc0 && "
+	   "ip addr add fd00:77::1/64 dev sc0 nodad && "
+	   "ip addr add 10.78.0.1/24 dev sc1 && "
+	   "ip addr add fd00:78::1/64 dev sc1 nodad");
+	sh("ip neigh add " HOP_A4 " lladdr " HOP_A_MAC " dev sc0 nud permanent && "
+	   "ip neigh add " HOP_A6 " lladdr " HOP_A_MAC " dev sc0 nud permanent && "
+	   "ip neigh add " HOP_B4 " lladdr " HOP_B_MAC " dev sc1 nud permanent && "
+	   "ip neigh add " HOP_B6 " lladdr " HOP_B_MAC " dev sc1 nud permanent");
+	sh("ip addr add " VIP4 "/32 dev lo && ip addr add " VIP6 "/128 dev lo && "
+	   "ip addr add " CLIENT4 "/32 dev lo && "
+	   "ip addr add " CLIENT6 "/128 dev lo");
+	/* a forwarded packet needs forwarding on the receiving device */
+	write_sysctl("/proc/sys/net/ipv4/conf/all/forwarding", "1");
+	write_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", "1");
+}
+
+static int group_setup(void **state)
+{
+	const struct mlv_decap_config cfg = {
+		.addrs = local_addrs, .n_addrs = 2,
+		.gue_ports = gue_ports, .n_gue_ports = 1,
+		.sources = lb_sources, .n_sources = 2,
+	};
+	char why[256] = "";
+	int updated = -1;
+
+	(void)state;
+	bpf_test_private_netns();
+	make_network();
+	sc0 = (int)if_nametoindex("sc0");
+	sc1 = (int)if_nametoindex("sc1");
+	if (!sc0 || !sc1 || !mlv_ip_parse(LOCAL4, &local_addrs[0]) ||
+	    !mlv_ip_parse(LOCAL6, &local_addrs[1]) ||
+	    mlv_ip_prefix_parse(LB_SRC4, &lb_sources[0]) ||
+	    mlv_ip_prefix_parse(LB_SRC6, &lb_sources[1]))
+		return -1;
+	if (mlv_decap_attach(sc0, MLV_DECAP_MODE_GENERIC, &cfg, &updated, why,
+			     sizeof(why)) ||
+	    mlv_decap_open(sc0, &maps, why, sizeof(why))) {
+		fprintf(stderr, "setup: %s\n", why);
+		return -1;
+	}
+	prog_fd = bpf_prog_get_fd_by_id(maps.prog_id);
+	return prog_fd < 0 ? -1 : 0;
+}
+
+static int group_teardown(void **state)
+{
+	int removed;
+
+	(void)state;
+	if (prog_fd >= 0)
+		close(prog_fd);
+	mlv_decap_maps_close(&maps);
+	mlv_decap_detach(sc0, &removed, NULL, 0);
+	return 0;
+}
+
+/* ---- frames ---- */
+
+/* A second-chance GUE frame: the inner packet, the block, the outer
+ * header, and the ways a block can be wrong. */
+struct sc_case {
+	uint8_t outer;            /* 4 or 6 */
+	uint8_t inner;            /* 4 or 6 */
+	uint8_t proto;            /* inner IPPROTO_TCP or IPPROTO_UDP */
+	uint8_t tcp_flags;
+	uint16_t sport, dport;    /* inner ports; 0: 40000, 80 */
+	uint8_t n_hops;
+	const char *hop[MLV_SC_MAX_HOPS];  /* every one given is written,
+					    * past n_hops too */
+	uint8_t sc_flags;         /* besides MLV_SC_F_IPV6 */
+	uint8_t ttl;              /* 0: 64 */
+	bool udp_csum;            /* outer IPv4: a UDP checksum, not 0 */
+	/* what is wrong with the block */
+	uint8_t kind, version;    /* 0: MLV_SC_KIND, MLV_SC_VERSION */
+	uint8_t hops_field;       /* 0: n_hops */
+	bool flip_ipv6;           /* MLV_SC_F_IPV6 not the outer family's */
+	uint8_t block_len;        /* 0: the outer family's */
+};
+
+static uint32_t inner_packet(uint8_t *buf, const struct sc_case *k)
+{
+	struct frame_spec s;
+	uint32_t len;
+
+	frame_spec_init(&s, k->inner, k->proto);
+	if (k->sport)
+		s.sport = k->sport;
+	if (k->dport)
+		s.dport = k->dport;
+	s.tcp_flags = k->proto == IPPROTO_TCP ? k->tcp_flags : 0;
+	s.payload_len = 24;
+	len = frame_build_ip(buf, FRAME_CAP, &s);
+	assert_true(len > 0);
+	return len;
+}
+
+static uint32_t alen_of(uint8_t family)
+{
+	return family == 4 ? 4 : 16;
+}
+
+static uint32_t block_len_of(const struct sc_case *k)
+{
+	return k->block_len ? k->block_len :
+	       MLV_SC_HDR_LEN + MLV_SC_MAX_HOPS * alen_of(k->outer);
+}
+
+/* The GUE header and the block at b; returns their length. */
+static uint32_t gue_and_block(uint8_t *b, const struct sc_case *k)
+{
+	uint32_t alen = alen_of(k->outer), blen = block_len_of(k);
+	uint8_t *sc = b + 4, addr[16];
+	bool v6 = (k->outer == 6) != k->flip_ipv6;
+
+	b[0] = (uint8_t)(blen / 4);                  /* version 0, C 0, Hlen */
+	b[1] = k->inner == 4 ? 4 : 41;
+	b[2] = b[3] = 0;
+	memset(sc, 0, blen);
+	sc[0] = k->kind ? k->kind : MLV_SC_KIND;
+	sc[1] = k->version ? k->version : MLV_SC_VERSION;
+	sc[2] = (uint8_t)(k->sc_flags | (v6 ? MLV_SC_F_IPV6 : 0));
+	sc[3] = k->hops_field ? k->hops_field : k->n_hops;
+	for (unsigned i = 0; i < MLV_SC_MAX_HOPS; i++) {
+		if (!k->hop[i])
+			continue;
+		assert_int_equal(frame_addr(addr, k->hop[i]), k->outer);
+		if (MLV_SC_HDR_LEN + (i + 1) * alen <= blen)
+			memcpy(sc + MLV_SC_HDR_LEN + i * alen, addr, alen);
+	}
+	return 4 + blen;
+}
+
+/* The UDP checksum of the outer packet at ip redone from scratch (the
+ * value RFC 768 sends: 0 comes out as 0xFFFF). */
+static void udp_csum_fill(uint8_t *ip)
+{
+	uint8_t family = ip[0] >> 4;
+	uint32_t hl = family == 4 ? 20 : 40;
+	uint8_t *udp = ip + hl;
+	uint32_t l4_len = (uint32_t)(udp[4] << 8 | udp[5]);
+	uint16_t c;
+
+	udp[6] = udp[7] = 0;
+	c = frame_csum(udp, l4_len,
+		       frame_pseudo_sum(family, ip + (family == 4 ? 12 : 8),
+					ip + (family == 4 ? 16 : 24), 17,
+					l4_len));
+	if (c == 0)
+		c = 0xffff;
+	udp[6] = (uint8_t)(c >> 8);
+	udp[7] = (uint8_t)c;
+}
+
+static void ipv4_csum_fill(uint8_t *ip)
+{
+	uint16_t c;
+
+	ip[10] = ip[11] = 0;
+	c = frame_csum(ip, 20, 0);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+}
+
+/* The frame a load balancer sends for k, into f; *inner_len set to the
+ * inner packet's length. Over IPv4 its UDP checksum is 0 (as
+ * dataplane/packet/encap.c writes it) unless k->udp_csum. */
+static uint32_t sc_frame(uint8_t *f, const struct sc_case *k)
+{
+	uint8_t pl[FRAME_CAP];
+	struct frame_spec s;
+	uint32_t n, len;
+
+	n = gue_and_block(pl, k);
+	n += inner_packet(pl + n, k);
+	frame_spec_init(&s, k->outer, IPPROTO_UDP);
+	memcpy(s.src_mac, LB_MAC, 6);
+	memcpy(s.dst_mac, BE_MAC, 6);
+	frame_addr(s.src, k->outer == 4 ? LB_SRC4 : LB_SRC6);
+	frame_addr(s.dst, k->outer == 4 ? LOCAL4 : LOCAL6);
+	s.sport = 0x5eed;
+	s.dport = GUE_PORT;
+	s.ttl = k->ttl ? k->ttl : 64;
+	s.payload = pl;
+	s.payload_len = n;
+	len = frame_build(f, FRAME_CAP, &s, NULL, NULL);
+	assert_true(len > 0);
+	if (k->outer == 4 && !k->udp_csum)
+		f[14 + 20 + 6] = f[14 + 20 + 7] = 0;
+	return len;
+}
+
+/* What the stack gets when k's frame is decapsulated: the frame's MACs,
+ * the inner family's ethertype, the inner packet. */
+static uint32_t decapsulated(uint8_t *buf, const struct sc_case *k)
+{
+	memcpy(buf, BE_MAC, 6);
+	memcpy(buf + 6, LB_MAC, 6);
+	buf[12] = k->inner == 4 ? 0x08 : 0x86;
+	buf[13] = k->inner == 4 ? 0x00 : 0xdd;
+	return 14 + inner_packet(buf + 14, k);
+}
+
+/* What leaves for hop (text) through a device of MAC dev_mac toward
+ * hop_mac: the input frame with the outer header rewritten, every
+ * checksum redone from scratch. */
+static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
+		       const struct sc_case *k, const char *hop,
+		       const uint8_t *dev_mac, const uint8_t *hop_mac)
+{
+	uint8_t *ip = want + 14, addr[16];
+	uint32_t sc_off = k->outer == 4 ? 14 + 20 + 8 + 4 : 14 + 40 + 8 + 4;
+
+	memcpy(want, in, len);
+	memcpy(want, hop_mac, 6);
+	memcpy(want + 6, dev_mac, 6);
+	frame_addr(addr, hop);
+	want[sc_off + 2] |= MLV_SC_F_REDIRECTED;
+	if (k->outer == 4) {
+		memcpy(ip + 16, addr, 4);
+		ip[8]--;
+		ipv4_csum_fill(ip);
+		if (k->udp_csum)
+			udp_csum_fill(ip);
+	} else {
+		memcpy(ip + 24, addr, 16);
+		ip[7]--;
+		udp_csum_fill(ip);
+	}
+}
+
+/* ---- running ---- */
+
+/* Run frame as arriving on sc0: the program must return action, and
+ * count it under ctr (an outcome) and extra (another counter, or
+ * NO_CTR), nothing else. Returns the output length. */
+static uint32_t run(const uint8_t *frame, uint32_t len, uint8_t *out,
+		    int action, int ctr, int extra)
+{
+	uint64_t before[MLV_DECAP_CTR__COUNT], after[MLV_DECAP_CTR__COUNT];
+	char moved[256] = "";
+	uint32_t out_len = 0;
+	size_t off = 0;
+	int got = -1, bad = 0;
+
+	assert_int_equal(mlv_decap_counters(&maps, before), MLV_OK);
+	assert_int_equal(bpf_test_try_run_xdp_dev(prog_fd, sc0, frame, len,
+						  out, FRAME_CAP, &out_len,
+						  &got), 0);
+	assert_int_equal(mlv_decap_counters(&maps, after), MLV_OK);
+	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++) {
+		uint64_t d = after[i] - before[i];
+
+		bad |= d != (i == (unsigned)ctr || i == (unsigned)extra ?
+			     1u : 0u);
+		if (d && off < sizeof(moved))
+			off += (size_t)snprintf(moved + off, sizeof(moved) - off,
+						" %s+%llu",
+						mlv_decap_counter_name(i),
+						(unsigned long long)d);
+	}
+	if (bad)
+		fail_msg("expected %s+1%s%s, counters moved:%s",
+			 mlv_decap_counter_name((unsigned)ctr),
+			 extra == NO_CTR ? "" : " ",
+			 extra == NO_CTR ? "" :
+			 mlv_decap_counter_name((unsigned)extra), moved);
+	assert_int_equal(got, action);
+	return out_len;
+}
+
+/* k's frame must come out decapsulated, counted decap_gue and extra. */
+static void expect_decap(const struct sc_case *k, int extra)
+{
+	uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+	uint32_t len = sc_frame(frame, k);
+	uint32_t want_len = decapsulated(want, k);
+
+	assert_int_equal(run(frame, len, out, XDP_PASS,
+			     MLV_DECAP_CTR_DECAP_GUE, extra), want_len);
+	assert_memory_equal(out, want, want_len);
+}
+
+/* frame (k's, perhaps edited) must leave for hop, rewritten, with
+ * action: XDP_TX through sc0 to hop A's MAC, XDP_REDIRECT through sc1
+ * to hop B's. */
+static void expect_redirect_frame(const uint8_t *frame, uint32_t len,
+				  const struct sc_case *k, const char *hop,
+				  int action)
+{
+	uint8_t out[FRAME_CAP], want[FRAME_CAP];
+	bool via_sc0 = action == XDP_TX;
+
+	redirected(want, frame, len, k, hop, via_sc0 ? sc0_mac : sc1_mac,
+		   via_sc0 ? hop_a_mac : hop_b_mac);
+	assert_int_equal(run(frame, len, out, action,
+			     MLV_DECAP_CTR_REDIRECTED, NO_CTR), len);
+	assert_memory_equal(out, want, len);
+	assert_true(frame_ip_checksums_ok(out + 14, len - 14));
+}
+
+static void expect_redirect(const struct sc_case *k, const char *hop,
+			    int action)
+{
+	uint8_t frame[FRAME_CAP];
+
+	expect_redirect_frame(frame, sc_frame(frame, k), k, hop, action);
+}
+
+/* ---- a: outer IPv4 ---- */
+
+static void ack_without_socket_goes_to_hop4(void **state)
+{
+	struct sc_case k = { 4, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
+			     { HOP_A4 } };
+
+	(void)state;
+	expect_redirect(&k, HOP_A4, XDP_TX);
+	/* the first hop of two; inner IPv6; FIN, RST and data too */
+	k.n_hops = 2;
+	k.hop[1] = HOP_B4;
+	k.inner = 6;
+	k.tcp_flags = TCP_FIN | TCP_ACK;
+	expect_redirect(&k, HOP_A4, XDP_TX);
+	k.tcp_flags = TCP_RST;
+	expect_redirect(&k, HOP_A4, XDP_TX);
+	/* another device: a redirect; this host as the first hop: the
+	 * second; a UDP checksum the sender filled is kept right */
+	k.hop[0] = LOCAL4;
+	k.tcp_flags = TCP_ACK | TCP_PSH;
+	k.udp_csum = true;
+	expect_redirect(&k, HOP_B4, XDP_REDIRECT);
+	k.inner = 4;
+	k.ttl = 2;
+	expect_redirect(&k, HOP_B4, XDP_REDIRECT);
+}
+
+/* ---- b: outer IPv6 ---- */
+
+static void ack_without_socket_goes_to_hop6(void **state)
+{
+	struct sc_case k = { 6, 6, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
+			     { HOP_A6 } };
+
+	(void)state;
+	expect_redirect(&k, HOP_A6, XDP_TX);
+	k.inner = 4;
+	expect_redirect(&k, HOP_A6, XDP_TX);
+	k.n_hops = 2;
+	k.hop[0] = LOCAL6;
+	k.hop[1] = HOP_B6;
+	k.ttl = 2;
+	expect_redirect(&k, HOP_B6, XDP_REDIRECT);
+	k.inner = 6;
+	k.sport = 1;
+	k.dport = 65535;
+	expect_redirect(&k, HOP_B6, XDP_REDIRECT);
+}
+
+/* ---- c, d, h: what is decapsulated whatever the sockets ---- */
+
+static void syn_is_decapsulated(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2)
+		for (uint8_t inner = 4; inner <= 6; inner += 2) {
+			struct sc_case k = { outer, inner, IPPROTO_TCP,
+					     TCP_SYN, 0, 0, 1,
+					     { outer == 4 ? HOP_A4 : HOP_A6 } };
+
+			expect_decap(&k, NO_CTR);
+		}
+}
+
+static void redirected_once_is_decapsulated(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2) {
+		struct sc_case k = { outer, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
+				     { outer == 4 ? HOP_A4 : HOP_A6 },
+				     MLV_SC_F_REDIRECTED };
+
+		expect_decap(&k, MLV_DECAP_CTR_SC_ARRIVED);
+	}
+}
+
+static void udp_is_never_redirected(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2)
+		for (uint8_t inner = 4; inner <= 6; inner += 2) {
+			struct sc_case k = { outer, inner, IPPROTO_UDP, 0, 0,
+					     53, 1,
+					     { outer == 4 ? HOP_A4 : HOP_A6 } };
+
+			expect_decap(&k, NO_CTR);
+		}
+}
+
+/* ---- e: blocks not as version 1 writes them ---- */
+
+static void malformed_blocks_are_decapsulated(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2) {
+		const char *a = outer == 4 ? HOP_A4 : HOP_A6;
+		const char *b = outer == 4 ? HOP_B4 : HOP_B6;
+		struct sc_case base = { outer, 4, IPPROTO_TCP, TCP_ACK, 0, 0,
+					1, { a } };
+		struct sc_case k;
+
+		k = base;
+		k.version = 2;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k = base;
+		k.hops_field = 3;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		for (unsigned bit = 2; bit < 8; bit++) {
+			k = base;
+			k.sc_flags = (uint8_t)(1u << bit);
+			expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		}
+		k = base;
+		k.hop[1] = b;                 /* a second slot, hops 1 */
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k = base;
+		k.n_hops = 0;                 /* the first slot, hops 0 */
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k = base;
+		k.flip_ipv6 = true;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		/* Hlen of the other family, and one word short or long */
+		k = base;
+		k.block_len = outer == 4 ? MLV_SC_LEN6 : MLV_SC_LEN4;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k.block_len = (uint8_t)(block_len_of(&base) - 4);
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k.block_len = (uint8_t)(block_len_of(&base) + 4);
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k.block_len = 4;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+	}
+}
+
+/* GUE private data that is not second chance's: skipped, decapsulated
+ * as any GUE, whatever its length. */
+static void foreign_private_data_is_skipped(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2)
+		for (uint8_t words = 1; words <= 31; words += 5) {
+			struct sc_case k = { outer, 6, IPPROTO_TCP, TCP_ACK, 0,
+					     0, 1,
+					     { outer == 4 ? HOP_A4 : HOP_A6 } };
+
+			k.kind = 'X';
+			k.block_len = (uint8_t)(words * 4);
+			expect_decap(&k, NO_CTR);
+		}
+}
+
+/* ---- f: no hop to send to ---- */
+
+static void unusable_hops_decapsulate(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2) {
+		const char *self = outer == 4 ? LOCAL4 : LOCAL6;
+		struct sc_case k = { outer, 4, IPPROTO_TCP, TCP_ACK };
+
+		expect_decap(&k, MLV_DECAP_CTR_SC_NO_HOP);
+		k.n_hops = 1;
+		k.hop[0] = self;
+		expect_decap(&k, MLV_DECAP_CTR_SC_SELF);
+		k.n_hops = 2;
+		k.hop[1] = self;
+		expect_decap(&k, MLV_DECAP_CTR_SC_SELF);
+		k.n_hops = 1;
+		k.hop[0] = outer == 4 ? HOP_A4 : HOP_A6;
+		k.hop[1] = NULL;
+		k.ttl = 1;
+		expect_decap(&k, MLV_DECAP_CTR_SC_TTL);
+		k.ttl = 0;                    /* back to 64 */
+		k.hop[0] = outer == 4 ? NOWHERE4 : NOWHERE6;
+		expect_decap(&k, MLV_DECAP_CTR_SC_NO_ROUTE);
+		/* an unroutable first hop is not skipped for the second */
+		k.n_hops = 2;
+		k.hop[1] = outer == 4 ? HOP_A4 : HOP_A6;
+		expect_decap(&k, MLV_DECAP_CTR_SC_NO_ROUTE);
+	}
+}
+
+/* A hop whose neighbour is not resolved: the frame goes to the stack
+ * rewritten (destination, flag, checksums; the stack decrements the TTL
+ * and resolves the neighbour as it forwards it), MACs as they came,
+ * counted redirected. */
+static void unresolved_hop_goes_through_the_stack(void **state)
+{
+	(void)state;
+	for (uint8_t outer = 4; outer <= 6; outer += 2) {
+		const char *hop = outer == 4 ? UNRESOLVED4 : UNRESOLVED6;
+		struct sc_case k = { outer, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
+				     { hop } };
+		uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+		uint32_t len = sc_frame(frame, &k);
+		uint8_t *ip = want + 14;
+
+		/* redirected() with the TTL back and the MACs unchanged */
+		redirected(want, frame, len, &k, hop, frame + 6, frame);
+		if (outer == 4) {
+			ip[8]++;
+			ipv4_csum_fill(ip);
+		} else {
+			ip[7]++;
+			udp_csum_fill(ip);
+		}
+		assert_int_equal(run(frame, len, out, XDP_PASS,
+				     MLV_DECAP_CTR_REDIRECTED, NO_CTR), len);
+		assert_memory_equal(out, want, len);
+		assert_true(frame_ip_checksums_ok(out + 14, len - 14));
+	}
+}
+
+/* ---- g: sockets here ---- */
+
+/* addr:port of family into *ss (*len its size). */
+static void sockaddr_of(uint8_t family, const char *addr, uint16_t port,
+			struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == 4) {
+		struct sockaddr_in *sin = (void *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET, addr, &sin->sin_addr), 1);
+		*len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (void *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET6, addr, &sin6->sin6_addr), 1);
+		*len = sizeof(*sin6);
+	}
+}
+
+/* A TCP socket of family bound to addr:port (0: any port). */
+static int tcp_socket(uint8_t family, const char *addr, uint16_t port,
+		      struct sockaddr_storage *ss, socklen_t *len)
+{
+	int fd = socket(family == 4 ? AF_INET : AF_INET6,
+			SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	assert_true(fd >= 0);
+	sockaddr_of(family, addr, port, ss, len);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				    sizeof(one)), 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)ss, *len), 0);
+	return fd;
+}
+
+/* A listener on the VIP's LISTEN_PORT of family. */
+static int listener(uint8_t family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = tcp_socket(family, family == 4 ? VIP4 : VIP6, LISTEN_PORT,
+			    &ss, &len);
+
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+/* A connection from the client address to the listener lfd; the
+ * client's port in *port; the accepted socket in *srv. */
+static int connection(uint8_t family, int lfd, uint16_t *port, int *srv)
+{
+	struct sockaddr_storage me, vip;
+	socklen_t len, vlen;
+	int fd = tcp_socket(family, family == 4 ? CLIENT4 : CLIENT6, 0, &me,
+			    &len);
+
+	sockaddr_of(family, family == 4 ? VIP4 : VIP6, LISTEN_PORT, &vip,
+		    &vlen);
+	assert_int_equal(connect(fd, (struct sockaddr *)&vip, vlen), 0);
+	*srv = accept(lfd, NULL, NULL);
+	assert_true(*srv >= 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &len), 0);
+	*port = ntohs(family == 4 ? ((struct sockaddr_in *)&me)->sin_port :
+		      ((struct sockaddr_in6 *)&me)->sin6_port);
+	return fd;
+}
+
+/* A connection here keeps its packets; a listener alone does not. */
+static void connection_here_is_kept(void **state)
+{
+	(void)state;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		int lfd = listener(family), cfd, srv;
+		uint16_t port;
+		struct sc_case k = { family, family, IPPROTO_TCP, TCP_ACK,
+				     40000, LISTEN_PORT, 1,
+				     { family == 4 ? HOP_A4 : HOP_A6 } };
+
+		/* the listener alone: a plain ACK is no syncookie */
+		expect_redirect(&k, k.hop[0], XDP_TX);
+		cfd = connection(family, lfd, &port, &srv);
+		k.sport = port;
+		expect_decap(&k, NO_CTR);
+		k.tcp_flags = TCP_ACK | TCP_FIN;
+		expect_decap(&k, NO_CTR);
+		/* over the other outer family too */
+		k.outer = (uint8_t)(10 - family);
+		k.hop[0] = k.outer == 4 ? HOP_A4 : HOP_A6;
+		expect_decap(&k, NO_CTR);
+		/* another port of the same client: not this connection */
+		k.sport = (uint16_t)(port + 1);
+		expect_redirect(&k, k.hop[0], XDP_TX);
+		close(cfd);
+		close(srv);
+		close(lfd);
+	}
+}
+
+/* Set the sequence and acknowledgement numbers of the inner IPv4 TCP
+ * segment at ip and redo its checksum. */
+static void set_seq_ack(uint8_t *ip, uint32_t seq, uint32_t ack)
+{
+	uint32_t len = (uint32_t)(ip[2] << 8 | ip[3]);
+	uint8_t *tcp = ip + 20;
+	uint16_t c;
+
+	for (unsigned i = 0; i < 4; i++) {
+		tcp[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
+		tcp[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
+	}
+	tcp[16] = tcp[17] = 0;
+	c = frame_csum(tcp, len - 20,
+		       frame_pseudo_sum(4, ip + 12, ip + 16, 6, len - 20));
+	tcp[16] = (uint8_t)(c >> 8);
+	tcp[17] = (uint8_t)c;
+}
+
+/* The cookie of a SYN-ACK the listener sends to a raw SYN: IP_HDRINCL
+ * out, every TCP segment delivered here in. */
+static uint32_t syn_cookie(uint16_t client_port, uint32_t isn)
+{
+	struct frame_spec s;
+	struct sockaddr_in vip = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 2 };
+	uint8_t syn[128], buf[2048];
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_TCP), one = 1;
+	uint32_t len;
+
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one,
+				    sizeof(one)), 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				    sizeof(tv)), 0);
+	frame_spec_init(&s, 4, IPPROTO_TCP);
+	s.sport = client_port;
+	s.dport = LISTEN_PORT;
+	s.tcp_flags = TCP_SYN;
+	len = frame_build_ip(syn, sizeof(syn), &s);
+	set_seq_ack(syn, isn, 0);
+	inet_pton(AF_INET, VIP4, &vip.sin_addr);
+	assert_int_equal(sendto(fd, syn, len, 0, (struct sockaddr *)&vip,
+				sizeof(vip)), (ssize_t)len);
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		uint8_t *tcp;
+
+		assert_true(n > 0);
+		tcp = buf + (buf[0] & 15) * 4;
+		if (n >= (tcp - buf) + 20 && tcp[13] == (TCP_SYN | TCP_ACK) &&
+		    (tcp[0] << 8 | tcp[1]) == LISTEN_PORT &&
+		    (tcp[2] << 8 | tcp[3]) == client_port) {
+			close(fd);
+			return (uint32_t)tcp[4] << 24 | tcp[5] << 16 |
+			       tcp[6] << 8 | tcp[7];
+		}
+	}
+}
+
+/* An ACK completing a syncookie handshake with a listener here is this
+ * host's, though no socket of its 4-tuple exists yet. */
+static void syncookie_ack_is_kept(void **state)
+{
+	const uint32_t isn = 0x12345678;
+	const uint16_t port = 41000;
+	int lfd;
+	uint32_t cookie;
+
+	(void)state;
+	/* cookies for every SYN, so none gets a request socket */
+	write_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "2");
+	lfd = listener(4);
+	cookie = syn_cookie(port, isn);
+	{
+		struct sc_case k = { 4, 4, IPPROTO_TCP, TCP_ACK, port,
+				     LISTEN_PORT, 1, { HOP_A4 } };
+		uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+		uint32_t len = sc_frame(frame, &k);
+		uint32_t want_len = decapsulated(want, &k);
+		/* the inner packet: after the outer IPv4, UDP, GUE, block */
+		uint8_t *inner = frame + 14 + 20 + 8 + 4 + MLV_SC_LEN4;
+
+		set_seq_ack(inner, isn + 1, cookie + 1);
+		set_seq_ack(want + 14, isn + 1, cookie + 1);
+		assert_int_equal(run(frame, len, out, XDP_PASS,
+				     MLV_DECAP_CTR_DECAP_GUE, NO_CTR),
+				 want_len);
+		assert_memory_equal(out, want, want_len);
+
+		/* not the ACK of another cookie: a cookie's low 24 bits
+		 * decode to its MSS index, and 2^23 more to one past the
+		 * kernel's table */
+		set_seq_ack(inner, isn + 1, cookie + 1 + (1u << 23));
+		expect_redirect_frame(frame, len, &k, HOP_A4, XDP_TX);
+	}
+	close(lfd);
+	write_sysctl("/proc/sys/net/ipv4/tcp_syncookies", "1");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ack_without_socket_goes_to_hop4),
+		cmocka_unit_test(ack_without_socket_goes_to_hop6),
+		cmocka_unit_test(syn_is_decapsulated),
+		cmocka_unit_test(redirected_once_is_decapsulated),
+		cmocka_unit_test(udp_is_never_redirected),
+		cmocka_unit_test(malformed_blocks_are_decapsulated),
+		cmocka_unit_test(foreign_private_data_is_skipped),
+		cmocka_unit_test(unusable_hops_decapsulate),
+		cmocka_unit_test(unresolved_hop_goes_through_the_stack),
+		cmocka_unit_test(connection_here_is_kept),
+		cmocka_unit_test(syncookie_ack_is_kept),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
