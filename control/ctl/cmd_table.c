@@ -91,19 +91,14 @@ static const struct mlv_ctl_steps_kind hops_dump = {
  * slots that carry a previous owner and how long they still do. */
 static json_t *second_chance_json(const struct mlv_gen_vip *v)
 {
-	uint64_t now = mlv_gen_sc_now_ms();
-	uint32_t previous = 0;
-
 	if (!v->second_chance)
 		return json_null();
-	for (uint32_t s = 0; v->previous && s < v->table_size; s++)
-		previous += v->previous[s] != MLV_GEN_NO_HOP;
 	return json_pack("{s:I, s:I, s:I}",
 			 "window_ms", (json_int_t)v->sc_window_ms,
-			 "previous_slots", (json_int_t)previous,
-			 "window_left_ms", (json_int_t)(v->previous &&
-				v->previous_until_ms > now ?
-				v->previous_until_ms - now : 0));
+			 "previous_slots",
+			 (json_int_t)mlv_gen_sc_previous_slots(v),
+			 "window_left_ms", (json_int_t)mlv_gen_sc_window_left_ms(
+				 v, mlv_gen_sc_now_ms()));
 }
 
 json_t *mlv_ctl_cmd_table(struct mlv_ctl_state *st, const json_t *args)

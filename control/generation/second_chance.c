@@ -98,9 +98,17 @@ enum mlv_err mlv_gen_sc_build(struct mlv_generation *gen,
 			      uint64_t now_ms)
 {
 	struct mlv_gen_vip *vips = (struct mlv_gen_vip *)gen->vips;
-	uint16_t *map = NULL;
+	uint32_t most = 0;
+	uint16_t *map;
 	enum mlv_err err = MLV_OK;
 
+	for (uint32_t v = 0; v < gen->n_vips; v++)
+		if (vips[v].second_chance && prev_of[v] &&
+		    prev_of[v]->n_backends > most)
+			most = prev_of[v]->n_backends;
+	map = malloc((most ? most : 1) * sizeof(*map));
+	if (!map)
+		return MLV_E_NOMEM;
 	for (uint32_t v = 0; v < gen->n_vips && !err; v++) {
 		struct mlv_gen_vip *vip = &vips[v];
 		const struct mlv_gen_vip *pv = prev_of[v];
@@ -108,11 +116,6 @@ enum mlv_err mlv_gen_sc_build(struct mlv_generation *gen,
 		if (!vip->second_chance || !pv || !pv->table ||
 		    pv->table_size != vip->table_size || !vip->table)
 			continue;
-		free(map);
-		map = malloc((pv->n_backends ? pv->n_backends : 1) *
-			     sizeof(*map));
-		if (!map)
-			return MLV_E_NOMEM;
 		err = fill_previous(vip, pv, now_ms, map);
 	}
 	free(map);
@@ -131,6 +134,22 @@ uint64_t mlv_gen_sc_expiry(const struct mlv_generation *gen)
 			first = vip->previous_until_ms;
 	}
 	return first;
+}
+
+uint32_t mlv_gen_sc_previous_slots(const struct mlv_gen_vip *vip)
+{
+	uint32_t n = 0;
+
+	for (uint32_t s = 0; vip->previous && s < vip->table_size; s++)
+		n += vip->previous[s] != MLV_GEN_NO_HOP;
+	return n;
+}
+
+uint64_t mlv_gen_sc_window_left_ms(const struct mlv_gen_vip *vip,
+				   uint64_t now_ms)
+{
+	return vip->previous && vip->previous_until_ms > now_ms ?
+	       vip->previous_until_ms - now_ms : 0;
 }
 
 void mlv_gen_sc_free(struct mlv_generation *gen)

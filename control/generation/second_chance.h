@@ -34,6 +34,17 @@ enum mlv_err mlv_gen_sc_build(struct mlv_generation *gen,
  * Any thread holding gen. */
 uint64_t mlv_gen_sc_expiry(const struct mlv_generation *gen);
 
+/* How many of vip's slots carry a previous owner now (0 without
+ * them): for the control socket and metrics. Any thread holding vip's
+ * generation. */
+uint32_t mlv_gen_sc_previous_slots(const struct mlv_gen_vip *vip);
+
+/* Milliseconds left of vip's window at now_ms (mlv_gen_sc_now_ms); 0
+ * when it carries no previous owners. Any thread holding vip's
+ * generation. */
+uint64_t mlv_gen_sc_window_left_ms(const struct mlv_gen_vip *vip,
+				   uint64_t now_ms);
+
 /* Free gen's previous-owner arrays (mlv_gen_free). Control thread. */
 void mlv_gen_sc_free(struct mlv_generation *gen);
 

@@ -93,22 +93,19 @@ static void vip_second_chance(struct mlv_metrics_page *p)
 			"carry the slot's owner before the last table change");
 	for (uint32_t i = 0; i < p->gen->n_vips; i++) {
 		const struct mlv_gen_vip *v = &p->gen->vips[i];
-		uint64_t n = 0;
 
 		if (!v->second_chance)
 			continue;
-		for (uint32_t s = 0; v->previous && s < v->table_size; s++)
-			n += v->previous[s] != MLV_GEN_NO_HOP;
 		l.value = v->name;
-		mlv_expo_sample_u64(p->f, slots, &l, 1, n);
+		mlv_expo_sample_u64(p->f, slots, &l, 1,
+				    mlv_gen_sc_previous_slots(v));
 	}
 	mlv_expo_family(p->f, left, MLV_EXPO_GAUGE,
 			"second_chance VIPs: seconds until the previous "
 			"owners leave the packets (0: none carried)");
 	for (uint32_t i = 0; i < p->gen->n_vips; i++) {
 		const struct mlv_gen_vip *v = &p->gen->vips[i];
-		uint64_t ms = v->previous && v->previous_until_ms > now ?
-			      v->previous_until_ms - now : 0;
+		uint64_t ms = mlv_gen_sc_window_left_ms(v, now);
 
 		if (!v->second_chance)
 			continue;

@@ -48,27 +48,14 @@
 #include "tests/bpf/bpf_test_env.h"
 #include "tests/bpf/decap_test_config.h"
 #include "tests/support/frames.h"
+#include "tests/bpf/sc_net.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
 
 #define FRAME_CAP 2048
 
 static const uint8_t LB_MAC[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
 static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
-/* the veth ends, and the hops' neighbour entries */
-#define SC0_MAC "02:00:00:00:77:01"
-#define SC1_MAC "02:00:00:00:78:01"
-#define HOP_A_MAC "02:00:00:00:77:02"
-#define HOP_B_MAC "02:00:00:00:78:02"
-static const uint8_t sc0_mac[6] = { 2, 0, 0, 0, 0x77, 1 };
-static const uint8_t sc1_mac[6] = { 2, 0, 0, 0, 0x78, 1 };
-static const uint8_t hop_a_mac[6] = { 2, 0, 0, 0, 0x77, 2 };
-static const uint8_t hop_b_mac[6] = { 2, 0, 0, 0, 0x78, 2 };
-/* hop A is reached through sc0 (the receiving device), hop B through
- * sc1; nothing routes to the unroutable ones */
-#define HOP_A4 "10.77.0.2"
-#define HOP_B4 "10.78.0.2"
-#define HOP_A6 "fd00:77::2"
-#define HOP_B6 "fd00:78::2"
+/* nothing routes to the unroutable ones */
 /* on sc0's network, with no neighbour entry */
 #define UNRESOLVED4 "10.77.0.3"
 #define UNRESOLVED6 "fd00:77::3"
@@ -99,44 +86,13 @@ static struct mlv_ip_prefix lb_sources[2];
 
 /* ---- the namespace ---- */
 
-static void sh(const char *cmd)
-{
-	if (system(cmd) != 0) {
-		fprintf(stderr, "setup command failed: %s\n", cmd);
-		abort();
-	}
-}
-
-static void write_sysctl(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(value, f) < 0 || fclose(f)) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		abort();
-	}
-}
-
+/* sc_net_make, and the flow's addresses on lo (the real sockets' ends) */
 static void make_network(void)
 {
-	sh("ip link set lo up");
-	sh("ip link add sc0 address " SC0_MAC " type veth peer name sc1 "
-	   "address " SC1_MAC);
-	sh("ip link set sc0 up && ip link set sc1 up");
-	sh("ip addr add 10.77.0.1/24 dev sc0 && "
-	   "ip addr add fd00:77::1/64 dev sc0 nodad && "
-	   "ip addr add 10.78.0.1/24 dev sc1 && "
-	   "ip addr add fd00:78::1/64 dev sc1 nodad");
-	sh("ip neigh add " HOP_A4 " lladdr " HOP_A_MAC " dev sc0 nud permanent && "
-	   "ip neigh add " HOP_A6 " lladdr " HOP_A_MAC " dev sc0 nud permanent && "
-	   "ip neigh add " HOP_B4 " lladdr " HOP_B_MAC " dev sc1 nud permanent && "
-	   "ip neigh add " HOP_B6 " lladdr " HOP_B_MAC " dev sc1 nud permanent");
+	sc_net_make();
 	sh("ip addr add " VIP4 "/32 dev lo && ip addr add " VIP6 "/128 dev lo && "
 	   "ip addr add " CLIENT4 "/32 dev lo && "
 	   "ip addr add " CLIENT6 "/128 dev lo");
-	/* a forwarded packet needs forwarding on the receiving device */
-	write_sysctl("/proc/sys/net/ipv4/conf/all/forwarding", "1");
-	write_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", "1");
 }
 
 static int group_setup(void **state)
@@ -259,34 +215,6 @@ static uint32_t gue_and_block(uint8_t *b, const struct sc_case *k)
 
 /* The UDP checksum of the outer packet at ip redone from scratch (the
  * value RFC 768 sends: 0 comes out as 0xFFFF). */
-static void udp_csum_fill(uint8_t *ip)
-{
-	uint8_t family = ip[0] >> 4;
-	uint32_t hl = family == 4 ? 20 : 40;
-	uint8_t *udp = ip + hl;
-	uint32_t l4_len = (uint32_t)(udp[4] << 8 | udp[5]);
-	uint16_t c;
-
-	udp[6] = udp[7] = 0;
-	c = frame_csum(udp, l4_len,
-		       frame_pseudo_sum(family, ip + (family == 4 ? 12 : 8),
-					ip + (family == 4 ? 16 : 24), 17,
-					l4_len));
-	if (c == 0)
-		c = 0xffff;
-	udp[6] = (uint8_t)(c >> 8);
-	udp[7] = (uint8_t)c;
-}
-
-static void ipv4_csum_fill(uint8_t *ip)
-{
-	uint16_t c;
-
-	ip[10] = ip[11] = 0;
-	c = frame_csum(ip, 20, 0);
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-}
 
 /* The frame a load balancer sends for k, into f; *inner_len set to the
  * inner packet's length. Over IPv4 its UDP checksum is 0 (as

@@ -54,27 +54,13 @@
 #include "tests/bpf/bpf_test_env.h"
 #include "tests/bpf/decap_test_config.h"
 #include "tests/support/frames.h"
+#include "tests/bpf/sc_net.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
 
 #define FRAME_CAP 2048
 
 static const uint8_t LB_MAC[6] = { 0x02, 0, 0, 0, 0x99, 0x01 };
 static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
-/* the veth ends, and the hops' neighbour entries */
-#define SC0_MAC "02:00:00:00:77:01"
-#define SC1_MAC "02:00:00:00:78:01"
-#define HOP_A_MAC "02:00:00:00:77:02"
-#define HOP_B_MAC "02:00:00:00:78:02"
-static const uint8_t sc0_mac[6] = { 2, 0, 0, 0, 0x77, 1 };
-static const uint8_t sc1_mac[6] = { 2, 0, 0, 0, 0x78, 1 };
-static const uint8_t hop_a_mac[6] = { 2, 0, 0, 0, 0x77, 2 };
-static const uint8_t hop_b_mac[6] = { 2, 0, 0, 0, 0x78, 2 };
-/* hop A is reached through sc0 (the receiving device), hop B through
- * sc1 */
-#define HOP_A4 "10.77.0.2"
-#define HOP_B4 "10.78.0.2"
-#define HOP_A6 "fd00:77::2"
-#define HOP_B6 "fd00:78::2"
 /* what the worker passes: the inner packet's TOS (DSCP AF11, not ECT)
  * and some flow hash */
 #define INNER_TOS 0x28
@@ -97,43 +83,6 @@ static const uint16_t gue_ports[1] = { GUE_PORT };
 static struct mlv_ip_prefix lb_sources[2];
 
 /* ---- the namespace ---- */
-
-static void sh(const char *cmd)
-{
-	if (system(cmd) != 0) {
-		fprintf(stderr, "setup command failed: %s\n", cmd);
-		abort();
-	}
-}
-
-static void write_sysctl(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(value, f) < 0 || fclose(f)) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		abort();
-	}
-}
-
-static void make_network(void)
-{
-	sh("ip link set lo up");
-	sh("ip link add sc0 address " SC0_MAC " type veth peer name sc1 "
-	   "address " SC1_MAC);
-	sh("ip link set sc0 up && ip link set sc1 up");
-	sh("ip addr add 10.77.0.1/24 dev sc0 && "
-	   "ip addr add fd00:77::1/64 dev sc0 nodad && "
-	   "ip addr add 10.78.0.1/24 dev sc1 && "
-	   "ip addr add fd00:78::1/64 dev sc1 nodad");
-	sh("ip neigh add " HOP_A4 " lladdr " HOP_A_MAC " dev sc0 nud permanent && "
-	   "ip neigh add " HOP_A6 " lladdr " HOP_A_MAC " dev sc0 nud permanent && "
-	   "ip neigh add " HOP_B4 " lladdr " HOP_B_MAC " dev sc1 nud permanent && "
-	   "ip neigh add " HOP_B6 " lladdr " HOP_B_MAC " dev sc1 nud permanent");
-	/* a forwarded packet needs forwarding on the receiving device */
-	write_sysctl("/proc/sys/net/ipv4/conf/all/forwarding", "1");
-	write_sysctl("/proc/sys/net/ipv6/conf/all/forwarding", "1");
-}
 
 static int attach(struct decap *d, const char *dev,
 		  const struct mlv_ip *addrs, size_t n_addrs)
@@ -165,7 +114,7 @@ static int group_setup(void **state)
 {
 	(void)state;
 	bpf_test_private_netns();
-	make_network();
+	sc_net_make();
 	if (!mlv_ip_parse(LOCAL4, &here_addrs[0]) ||
 	    !mlv_ip_parse(LOCAL6, &here_addrs[1]) ||
 	    !mlv_ip_parse(HOP_A4, &hop_addrs[0]) ||
@@ -357,32 +306,7 @@ static uint32_t decapsulated(uint8_t *buf, const struct lb_case *k,
 	return 14 + inner_packet(buf + 14, k);
 }
 
-static void ipv4_csum_fill(uint8_t *ip)
-{
-	uint16_t c;
-
-	ip[10] = ip[11] = 0;
-	c = frame_csum(ip, 20, 0);
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-}
-
 /* The outer IPv6 packet's UDP checksum from scratch (0 sent as 0xFFFF). */
-static void udp6_csum_fill(uint8_t *ip)
-{
-	uint8_t *udp = ip + 40;
-	uint32_t l4_len = rd16(udp + 4);
-	uint16_t c;
-
-	udp[6] = udp[7] = 0;
-	c = frame_csum(udp, l4_len,
-		       frame_pseudo_sum(6, ip + 8, ip + 24, IPPROTO_UDP,
-					l4_len));
-	if (c == 0)
-		c = 0xffff;
-	udp[6] = (uint8_t)(c >> 8);
-	udp[7] = (uint8_t)c;
-}
 
 /* What leaves for hop (text) through the device of MAC dev_mac toward
  * hop_mac: the input frame with the outer destination, the TTL / hop
@@ -407,7 +331,7 @@ static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
 	} else {
 		memcpy(ip + 24, addr, 16);
 		ip[7]--;
-		udp6_csum_fill(ip);
+		udp_csum_fill(ip);
 	}
 }
 

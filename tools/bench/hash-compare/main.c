@@ -343,7 +343,7 @@ static void run_builders(const struct opts *o, struct builder_row *out,
 			r->kind = (enum mlv_table_kind)k;
 			r->n = n;
 			for (uint32_t t = 0; t < trials; t++) {
-				char **names = trial_names(t, n + 1);
+				char **names = trial_names(t, n);
 				struct mlv_table_backend *be = xmalloc((n + 1) * sizeof(*be));
 				struct mlv_table_spec spec = { r->kind, m, 10 };
 				uint16_t *first = xmalloc(m * 2), *second = xmalloc(m * 2);
@@ -381,7 +381,7 @@ static void run_builders(const struct opts *o, struct builder_row *out,
 				free(second);
 				free(after);
 				free(be);
-				free_names(names, n + 1);
+				free_names(names, n);
 			}
 			r->build_ms = median(ms, trials);
 			r->second_agrees = own ? (double)agree / own : 1;
