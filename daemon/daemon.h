@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "control/tables/build_pool.h"
+#include "control/check_path/check_path.h"
 #include "control/config/config.h"
 #include "control/ctl/commands.h"
 #include "control/ctl/server.h"
@@ -37,6 +38,7 @@
 #include "daemon/options/eal_args.h"
 #include "daemon/netlink/announce.h"
 #include "daemon/netlink/next_hop.h"
+#include "daemon/netlink/rtnl.h"
 #include "daemon/options/options.h"
 #include "daemon/runtime/overrides.h"
 #include "daemon/runtime/state_file.h"
@@ -123,6 +125,15 @@ struct mlv_daemon {
 	/* Pairs the current health batch took down, while the failover
 	 * generation is built (daemon/health_glue.c); empty otherwise. */
 	struct mlv_pair_set just_down;
+	/* Data-path checks (daemon/check_path_glue.c): the tc programs,
+	 * loaded at the first such check; the route look-ups that say
+	 * which interface a check leaves by; no new load attempt before
+	 * check_path_retry_ms (CLOCK_MONOTONIC) after one failed, whose
+	 * reason every check gets meanwhile. */
+	struct mlv_check_path *check_path;
+	struct mlv_rtnl check_rtnl;
+	uint64_t check_path_retry_ms;
+	char check_path_error[MLV_HEALTH_REASON_MAX];
 
 	/* The control socket; st is its handler's context. */
 	struct mlv_ctl_server *ctl;
@@ -388,6 +399,17 @@ enum mlv_err mlv_daemon_health_open(struct mlv_daemon *d);
  * choice), then the rebuilt one without them (docs/table-builders.md,
  * "Second choices and failover"). */
 void mlv_daemon_health_process(struct mlv_daemon *d);
+
+/* ---- data-path checks (daemon/check_path_glue.c) ---- */
+
+/* The health engine's tunnel callbacks (struct mlv_health_tunnel_ops),
+ * ctx = d: load the check-path programs when first needed, attach them
+ * to the interface the kernel routes the check's backend by, and record
+ * the check in their maps; and forget it again. */
+struct mlv_health_tunnel_ops mlv_daemon_check_path_ops(struct mlv_daemon *d);
+
+/* Detach the programs and free them (after the health engine is gone). */
+void mlv_daemon_check_path_close(struct mlv_daemon *d);
 
 /* ---- the just-down set (daemon/down_pairs.c) ---- */
 

@@ -75,6 +75,7 @@ enum mlv_err mlv_daemon_health_open(struct mlv_daemon *d)
 		.all_down = MLV_HEALTH_FAIL_OPEN,
 		.on_batch = on_health,
 		.ctx = d,
+		.tunnel = mlv_daemon_check_path_ops(d),
 	}, &d->health);
 	if (err) {
 		mlv_err_log("health checks: %s", mlv_strerror(err));

@@ -460,6 +460,8 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 	d->st.server = NULL;
 	mlv_health_destroy(d->health);
 	d->health = NULL;
+	/* after the engine: its last sockets' close still took the path */
+	mlv_daemon_check_path_close(d);
 	mlv_daemon_health_free(d);
 	d->st.health = NULL;
 	mlv_next_hops_free(&d->next_hops);

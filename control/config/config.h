@@ -36,6 +36,11 @@ enum mlv_forwarding { MLV_FWD_IPIP = 0, MLV_FWD_GUE, MLV_FWD_L2DSR };
 enum mlv_health_type { MLV_HEALTH_NONE = 0, MLV_HEALTH_TCP, MLV_HEALTH_HTTP,
 		       MLV_HEALTH_UDP, MLV_HEALTH_DNS };
 enum mlv_idle_policy { MLV_IDLE_ADAPTIVE = 0, MLV_IDLE_POLL };
+/* Where a TCP or HTTP health check goes (docs/health.md, "Checks
+ * through the data path"): straight to the backend's address, or
+ * encapsulated as the data plane forwards the VIP, to the VIP's
+ * address, so that only a backend that serves the VIP answers. */
+enum mlv_health_via { MLV_HEALTH_VIA_DIRECT = 0, MLV_HEALTH_VIA_DATA_PATH };
 enum mlv_backend_state { MLV_BACKEND_ACTIVE = 0, MLV_BACKEND_DRAIN, MLV_BACKEND_DOWN };
 /* What a VIP's address does with an ICMP/ICMPv6 echo request. */
 enum mlv_icmp_echo { MLV_ECHO_DROP = 0, MLV_ECHO_REPLY };
@@ -63,6 +68,7 @@ struct mlv_health_config {
 	uint16_t port;             /* 0 = the backend's service port (VIP port) */
 	uint8_t rise;
 	uint8_t fall;
+	enum mlv_health_via via;   /* tcp, http: direct or data_path */
 	uint16_t expect_status;    /* http: expected status code */
 	char path[MLV_PATH_MAX];   /* http: request path */
 	char host[MLV_PATH_MAX];   /* http: Host header; "" = backend address */

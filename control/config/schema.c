@@ -67,6 +67,12 @@ static const struct mlv_cfg_enum hash_names[] = {
 	{ NULL, 0 },
 };
 
+static const struct mlv_cfg_enum health_via_names[] = {
+	{ "direct", MLV_HEALTH_VIA_DIRECT },
+	{ "data_path", MLV_HEALTH_VIA_DATA_PATH },
+	{ NULL, 0 },
+};
+
 #define HC struct mlv_health_config
 static const struct mlv_cfg_key health_keys[] = {
 	{ .name = "type", .type = MLV_CT_ENUM, FIELD(HC, type),
@@ -89,6 +95,8 @@ static const struct mlv_cfg_key health_keys[] = {
 	  .doc_default = "empty (any reply)" },
 	{ .name = "query", .type = MLV_CT_STRING, FIELD(HC, query),
 	  .min = 1, .doc_default = "none (required for dns)" },
+	{ .name = "via", .type = MLV_CT_ENUM, FIELD(HC, via),
+	  .def = "direct", .sub = health_via_names },
 	{ .name = "rise", .type = MLV_CT_UINT, FIELD(HC, rise),
 	  .min = 1, .max = 100, .def = "2" },
 	{ .name = "fall", .type = MLV_CT_UINT, FIELD(HC, fall),

@@ -52,6 +52,17 @@ void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
 	if (mlv_cfg_given(seen, "path") && h->path[0] != '/')
 		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "path"),
 			      "health path '%s' must start with '/'", h->path);
+	/* A datagram check has no connection the data path could carry
+	 * back to the checker's socket (docs/health.md); an inherited
+	 * via: data_path does not reach udp and dns checks. */
+	if (h->via == MLV_HEALTH_VIA_DATA_PATH &&
+	    (h->type == MLV_HEALTH_UDP || h->type == MLV_HEALTH_DNS)) {
+		if (mlv_cfg_given(seen, "via"))
+			mlv_cfg_error(ctx, mlv_cfg_pos(seen, "via"),
+				      "health via: data_path needs type tcp or http (this check is %s)",
+				      h->type == MLV_HEALTH_UDP ? "udp" : "dns");
+		h->via = MLV_HEALTH_VIA_DIRECT;
+	}
 }
 
 /* ---- dataplane ---- */
@@ -483,6 +494,18 @@ static void check_backends(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,
 				      b->name);
 		if (fwd_known)
 			check_backend_carriable(ctx, vip, b, items[i]);
+		/* The probe is addressed to the backend and re-addressed
+		 * to the VIP on its way out (docs/health.md): one family. */
+		if (vip->health.via == MLV_HEALTH_VIA_DATA_PATH &&
+		    vip->health.type != MLV_HEALTH_NONE &&
+		    b->address.family != MLV_AF_NONE &&
+		    vip->address.family != MLV_AF_NONE &&
+		    b->address.family != vip->address.family)
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "address"),
+				      "backend '%s' of VIP '%s' is IPv%d and the VIP IPv%d: health via: data_path needs both of one family",
+				      b->name, vip->name,
+				      b->address.family == MLV_AF_INET ? 4 : 6,
+				      vip->address.family == MLV_AF_INET ? 4 : 6);
 	}
 	snprintf(where, sizeof(where), " in VIP '%s'", vip->name);
 	check_unique_names(ctx, "backend", names, vip->n_backends, items, where);

@@ -33,7 +33,12 @@ static json_t *pair_json(const struct mlv_health *h, const char *vip,
 		      "transitions", (json_int_t)s.transitions,
 		      "since_ms", (json_int_t)s.since_unix_ms,
 		      "shared_by", (json_int_t)s.shared_by);
-	if (o && (json_object_set_new(o, "last_result", s.has_result ?
+	if (o && (json_object_set_new(o, "via",
+				      json_string(mlv_health_via_name(s.via))) ||
+		  (s.via == MLV_HEALTH_VIA_DATA_PATH &&
+		   json_object_set_new(o, "vip_address", json_string(
+				mlv_ip_format(&s.vip, addr, sizeof(addr))))) ||
+		  json_object_set_new(o, "last_result", s.has_result ?
 				      json_string(s.last_result) : json_null()) ||
 		  json_object_set_new(o, "last_ok", s.has_result ?
 				      json_boolean(s.last_ok) : json_null()))) {

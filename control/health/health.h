@@ -106,6 +106,9 @@ const char *mlv_health_counter_name(enum mlv_health_counter c);
 /* Name of a check type: "none", "tcp", "http", or "unknown". */
 const char *mlv_health_type_name(enum mlv_health_type t);
 
+/* Name of a check's way: "direct", "data_path", or "unknown". Any thread. */
+const char *mlv_health_via_name(enum mlv_health_via v);
+
 /* A (VIP, backend) pair. The strings belong to the engine. */
 struct mlv_health_pair {
 	const char *vip;
@@ -117,6 +120,8 @@ struct mlv_health_event {
 	enum mlv_health_type type;
 	struct mlv_ip address;         /* where the check goes */
 	uint16_t port;
+	enum mlv_health_via via;
+	struct mlv_ip vip;             /* data_path: the address it reaches */
 	const char *path;              /* http: request path; "" otherwise */
 	bool up;                       /* the new state */
 	const char *reason;            /* the result that decided it */
@@ -155,6 +160,43 @@ struct mlv_health_batch {
 typedef void (*mlv_health_batch_fn)(const struct mlv_health_batch *batch,
 				    void *ctx);
 
+/* A data-path check's connection (docs/health.md, "Checks through the
+ * data path"). The engine connects to the backend's address, as a
+ * direct check does, from a port it bound itself and with an IP TTL /
+ * hop limit of 1; the daemon's check path (control/check_path) carries
+ * that connection's packets as the data plane carries the VIP's: out,
+ * re-addressed to the VIP and encapsulated toward the backend; in (the
+ * backend answers from the VIP, straight to this host), re-addressed
+ * back to the backend, so the socket sees an ordinary connection. */
+struct mlv_health_tunnel {
+	struct mlv_ip backend;         /* the socket's peer */
+	uint16_t port;                 /* the check port, host order */
+	uint16_t local_port;           /* the socket's own port, host order */
+	struct mlv_ip vip;             /* the destination the backend sees;
+					  the family of backend */
+	enum mlv_forwarding forwarding;
+	uint16_t gue_port;             /* gue: outer UDP destination port */
+	bool has_mac;                  /* l2dsr: the backend's configured MAC */
+	struct mlv_mac mac;
+};
+
+/* How the engine announces its data-path connections. open is called
+ * after the socket is bound and before it connects; a result other than
+ * MLV_OK fails that check (counted against the backend: a check that
+ * cannot take the data path proves nothing about it), with why (at most
+ * why_len bytes, NUL-terminated) in its reason. close is called once
+ * for every successful open, after the socket is closed, so the last
+ * packet the socket sends (its reset) is still carried. Both run on the
+ * engine's thread, inside the engine's calls (sync, process, destroy);
+ * they must not call the engine. With open NULL every data-path check
+ * fails with the reason "data path: not available". */
+struct mlv_health_tunnel_ops {
+	enum mlv_err (*open)(void *ctx, const struct mlv_health_tunnel *t,
+			     char *why, size_t why_len);
+	void (*close)(void *ctx, const struct mlv_health_tunnel *t);
+	void *ctx;
+};
+
 struct mlv_health_options {
 	/* Seeds the jitter and the initial phases: the same seed and the
 	 * same sequence of calls give the same schedule. */
@@ -166,6 +208,7 @@ struct mlv_health_options {
 	enum mlv_health_all_down all_down;
 	mlv_health_batch_fn on_batch;   /* may be NULL */
 	void *ctx;                      /* passed to on_batch */
+	struct mlv_health_tunnel_ops tunnel; /* data-path checks; may be zero */
 };
 
 struct mlv_health;
@@ -233,6 +276,8 @@ struct mlv_health_status {
 	enum mlv_health_type type;
 	struct mlv_ip address;       /* the check's target */
 	uint16_t port;
+	enum mlv_health_via via;     /* direct, or through the data path */
+	struct mlv_ip vip;           /* data_path: the VIP address it reaches */
 	bool up;                     /* the checks' own verdict */
 	bool effective_up;           /* what mlv_health_is_up answers: up,
 					or down in a VIP that fails open */

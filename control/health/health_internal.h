@@ -66,6 +66,14 @@ struct health_spec {
 	uint32_t interval_ms;
 	uint32_t timeout_ms;
 	uint16_t expect_status;
+	/* data_path (tcp, http): the tunnel's fields but its ports; every
+	 * other check has via direct and these zero. */
+	enum mlv_health_via via;
+	struct mlv_ip vip;
+	enum mlv_forwarding forwarding;
+	uint16_t gue_port;
+	bool has_mac;
+	struct mlv_mac mac;
 	/* The check's two texts, by type: http: the request path and the
 	 * Host header; udp: the datagram sent and the text the reply must
 	 * contain ("" = any reply); dns: the name queried and "". */
@@ -171,6 +179,8 @@ struct health_conn {
 	enum health_conn_stage stage;
 	uint16_t req_len, req_sent;
 	uint16_t rx_len;
+	bool tunneled;                  /* tunnel.open succeeded for tun */
+	struct mlv_health_tunnel tun;
 	char rx[HEALTH_RX_MAX];
 	char req[HEALTH_REQUEST_MAX];
 };

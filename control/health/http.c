@@ -47,9 +47,13 @@ size_t health_http_request(const struct health_spec *spec, char *buf,
 	if (!host_hdr || !host_hdr[0]) {
 		/* RFC 9110 7.2: uri-host [":" port], the port left out when it
 		 * is the scheme's default; IPv6 literals in brackets. */
-		bool v6 = spec->address.family == MLV_AF_INET6;
+		/* A data-path check asks the VIP, as a client does. */
+		const struct mlv_ip *ip =
+			spec->via == MLV_HEALTH_VIA_DATA_PATH ? &spec->vip
+							      : &spec->address;
+		bool v6 = ip->family == MLV_AF_INET6;
 
-		mlv_ip_format(&spec->address, addr, sizeof(addr));
+		mlv_ip_format(ip, addr, sizeof(addr));
 		if (spec->port == 80)
 			snprintf(host, sizeof(host), v6 ? "[%s]" : "%s", addr);
 		else

@@ -38,25 +38,38 @@ const char *mlv_health_type_name(enum mlv_health_type t)
 	return "unknown";
 }
 
+const char *mlv_health_via_name(enum mlv_health_via v)
+{
+	switch (v) {
+	case MLV_HEALTH_VIA_DIRECT:    return "direct";
+	case MLV_HEALTH_VIA_DATA_PATH: return "data_path";
+	}
+	return "unknown";
+}
+
 int mlv_health_event_describe(const struct mlv_health_event *e, char *buf,
 			      size_t len)
 {
-	char addr[MLV_IP_STRLEN];
+	char addr[MLV_IP_STRLEN], vip[MLV_IP_STRLEN];
 	const char *open = e->address.family == MLV_AF_INET6 ? "[" : "";
 	const char *close = e->address.family == MLV_AF_INET6 ? "]" : "";
-	char more[48] = "";
+	char more[48] = "", via[MLV_IP_STRLEN + 32] = "";
 
 	mlv_ip_format(&e->address, addr, sizeof(addr));
+	if (e->via == MLV_HEALTH_VIA_DATA_PATH) {
+		mlv_ip_format(&e->vip, vip, sizeof(vip));
+		snprintf(via, sizeof(via), " through the data path to %s", vip);
+	}
 	if (e->n_pairs > 1)
 		snprintf(more, sizeof(more), " and %u more", e->n_pairs - 1);
 	return snprintf(buf, len,
-			"%s%s%s%s:%u%s is %s after %u consecutive %s (%s); "
+			"%s%s%s%s:%u%s%s is %s after %u consecutive %s (%s); "
 			"affects %s/%s%s",
 			e->type == MLV_HEALTH_HTTP ? "http://" :
 			e->type == MLV_HEALTH_UDP ? "udp " :
 			e->type == MLV_HEALTH_DNS ? "dns " : "tcp ",
 			open, addr, close, e->port,
-			e->type == MLV_HEALTH_HTTP ? e->path : "",
+			e->type == MLV_HEALTH_HTTP ? e->path : "", via,
 			e->up ? "up" : "down", e->consecutive,
 			e->up ? (e->consecutive == 1 ? "success" : "successes")
 			      : (e->consecutive == 1 ? "failure" : "failures"),

@@ -74,6 +74,10 @@ static void conn_put(struct mlv_health *h, struct health_conn *c)
 	if (c->fd >= 0)
 		close(c->fd);   /* also leaves the epoll set */
 	c->fd = -1;
+	/* After the close: its reset still takes the data path. */
+	if (c->tunneled && h->opts.tunnel.close)
+		h->opts.tunnel.close(h->opts.tunnel.ctx, &c->tun);
+	c->tunneled = false;
 	c->probe = NULL;
 	c->seq++;           /* any event still queued for it is now stale */
 	c->next_free = h->free_conns;
@@ -102,6 +106,9 @@ void health_conns_free(struct mlv_health *h)
 	for (uint32_t i = 0; i < h->n_conns; i++) {
 		if (h->conns[i]->fd >= 0)
 			close(h->conns[i]->fd);
+		if (h->conns[i]->tunneled && h->opts.tunnel.close)
+			h->opts.tunnel.close(h->opts.tunnel.ctx,
+					     &h->conns[i]->tun);
 		free(h->conns[i]);
 	}
 	free(h->conns);
@@ -167,6 +174,64 @@ static socklen_t target_addr(const struct health_spec *s,
 	sin6->sin6_port = htons(s->port);
 	memcpy(&sin6->sin6_addr, s->address.bytes, 16);
 	return sizeof(*sin6);
+}
+
+/* A data-path check's socket before its connect (struct
+ * mlv_health_tunnel): a TTL of 1, so that a host that would forward the
+ * VIP's packet rather than take it (no VIP on its lo) drops it instead
+ * of sending it on to the VIP's other backends, whose answer would pass
+ * the check; bound to a port of its own, which tells its packets apart
+ * (the bind reserves the port against every other socket's); and
+ * announced to the check path. false: the check has ended. */
+static bool tunnel_open(struct mlv_health *h, struct health_conn *c,
+			uint64_t now)
+{
+	struct health_probe *p = c->probe;
+	const struct health_spec *s = &p->spec;
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len = sizeof(ss);
+	char why[MLV_HEALTH_REASON_MAX - 16] = "";
+	char text[MLV_HEALTH_REASON_MAX];
+	int one = 1;
+	bool v6 = s->address.family == MLV_AF_INET6;
+	enum mlv_err err;
+
+	ss.ss_family = v6 ? AF_INET6 : AF_INET;
+	if ((v6 ? setsockopt(c->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &one,
+			     sizeof(one))
+		: setsockopt(c->fd, IPPROTO_IP, IP_TTL, &one, sizeof(one))) ||
+	    bind(c->fd, (struct sockaddr *)&ss,
+		 v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) ||
+	    getsockname(c->fd, (struct sockaddr *)&ss, &len)) {
+		local_error(h, p, now);
+		return false;
+	}
+	c->tun = (struct mlv_health_tunnel){
+		.backend = s->address,
+		.port = s->port,
+		.local_port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				       : ((struct sockaddr_in *)&ss)->sin_port),
+		.vip = s->vip,
+		.forwarding = s->forwarding,
+		.gue_port = s->gue_port,
+		.has_mac = s->has_mac,
+		.mac = s->mac,
+	};
+	if (!h->opts.tunnel.open) {
+		finish(h, p, MLV_HEALTH_RESULT_FAILED,
+		       "data path: not available", now);
+		return false;
+	}
+	err = h->opts.tunnel.open(h->opts.tunnel.ctx, &c->tun, why,
+				  sizeof(why));
+	if (err != MLV_OK) {
+		snprintf(text, sizeof(text), "data path: %s",
+			 why[0] ? why : mlv_strerror(err));
+		finish(h, p, MLV_HEALTH_RESULT_FAILED, text, now);
+		return false;
+	}
+	c->tunneled = true;
+	return true;
 }
 
 /* A datagram check's reply (udp, dns). Datagrams from elsewhere cannot
@@ -472,6 +537,9 @@ void health_check_start(struct mlv_health *h, struct health_probe *p,
 		}
 		c->req_len = (uint16_t)n;
 	}
+	if (p->spec.via == MLV_HEALTH_VIA_DATA_PATH &&
+	    !tunnel_open(h, c, now))
+		return;
 	sslen = target_addr(&p->spec, &ss);
 	if (connect(c->fd, (struct sockaddr *)&ss, sslen) == 0) {
 		connected(h, c, false, now);

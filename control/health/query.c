@@ -21,6 +21,8 @@ enum mlv_err mlv_health_get(const struct mlv_health *h, const char *vip,
 	out->type = p->spec.type;
 	out->address = p->spec.address;
 	out->port = p->spec.port;
+	out->via = p->spec.via;
+	out->vip = p->spec.vip;
 	out->up = p->up;
 	out->effective_up = health_pair_effective(h, pair);
 	out->vip_all_down = health_vip_all_down(pair->vip);

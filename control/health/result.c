@@ -127,6 +127,8 @@ void health_batch_emit(struct mlv_health *h)
 			.type = p->spec.type,
 			.address = p->spec.address,
 			.port = p->spec.port,
+			.via = p->spec.via,
+			.vip = p->spec.vip,
 			.path = p->spec.path,
 			.up = p->up,
 			.reason = p->last_result,

@@ -26,6 +26,16 @@ static void spec_of(const struct mlv_vip_config *v,
 	s->timeout_ms = hc->timeout_ms;
 	s->rise = hc->rise;
 	s->fall = hc->fall;
+	if (hc->via == MLV_HEALTH_VIA_DATA_PATH &&
+	    (hc->type == MLV_HEALTH_TCP || hc->type == MLV_HEALTH_HTTP)) {
+		s->via = MLV_HEALTH_VIA_DATA_PATH;
+		s->vip = v->address;
+		s->forwarding = v->forwarding;
+		s->gue_port = v->forwarding == MLV_FWD_GUE ? v->gue_port : 0;
+		s->has_mac = v->forwarding == MLV_FWD_L2DSR && b->has_mac;
+		if (s->has_mac)
+			s->mac = b->mac;
+	}
 	if (hc->type == MLV_HEALTH_HTTP) {
 		s->expect_status = hc->expect_status;
 		s->path = hc->path;

@@ -20,15 +20,11 @@
 #define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
 		    NUD_PERMANENT | NUD_NOARP)
 
-enum mlv_err mlv_rtnl_open(struct mlv_rtnl *nl)
+enum mlv_err mlv_rtnl_open_requests(struct mlv_rtnl *nl)
 {
 	memset(nl, 0, sizeof(*nl));
 	nl->req = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	nl->mon = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (!nl->req || !nl->mon ||
-	    mnl_socket_bind(nl->req, 0, MNL_SOCKET_AUTOPID) < 0 ||
-	    mnl_socket_bind(nl->mon, RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
-			    RTMGRP_IPV6_ROUTE, MNL_SOCKET_AUTOPID) < 0) {
+	if (!nl->req || mnl_socket_bind(nl->req, 0, MNL_SOCKET_AUTOPID) < 0) {
 		int saved = errno;
 
 		mlv_rtnl_close(nl);
@@ -37,6 +33,23 @@ enum mlv_err mlv_rtnl_open(struct mlv_rtnl *nl)
 	}
 	nl->req_portid = mnl_socket_get_portid(nl->req);
 	nl->seq = (uint32_t)time(NULL);
+	return MLV_OK;
+}
+
+enum mlv_err mlv_rtnl_open(struct mlv_rtnl *nl)
+{
+	if (mlv_rtnl_open_requests(nl))
+		return MLV_E_IO;
+	nl->mon = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (!nl->mon ||
+	    mnl_socket_bind(nl->mon, RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
+			    RTMGRP_IPV6_ROUTE, MNL_SOCKET_AUTOPID) < 0) {
+		int saved = errno;
+
+		mlv_rtnl_close(nl);
+		errno = saved;
+		return MLV_E_IO;
+	}
 	return MLV_OK;
 }
 

@@ -32,6 +32,9 @@ struct mlv_rtnl {
 
 /* Open both sockets. MLV_E_IO (errno kept) on failure, nothing open. */
 enum mlv_err mlv_rtnl_open(struct mlv_rtnl *nl);
+/* Open the request socket only (route and neighbour look-ups, no
+ * notifications). MLV_E_IO (errno kept) on failure, nothing open. */
+enum mlv_err mlv_rtnl_open_requests(struct mlv_rtnl *nl);
 /* Close; safe on a zeroed struct. */
 void mlv_rtnl_close(struct mlv_rtnl *nl);
 

@@ -782,8 +782,13 @@ static bool render_health(const json_t *r, FILE *out)
 				table_cell(&t, "-");
 			continue;
 		}
-		table_cell(&t, "%s:%s:%lld", str(b, "type"), str(b, "address"),
-			   num(b, "port"));
+		if (json_object_get(b, "vip_address"))
+			table_cell(&t, "%s:%s:%lld via %s", str(b, "type"),
+				   str(b, "address"), num(b, "port"),
+				   str(b, "vip_address"));
+		else
+			table_cell(&t, "%s:%s:%lld", str(b, "type"),
+				   str(b, "address"), num(b, "port"));
 		table_cell(&t, "%s", health_state(b));
 		table_cell(&t, "%llds ago", age < 0 ? 0 : age);
 		table_cell(&t, "%lld/%lld", num(b, "successes"),
