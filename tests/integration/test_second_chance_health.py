@@ -393,8 +393,9 @@ def test(lab, args):
             return all(serving(br, vip, victim) and
                        checked_up(hr, vip, victim) and
                        via_ok(hr, vip, victim) for vip in DATA_PATH_VIPS)
-        took = wait_state(lab, victim_back, "%s to rejoin %s" % (
+        wait_state(lab, victim_back, "%s to rejoin %s" % (
             victim, sorted(DATA_PATH_VIPS)), 30, sorted(VIA), backends)
+        took = time.monotonic() - t0
         log("%s rejoined the data-path VIPs %.2fs after its VIP addresses "
             "came back (bound %.2fs)" % (victim, took, UP_BOUND_S))
         check(took <= UP_BOUND_S, "%s rejoined after %.2fs, more than rise "
@@ -406,7 +407,10 @@ def test(lab, args):
                       family, victim, r["backends"]))
     finally:
         if removed:
-            set_vip_addrs("add", tolerate=True)
+            try:
+                set_vip_addrs("add", tolerate=True)
+            except lablib.Failure as e:   # keep the test's own failure
+                log("could not put the VIP addresses back: %s" % e)
 
 
 def add_args(ap):
