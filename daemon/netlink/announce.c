@@ -135,7 +135,7 @@ static int on_route(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_OK;
 	r.table = rtm->rtm_table;
 	alen = rtm->rtm_family == AF_INET6 ? 16 : 4;
-	mnl_attr_parse(nlh, sizeof(*rtm), route_attr, &r);
+	mlv_nl_attr_parse(nlh, sizeof(*rtm), route_attr, &r);
 	if (r.table != s->table || !r.dst || rtm->rtm_dst_len != alen * 8 ||
 	    mnl_attr_get_payload_len(r.dst) != alen ||
 	    s->n == ANNOUNCE_MAX_STALE)

@@ -213,7 +213,7 @@ static int on_route(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_OK;
 	r->seen = true;
 	r->type = rt->rtm_type;
-	return mnl_attr_parse(nlh, sizeof(*rt), route_attr, r);
+	return mlv_nl_attr_parse(nlh, sizeof(*rt), route_attr, r);
 }
 
 enum mlv_err mlv_rtnl_route(struct mlv_rtnl *nl, const struct mlv_ip *dst,
@@ -272,7 +272,7 @@ static int on_neigh(const struct nlmsghdr *nlh, void *data)
 	    !mlv_nl_has_header(nlh, sizeof(*nd)))
 		return MNL_CB_OK;
 	r->state = nd->ndm_state;
-	return mnl_attr_parse(nlh, sizeof(*nd), neigh_attr, r);
+	return mlv_nl_attr_parse(nlh, sizeof(*nd), neigh_attr, r);
 }
 
 enum mlv_err mlv_rtnl_neigh(struct mlv_rtnl *nl, int ifindex,
