@@ -35,6 +35,7 @@ static struct mlv_ip ip(const char *text)
 }
 
 /* The output of a shell command (at most 4 KiB), or NULL if it failed. */
+__attribute__((format(printf, 1, 2)))
 static char *run(const char *fmt, ...)
 {
 	static char out[4096];

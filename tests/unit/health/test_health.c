@@ -576,7 +576,7 @@ static void wait_pair(struct mlv_health *h, struct recorder *r,
 			fail_msg("%s/%s: %llu checks, up %d, last \"%s\"; wanted "
 				 "%llu checks, up %d", vip, backend,
 				 (unsigned long long)st.checks, st.up,
-				 st.last_result ? st.last_result : "-",
+				 st.last_result[0] ? st.last_result : "-",
 				 (unsigned long long)checks, up);
 		fail_msg("%s/%s: no status", vip, backend);
 	}
