@@ -136,6 +136,26 @@ grep -qx 'maglev_decap_frames_total{dev="vbe",counter="sc_malformed"} 0' "$tmp/p
   "$(awk 'NF >= 2 && $2 ~ /^[0-9]+$/ && $1 ~ /^[a-z_]+$/' "$tmp/status1" | wc -l)" ] ||
   fail "prometheus and status list different counters"
 
+# Second chance's switches through the command line: on by default,
+# local drain kept across attach again, --second-chance off, undrain.
+grep -qx "second chance: on" "$tmp/status1" ||
+  fail "status: $(grep '^second chance' "$tmp/status1")"
+in_be "$decap" drain vbe | grep -q "draining" || fail "drain"
+in_be "$decap" status vbe | grep -qx "second chance: on, draining (new connections go on to their next hop)" ||
+  fail "drain not shown: $(in_be "$decap" status vbe | grep '^second chance')"
+in_be "$decap" attach vbe --from 10.199.0.1,fd00:199::/64 --gue-port 6080 \
+  --mode native --second-chance off | grep -q reconfigured || fail "attach again"
+in_be "$decap" status vbe | grep -qx "second chance: off (nothing handed on), draining (new connections go on to their next hop)" ||
+  fail "off and draining not shown: $(in_be "$decap" status vbe | grep '^second chance')"
+in_be "$decap" undrain vbe | grep -q "not draining" || fail "undrain"
+in_be "$decap" status vbe | grep -qx "second chance: off (nothing handed on)" ||
+  fail "undrain not shown: $(in_be "$decap" status vbe | grep '^second chance')"
+in_be "$decap" attach vbe --from any --second-chance maybe > "$tmp/refused2" 2>&1 &&
+  fail "--second-chance maybe accepted"
+grep -q -- "--second-chance maybe: on or off" "$tmp/refused2" ||
+  fail "--second-chance maybe: $(cat "$tmp/refused2")"
+
 in_be "$decap" detach vbe | grep -q "detached" || fail "detach"
+in_be "$decap" drain vbe >/dev/null 2>&1 && fail "drain after detach succeeded"
 in_be "$decap" status vbe >/dev/null 2>&1 && fail "status after detach succeeded"
 echo "decap integration: ok"

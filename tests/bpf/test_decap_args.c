@@ -206,6 +206,32 @@ static void mss_clamp_and_path_mtu(void **state)
 	assert_non_null(strstr(why, "--mss-clamp off"));
 }
 
+/* Second chance: on by default, --second-chance off turns it off here;
+ * other values say what is wanted. */
+static void second_chance_switch(void **state)
+{
+	struct mlv_decap_config cfg;
+
+	(void)state;
+	assert_int_equal(parse("eth0", "--from", "any", NULL), MLV_OK);
+	mlv_decap_args_config(&args, 1500, &cfg);
+	assert_false(cfg.second_chance_off);
+	assert_int_equal(parse("eth0", "--from", "any", "--second-chance",
+			       "off", NULL), MLV_OK);
+	mlv_decap_args_config(&args, 1500, &cfg);
+	assert_true(cfg.second_chance_off);
+	assert_int_equal(parse("eth0", "--second-chance", "off",
+			       "--second-chance", "on", "--from", "any", NULL),
+			 MLV_OK);
+	mlv_decap_args_config(&args, 1500, &cfg);
+	assert_false(cfg.second_chance_off);
+	assert_int_equal(parse("eth0", "--from", "any", "--second-chance",
+			       "no", NULL), MLV_E_INVAL);
+	assert_string_equal(why, "--second-chance no: on or off");
+	assert_int_equal(parse("eth0", "--from", "any", "--second-chance",
+			       NULL), MLV_E_INVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +242,7 @@ int main(void)
 		cmocka_unit_test(too_many_sources_are_refused),
 		cmocka_unit_test(other_usage_errors),
 		cmocka_unit_test(mss_clamp_and_path_mtu),
+		cmocka_unit_test(second_chance_switch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

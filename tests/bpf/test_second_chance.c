@@ -7,14 +7,19 @@
  * counters moved:
  *  - a TCP packet of a flow with no socket here goes to its first hop
  *    that is not this host, still encapsulated: outer destination the
- *    hop, TTL / hop limit one less, the block marked redirected, MACs
- *    from the hop's neighbour entry, checksums as recomputed here from
- *    scratch; XDP_TX out of the receiving device, XDP_REDIRECT to
- *    another;
- *  - SYNs, UDP, frames already redirected, flows with a socket here
- *    (a real connection, a syncookie handshake), malformed blocks,
- *    someone else's private data, no usable hop, TTL 1 and unroutable
- *    hops are decapsulated as any GUE frame, under their counters.
+ *    hop, TTL / hop limit one less, the block marked redirected with
+ *    the hop's index, MACs from the hop's neighbour entry, checksums as
+ *    recomputed here from scratch; XDP_TX out of the receiving device,
+ *    XDP_REDIRECT to another; so do a SYN nothing listens for, every
+ *    SYN while the host drains, and an ICMP frag-needed / too-big about
+ *    a connection not here;
+ *  - a frame another backend sent on goes on to a later hop only, and
+ *    the end of the list is decapsulated (the bound);
+ *  - SYNs with a listener, UDP, flows with a socket here (a real
+ *    connection, a syncookie handshake), malformed blocks, someone
+ *    else's private data, no usable hop, TTL 1, unroutable hops and
+ *    second chance switched off are decapsulated as any GUE frame,
+ *    under their counters.
  *
  * The program's routes and sockets are those of the device the frame
  * arrives on, so the test makes its own network namespace: a veth pair
@@ -45,6 +50,7 @@
 #include <sys/time.h>
 
 #include "dataplane/bpf/common/second_chance.h"
+#include "dataplane/bpf/decap/structs.h"
 #include "tests/bpf/bpf_test_env.h"
 #include "tests/bpf/decap_test_config.h"
 #include "tests/support/frames.h"
@@ -67,6 +73,9 @@ static const uint8_t BE_MAC[6] = { 0x02, 0, 0, 0, 0x01, 0x11 };
 #define CLIENT6 "2001:db8:1::1"
 #define VIP4 "192.0.2.10"
 #define VIP6 "2001:db8::10"
+/* where the ICMP errors come from (a router toward the client) */
+#define ROUTER4 "203.0.113.1"
+#define ROUTER6 "2001:db8:ffff::1"
 /* the port of the real listener (nothing listens on 80) */
 #define LISTEN_PORT 8080
 #define TCP_SYN 0x02
@@ -158,13 +167,51 @@ struct sc_case {
 	uint8_t hops_field;       /* 0: n_hops */
 	bool flip_ipv6;           /* MLV_SC_F_IPV6 not the outer family's */
 	uint8_t block_len;        /* 0: the outer family's */
+	/* the inner packet is an ICMP error from a router about the VIP's
+	 * segment to the client (VIP:dport -> client:sport): frag-needed
+	 * (3/4) / packet-too-big (2/0), or icmp_type if set */
+	bool icmp;
+	uint8_t icmp_type;
 };
+
+/* k's inner ICMP error: the quoted segment (the VIP's, to the client),
+ * inside an ICMP message from the router to the VIP. */
+static uint32_t inner_icmp(uint8_t *buf, const struct sc_case *k)
+{
+	struct frame_spec q, s;
+	uint8_t quoted[128];
+	uint32_t qlen, len;
+
+	frame_spec_init(&q, k->inner, IPPROTO_TCP);
+	frame_addr(q.src, k->inner == 4 ? VIP4 : VIP6);
+	frame_addr(q.dst, k->inner == 4 ? CLIENT4 : CLIENT6);
+	q.sport = k->dport ? k->dport : 80;
+	q.dport = k->sport ? k->sport : 40000;
+	q.tcp_flags = k->tcp_flags;
+	q.payload_len = 0;
+	qlen = frame_build_ip(quoted, sizeof(quoted), &q);
+	assert_true(qlen > 0);
+	frame_spec_init(&s, k->inner, k->inner == 4 ? IPPROTO_ICMP :
+						      IPPROTO_ICMPV6);
+	frame_addr(s.src, k->inner == 4 ? ROUTER4 : ROUTER6);
+	frame_addr(s.dst, k->inner == 4 ? VIP4 : VIP6);
+	s.icmp_type = k->icmp_type ? k->icmp_type : k->inner == 4 ? 3 : 2;
+	s.icmp_code = k->icmp_type ? 0 : k->inner == 4 ? 4 : 0;
+	s.icmp_rest = k->inner == 4 ? 1400 : 1400;
+	s.payload = quoted;
+	s.payload_len = qlen;
+	len = frame_build_ip(buf, FRAME_CAP, &s);
+	assert_true(len > 0);
+	return len;
+}
 
 static uint32_t inner_packet(uint8_t *buf, const struct sc_case *k)
 {
 	struct frame_spec s;
 	uint32_t len;
 
+	if (k->icmp)
+		return inner_icmp(buf, k);
 	frame_spec_init(&s, k->inner, k->proto);
 	if (k->sport)
 		s.sport = k->sport;
@@ -255,8 +302,9 @@ static uint32_t decapsulated(uint8_t *buf, const struct sc_case *k)
 	return 14 + inner_packet(buf + 14, k);
 }
 
-/* What leaves for hop (text) through a device of MAC dev_mac toward
- * hop_mac: the input frame with the outer header rewritten, every
+/* What leaves for hop (text, one of k's hops) through a device of MAC
+ * dev_mac toward hop_mac: the input frame with the outer header
+ * rewritten, the block marked redirected to the hop's index, every
  * checksum redone from scratch. */
 static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
 		       const struct sc_case *k, const char *hop,
@@ -265,11 +313,20 @@ static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
 	uint8_t *ip = want + 14, addr[16];
 	uint32_t sc_off = k->outer == 4 ? 14 + 20 + 8 + 4 : 14 + 40 + 8 + 4;
 
+	unsigned at = MLV_SC_MAX_HOPS;
+
+	/* the hop's index: where the list names it */
+	for (unsigned i = 0; i < MLV_SC_MAX_HOPS; i++)
+		if (k->hop[i] && !strcmp(k->hop[i], hop))
+			at = i;
+	assert_true(at < MLV_SC_MAX_HOPS);
 	memcpy(want, in, len);
 	memcpy(want, hop_mac, 6);
 	memcpy(want + 6, dev_mac, 6);
 	frame_addr(addr, hop);
-	want[sc_off + 2] |= MLV_SC_F_REDIRECTED;
+	want[sc_off + 2] = (uint8_t)((want[sc_off + 2] & ~MLV_SC_F_AT_MASK) |
+				     MLV_SC_F_REDIRECTED |
+				     at << MLV_SC_F_AT_SHIFT);
 	if (k->outer == 4) {
 		memcpy(ip + 16, addr, 4);
 		ip[8]--;
@@ -338,9 +395,9 @@ static void expect_decap(const struct sc_case *k, int extra)
 /* frame (k's, perhaps edited) must leave for hop, rewritten, with
  * action: XDP_TX through sc0 to hop A's MAC, XDP_REDIRECT through sc1
  * to hop B's. */
-static void expect_redirect_frame(const uint8_t *frame, uint32_t len,
-				  const struct sc_case *k, const char *hop,
-				  int action)
+static void expect_redirect_why(const uint8_t *frame, uint32_t len,
+				const struct sc_case *k, const char *hop,
+				int action, int why)
 {
 	uint8_t out[FRAME_CAP], want[FRAME_CAP];
 	bool via_sc0 = action == XDP_TX;
@@ -348,9 +405,16 @@ static void expect_redirect_frame(const uint8_t *frame, uint32_t len,
 	redirected(want, frame, len, k, hop, via_sc0 ? sc0_mac : sc1_mac,
 		   via_sc0 ? hop_a_mac : hop_b_mac);
 	assert_int_equal(run(frame, len, out, action,
-			     MLV_DECAP_CTR_REDIRECTED, NO_CTR), len);
+			     MLV_DECAP_CTR_REDIRECTED, why), len);
 	assert_memory_equal(out, want, len);
 	assert_true(frame_ip_checksums_ok(out + 14, len - 14));
+}
+
+static void expect_redirect_frame(const uint8_t *frame, uint32_t len,
+				  const struct sc_case *k, const char *hop,
+				  int action)
+{
+	expect_redirect_why(frame, len, k, hop, action, NO_CTR);
 }
 
 static void expect_redirect(const struct sc_case *k, const char *hop,
@@ -359,6 +423,15 @@ static void expect_redirect(const struct sc_case *k, const char *hop,
 	uint8_t frame[FRAME_CAP];
 
 	expect_redirect_frame(frame, sc_frame(frame, k), k, hop, action);
+}
+
+/* k's frame leaves for hop, counted redirected and why. */
+static void expect_handed_on(const struct sc_case *k, const char *hop,
+			     int action, int why)
+{
+	uint8_t frame[FRAME_CAP];
+
+	expect_redirect_why(frame, sc_frame(frame, k), k, hop, action, why);
 }
 
 /* ---- a: outer IPv4 ---- */
@@ -413,29 +486,131 @@ static void ack_without_socket_goes_to_hop6(void **state)
 
 /* ---- c, d, h: what is decapsulated whatever the sockets ---- */
 
-static void syn_is_decapsulated(void **state)
+/* A listener on the VIP's LISTEN_PORT of family (below). */
+static int listener(uint8_t family);
+
+/* A SYN nothing here listens for goes on (sc_no_listener); with a
+ * listener it is this host's. */
+static void syn_goes_where_a_listener_is(void **state)
 {
 	(void)state;
 	for (uint8_t outer = 4; outer <= 6; outer += 2)
 		for (uint8_t inner = 4; inner <= 6; inner += 2) {
+			const char *a = outer == 4 ? HOP_A4 : HOP_A6;
 			struct sc_case k = { outer, inner, IPPROTO_TCP,
-					     TCP_SYN, 0, 0, 1,
-					     { outer == 4 ? HOP_A4 : HOP_A6 } };
+					     TCP_SYN, 0, LISTEN_PORT, 1,
+					     { a } };
+			int lfd;
 
+			expect_handed_on(&k, a, XDP_TX,
+					 MLV_DECAP_CTR_SC_NO_LISTENER);
+			lfd = listener(inner);
 			expect_decap(&k, NO_CTR);
+			/* another port: still nothing listens */
+			k.dport = LISTEN_PORT + 1;
+			expect_handed_on(&k, a, XDP_TX,
+					 MLV_DECAP_CTR_SC_NO_LISTENER);
+			close(lfd);
+			/* no hop: this host answers (a reset) */
+			k.n_hops = 0;
+			k.hop[0] = NULL;
+			expect_decap(&k, MLV_DECAP_CTR_SC_NO_HOP);
 		}
 }
 
-static void redirected_once_is_decapsulated(void **state)
+/* A frame another backend sent on (redirected, to hop index at): held
+ * here, decapsulated (sc_arrived); not, it goes on to a later hop only,
+ * and past the last it is decapsulated (sc_exhausted): at most
+ * MLV_SC_MAX_HOPS extra hops, never back. */
+static void redirected_goes_on_to_later_hops_only(void **state)
 {
 	(void)state;
 	for (uint8_t outer = 4; outer <= 6; outer += 2) {
+		const char *a = outer == 4 ? HOP_A4 : HOP_A6;
+		const char *b = outer == 4 ? HOP_B4 : HOP_B6;
+		const char *self = outer == 4 ? LOCAL4 : LOCAL6;
 		struct sc_case k = { outer, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
-				     { outer == 4 ? HOP_A4 : HOP_A6 },
-				     MLV_SC_F_REDIRECTED };
+				     { a }, MLV_SC_F_REDIRECTED };
 
-		expect_decap(&k, MLV_DECAP_CTR_SC_ARRIVED);
+		/* sent to the only hop: nowhere further */
+		expect_decap(&k, MLV_DECAP_CTR_SC_EXHAUSTED);
+		/* sent to the first of two: on to the second, even though
+		 * the first (a) routes too */
+		k.n_hops = 2;
+		k.hop[1] = b;
+		expect_redirect(&k, b, XDP_REDIRECT);
+		/* a SYN nothing listens for goes on the same way */
+		k.tcp_flags = TCP_SYN;
+		expect_handed_on(&k, b, XDP_REDIRECT,
+				 MLV_DECAP_CTR_SC_NO_LISTENER);
+		k.tcp_flags = TCP_ACK;
+		/* sent to the second of two: the end */
+		k.sc_flags = MLV_SC_F_REDIRECTED | 1 << MLV_SC_F_AT_SHIFT;
+		expect_decap(&k, MLV_DECAP_CTR_SC_EXHAUSTED);
+		/* the later hop is this host: nobody to send to */
+		k.sc_flags = MLV_SC_F_REDIRECTED;
+		k.hop[1] = self;
+		expect_decap(&k, MLV_DECAP_CTR_SC_SELF);
 	}
+}
+
+/* Two backends' programs in turn: what the first sends on, the second
+ * (the hop it went to) sends on again to the next hop; the third hop
+ * in a row would be past the list. The second backend is this one with
+ * hop A's address among its own (decap_addrs), as hop A would be. */
+static void a_chain_of_hops(void **state)
+{
+	const struct mlv_ip *saved = local_addrs;
+	struct mlv_ip as_a[3];
+	const struct mlv_decap_config cfg_a = {
+		.addrs = as_a, .n_addrs = 3,
+		.gue_ports = gue_ports, .n_gue_ports = 1,
+		.sources = lb_sources, .n_sources = 2,
+	};
+	const struct mlv_decap_config cfg_here = {
+		.addrs = saved, .n_addrs = 2,
+		.gue_ports = gue_ports, .n_gue_ports = 1,
+		.sources = lb_sources, .n_sources = 2,
+	};
+	struct sc_case k = { 4, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 2,
+			     { HOP_A4, HOP_B4 } };
+	uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
+	uint32_t len = sc_frame(frame, &k), n;
+	char why[256] = "";
+	struct sc_case k2 = k;
+
+	(void)state;
+	/* the first backend: on to hop A (index 0) */
+	redirected(want, frame, len, &k, HOP_A4, sc0_mac, hop_a_mac);
+	n = run(frame, len, out, XDP_TX, MLV_DECAP_CTR_REDIRECTED, NO_CTR);
+	assert_int_equal(n, len);
+	assert_memory_equal(out, want, len);
+	/* hop A: neither holds it; on to hop B (index 1) */
+	as_a[0] = saved[0];
+	as_a[1] = saved[1];
+	assert_true(mlv_ip_parse(HOP_A4, &as_a[2]));
+	assert_int_equal(mlv_decap_configure(&maps, &cfg_a, why,
+					     sizeof(why)), MLV_OK);
+	k2.sc_flags = MLV_SC_F_REDIRECTED;
+	memcpy(frame, out, n);
+	redirected(want, frame, n, &k2, HOP_B4, sc1_mac, hop_b_mac);
+	assert_int_equal(run(frame, n, out, XDP_REDIRECT,
+			     MLV_DECAP_CTR_REDIRECTED, NO_CTR), n);
+	assert_memory_equal(out, want, n);
+	assert_true(frame_ip_checksums_ok(out + 14, n - 14));
+	/* the same frame at hop B (index 1, the last): decapsulated */
+	memcpy(frame, out, n);
+	assert_true(mlv_ip_parse(HOP_B4, &as_a[2]));
+	assert_int_equal(mlv_decap_configure(&maps, &cfg_a, why,
+					     sizeof(why)), MLV_OK);
+	k2.sc_flags = MLV_SC_F_REDIRECTED | 1 << MLV_SC_F_AT_SHIFT;
+	len = decapsulated(want, &k2);
+	memcpy(want, frame, 12);        /* the MACs it arrived with */
+	assert_int_equal(run(frame, n, out, XDP_PASS, MLV_DECAP_CTR_DECAP_GUE,
+			     MLV_DECAP_CTR_SC_EXHAUSTED), len);
+	assert_memory_equal(out, want, len);
+	assert_int_equal(mlv_decap_configure(&maps, &cfg_here, why,
+					     sizeof(why)), MLV_OK);
 }
 
 static void udp_is_never_redirected(void **state)
@@ -482,6 +657,14 @@ static void malformed_blocks_are_decapsulated(void **state)
 		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
 		k = base;
 		k.flip_ipv6 = true;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		/* sent on to a hop index past the list */
+		k = base;
+		k.sc_flags = MLV_SC_F_REDIRECTED | 1 << MLV_SC_F_AT_SHIFT;
+		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
+		k.n_hops = 2;
+		k.hop[1] = b;
+		k.sc_flags = MLV_SC_F_REDIRECTED | 2 << MLV_SC_F_AT_SHIFT;
 		expect_decap(&k, MLV_DECAP_CTR_SC_MALFORMED);
 		/* Hlen of the other family, and one word short or long */
 		k = base;
@@ -677,6 +860,146 @@ static void connection_here_is_kept(void **state)
 	}
 }
 
+/* The configuration group_setup attached, with second chance off or
+ * on. */
+static void configure_here(bool sc_off)
+{
+	const struct mlv_decap_config cfg = {
+		.addrs = local_addrs, .n_addrs = 2,
+		.gue_ports = gue_ports, .n_gue_ports = 1,
+		.sources = lb_sources, .n_sources = 2,
+		.second_chance_off = sc_off,
+	};
+	char why[256] = "";
+
+	assert_int_equal(mlv_decap_configure(&maps, &cfg, why, sizeof(why)),
+			 MLV_OK);
+}
+
+static uint32_t sc_flags_now(void)
+{
+	uint32_t flags = 0xffffffff;
+
+	assert_int_equal(mlv_decap_read_sc(&maps, &flags), MLV_OK);
+	return flags;
+}
+
+static void set_drain(bool on)
+{
+	char why[256] = "";
+
+	assert_int_equal(mlv_decap_set_drain(&maps, on, why, sizeof(why)),
+			 MLV_OK);
+}
+
+/* Local drain: a new connection's SYN goes on to the next hop though a
+ * listener is here (sc_drained); a connection here keeps its packets;
+ * the drain outlives a configuration change; with no hop the host
+ * serves the SYN itself; undrained, the listener takes SYNs again. */
+static void drain_hands_new_connections_on(void **state)
+{
+	(void)state;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		const char *a = family == 4 ? HOP_A4 : HOP_A6;
+		int lfd = listener(family), cfd, srv;
+		uint16_t port;
+		struct sc_case k = { family, family, IPPROTO_TCP, TCP_SYN,
+				     41001, LISTEN_PORT, 1, { a } };
+
+		cfd = connection(family, lfd, &port, &srv);
+		assert_int_equal(sc_flags_now(), 0);
+		expect_decap(&k, NO_CTR);
+		set_drain(true);
+		assert_int_equal(sc_flags_now(), MLV_DECAP_SC_DRAIN);
+		expect_handed_on(&k, a, XDP_TX, MLV_DECAP_CTR_SC_DRAINED);
+		/* the connection here stays */
+		k.sport = port;
+		k.tcp_flags = TCP_ACK | TCP_PSH;
+		expect_decap(&k, NO_CTR);
+		/* attach again (configure): still draining */
+		configure_here(false);
+		assert_int_equal(sc_flags_now(), MLV_DECAP_SC_DRAIN);
+		k.sport = 41001;
+		k.tcp_flags = TCP_SYN;
+		expect_handed_on(&k, a, XDP_TX, MLV_DECAP_CTR_SC_DRAINED);
+		k.n_hops = 0;
+		k.hop[0] = NULL;
+		expect_decap(&k, MLV_DECAP_CTR_SC_NO_HOP);
+		set_drain(false);
+		assert_int_equal(sc_flags_now(), 0);
+		k.n_hops = 1;
+		k.hop[0] = a;
+		expect_decap(&k, NO_CTR);
+		close(cfd);
+		close(srv);
+		close(lfd);
+	}
+}
+
+/* --second-chance off: every second-chance frame is decapsulated here
+ * (sc_off), whatever it is; on again, they go on. */
+static void off_hands_nothing_on(void **state)
+{
+	(void)state;
+	configure_here(true);
+	assert_int_equal(sc_flags_now(), MLV_DECAP_SC_OFF);
+	for (uint8_t outer = 4; outer <= 6; outer += 2) {
+		const char *a = outer == 4 ? HOP_A4 : HOP_A6;
+		struct sc_case k = { outer, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
+				     { a } };
+
+		expect_decap(&k, MLV_DECAP_CTR_SC_OFF);
+		k.tcp_flags = TCP_SYN;
+		expect_decap(&k, MLV_DECAP_CTR_SC_OFF);
+		k.icmp = true;
+		expect_decap(&k, MLV_DECAP_CTR_SC_OFF);
+	}
+	configure_here(false);
+	assert_int_equal(sc_flags_now(), 0);
+	{
+		struct sc_case k = { 4, 4, IPPROTO_TCP, TCP_ACK, 0, 0, 1,
+				     { HOP_A4 } };
+
+		expect_redirect(&k, HOP_A4, XDP_TX);
+	}
+}
+
+/* An ICMP frag-needed / packet-too-big about a connection not here goes
+ * to the next hop (sc_icmp), so path MTU discovery reaches the backend
+ * that holds it; about a connection here it stays; other ICMP stays. */
+static void icmp_about_a_flow_elsewhere_goes_on(void **state)
+{
+	(void)state;
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		const char *a = family == 4 ? HOP_A4 : HOP_A6;
+		int lfd = listener(family), cfd, srv;
+		uint16_t port;
+		struct sc_case k = { family, family, IPPROTO_TCP, TCP_ACK,
+				     0, 0, 1, { a } };
+
+		k.icmp = true;
+		expect_handed_on(&k, a, XDP_TX, MLV_DECAP_CTR_SC_ICMP);
+		/* over the other outer family */
+		k.outer = (uint8_t)(10 - family);
+		k.hop[0] = k.outer == 4 ? HOP_A4 : HOP_A6;
+		expect_handed_on(&k, k.hop[0], XDP_TX, MLV_DECAP_CTR_SC_ICMP);
+		/* about the connection here: stays */
+		cfd = connection(family, lfd, &port, &srv);
+		k.sport = port;
+		k.dport = LISTEN_PORT;
+		expect_decap(&k, NO_CTR);
+		/* the listener alone holds no other client port's */
+		k.sport = (uint16_t)(port + 1);
+		expect_handed_on(&k, k.hop[0], XDP_TX, MLV_DECAP_CTR_SC_ICMP);
+		/* an echo request is nobody's connection */
+		k.icmp_type = family == 4 ? 8 : 128;
+		expect_decap(&k, NO_CTR);
+		close(cfd);
+		close(srv);
+		close(lfd);
+	}
+}
+
 /* Set the sequence and acknowledgement numbers of the inner IPv4 TCP
  * segment at ip and redo its checksum. */
 static void set_seq_ack(uint8_t *ip, uint32_t seq, uint32_t ack)
@@ -782,8 +1105,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ack_without_socket_goes_to_hop4),
 		cmocka_unit_test(ack_without_socket_goes_to_hop6),
-		cmocka_unit_test(syn_is_decapsulated),
-		cmocka_unit_test(redirected_once_is_decapsulated),
+		cmocka_unit_test(syn_goes_where_a_listener_is),
+		cmocka_unit_test(redirected_goes_on_to_later_hops_only),
+		cmocka_unit_test(a_chain_of_hops),
 		cmocka_unit_test(udp_is_never_redirected),
 		cmocka_unit_test(malformed_blocks_are_decapsulated),
 		cmocka_unit_test(foreign_private_data_is_skipped),
@@ -791,6 +1115,9 @@ int main(void)
 		cmocka_unit_test(unresolved_hop_goes_through_the_stack),
 		cmocka_unit_test(connection_here_is_kept),
 		cmocka_unit_test(syncookie_ack_is_kept),
+		cmocka_unit_test(drain_hands_new_connections_on),
+		cmocka_unit_test(off_hands_nothing_on),
+		cmocka_unit_test(icmp_about_a_flow_elsewhere_goes_on),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

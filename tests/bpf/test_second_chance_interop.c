@@ -19,10 +19,13 @@
  *    here from scratch (the IPv4 UDP checksum stays 0), the MACs from
  *    the hop's neighbour entry;
  *  - that output, given to the hop's own decapsulator as it would
- *    arrive there, is decapsulated (the inner packet, unchanged) and
- *    counted sc_arrived;
- *  - SYNs and UDP are decapsulated: the inner packet as the load
- *    balancer got it, under decap_gue alone;
+ *    arrive there, goes no further: the hop holds no socket for it
+ *    either (one namespace), and the list has no later hop that is not
+ *    the hop itself, so it is decapsulated (the inner packet,
+ *    unchanged) and counted sc_exhausted or sc_self;
+ *  - a SYN nothing listens for goes on the same way (sc_no_listener);
+ *    SYNs with a listener and UDP are decapsulated: the inner packet as
+ *    the load balancer got it, under decap_gue alone;
  *  - a block the encapsulator writes without hops (mlv_encap_apply on a
  *    second-chance template) is decapsulated, counted sc_no_hop.
  *
@@ -48,6 +51,7 @@
 #include <linux/bpf.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "dataplane/bpf/common/second_chance.h"
 #include "dataplane/packet/encap.h"
@@ -97,7 +101,8 @@ static int attach(struct decap *d, const char *dev,
 
 	d->maps = (struct mlv_decap_maps){ .addrs_fd = -1, .ports_fd = -1,
 					   .sources_fd = -1, .stats_fd = -1,
-					   .syn_mss_fd = -1, .mss_cfg_fd = -1 };
+					   .syn_mss_fd = -1, .mss_cfg_fd = -1,
+					   .sc_cfg_fd = -1 };
 	d->ifindex = (int)if_nametoindex(dev);
 	if (!d->ifindex ||
 	    mlv_decap_attach(d->ifindex, MLV_DECAP_MODE_GENERIC, &cfg,
@@ -308,13 +313,13 @@ static uint32_t decapsulated(uint8_t *buf, const struct lb_case *k,
 
 /* The outer IPv6 packet's UDP checksum from scratch (0 sent as 0xFFFF). */
 
-/* What leaves for hop (text) through the device of MAC dev_mac toward
- * hop_mac: the input frame with the outer destination, the TTL / hop
- * limit, the block's flag and the MACs changed, the checksums redone
- * from scratch. */
+/* What leaves for hop (text, index at in the list) through the device
+ * of MAC dev_mac toward hop_mac: the input frame with the outer
+ * destination, the TTL / hop limit, the block's flags (redirected, the
+ * index) and the MACs changed, the checksums redone from scratch. */
 static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
-		       uint8_t outer, const char *hop, const uint8_t *dev_mac,
-		       const uint8_t *hop_mac)
+		       uint8_t outer, const char *hop, uint8_t at,
+		       const uint8_t *dev_mac, const uint8_t *hop_mac)
 {
 	uint8_t *ip = want + 14, addr[16];
 
@@ -322,7 +327,8 @@ static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
 	memcpy(want, hop_mac, 6);
 	memcpy(want + 6, dev_mac, 6);
 	assert_int_equal(frame_addr(addr, hop), outer);
-	want[sc_off_of(outer) + 2] |= MLV_SC_F_REDIRECTED;
+	want[sc_off_of(outer) + 2] |= (uint8_t)(MLV_SC_F_REDIRECTED |
+						at << MLV_SC_F_AT_SHIFT);
 	if (outer == 4) {
 		memcpy(ip + 16, addr, 4);
 		ip[8]--;
@@ -374,11 +380,13 @@ static uint32_t run(const struct decap *d, const uint8_t *frame, uint32_t len,
 }
 
 /* k's frame from the load balancer is sent on to hop: XDP_TX through sc0
- * toward hop A, XDP_REDIRECT through sc1 toward hop B. Then the hops'
- * decapsulator gets what left, as the hop receives it, and decapsulates
- * it: the inner packet, counted sc_arrived. */
-static void expect_redirect(const struct lb_case *k, const char *hop,
-			    int action)
+ * toward hop A, XDP_REDIRECT through sc1 toward hop B, counted
+ * redirected and why (or NO_CTR). Then the hops' decapsulator gets what
+ * left, as the hop receives it, and decapsulates it: the inner packet,
+ * counted sc_exhausted when the hop was the list's last, else sc_self
+ * (the later hop is the hops' own address too). */
+static void expect_redirect_why(const struct lb_case *k, const char *hop,
+				int action, int why)
 {
 	uint8_t frame[FRAME_CAP], out[FRAME_CAP], want[FRAME_CAP];
 	uint8_t out2[FRAME_CAP], want2[FRAME_CAP];
@@ -386,22 +394,36 @@ static void expect_redirect(const struct lb_case *k, const char *hop,
 	const uint8_t *dev_mac = via_sc0 ? sc0_mac : sc1_mac;
 	const uint8_t *hop_mac = via_sc0 ? hop_a_mac : hop_b_mac;
 	uint32_t len = lb_frame(frame, k), want2_len;
+	uint8_t at = MLV_SC_MAX_HOPS;
 
+	for (uint8_t i = 0; i < k->n_hops; i++)
+		if (!strcmp(k->hop[i], hop))
+			at = i;
+	assert_true(at < k->n_hops);
 	check_wire(frame, len, k, 0);
-	redirected(want, frame, len, k->outer, hop, dev_mac, hop_mac);
+	redirected(want, frame, len, k->outer, hop, at, dev_mac, hop_mac);
 	assert_int_equal(run(&here, frame, len, out, action,
-			     MLV_DECAP_CTR_REDIRECTED, NO_CTR), len);
+			     MLV_DECAP_CTR_REDIRECTED, why), len);
 	assert_memory_equal(out, want, len);
 	assert_true(frame_ip_checksums_ok(out + 14, len - 14));
 	/* still the load balancer's frame, only marked */
-	check_wire(out, len, k, MLV_SC_F_REDIRECTED);
+	check_wire(out, len, k, (uint8_t)(MLV_SC_F_REDIRECTED |
+					  at << MLV_SC_F_AT_SHIFT));
 
 	want2_len = decapsulated(want2, k, hop_mac, dev_mac);
 	assert_int_equal(run(&hops, out, len, out2, XDP_PASS,
-			     MLV_DECAP_CTR_DECAP_GUE, MLV_DECAP_CTR_SC_ARRIVED),
+			     MLV_DECAP_CTR_DECAP_GUE,
+			     at + 1 == k->n_hops ? MLV_DECAP_CTR_SC_EXHAUSTED :
+						   MLV_DECAP_CTR_SC_SELF),
 			 want2_len);
 	assert_memory_equal(out2, want2, want2_len);
 	assert_true(frame_ip_checksums_ok(out2 + 14, want2_len - 14));
+}
+
+static void expect_redirect(const struct lb_case *k, const char *hop,
+			    int action)
+{
+	expect_redirect_why(k, hop, action, NO_CTR);
 }
 
 /* k's frame from the load balancer is decapsulated here, counted
@@ -459,20 +481,60 @@ static void second_slot_when_first_is_here(void **state)
 		}
 }
 
-/* A SYN starts its connection where the load balancer chose. */
-static void syn_is_decapsulated(void **state)
+/* A listener on port 80, any address, of family. */
+static int listener_80(int family)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				    sizeof(one)), 0);
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (void *)&ss;
+
+		assert_int_equal(setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
+					    &one, sizeof(one)), 0);
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(80);
+		len = sizeof(*sin6);
+	} else {
+		struct sockaddr_in *sin = (void *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(80);
+		len = sizeof(*sin);
+	}
+	assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+/* A SYN nothing here listens for goes on to the next hop; with a
+ * listener it starts its connection where the load balancer chose. */
+static void syn_goes_where_a_listener_is(void **state)
 {
 	(void)state;
 	for (uint8_t outer = 4; outer <= 6; outer += 2)
 		for (uint8_t inner = 4; inner <= 6; inner += 2) {
+			const char *a = outer == 4 ? HOP_A4 : HOP_A6;
 			struct lb_case k = { outer, inner, IPPROTO_TCP,
 					     TCP_SYN, 1,
-					     { outer == 4 ? HOP_A4 : HOP_A6,
-					       outer == 4 ? HOP_B4 : HOP_B6 } };
+					     { a, outer == 4 ? HOP_B4 :
+							       HOP_B6 } };
+			int fd;
 
-			expect_decap(&k, NO_CTR);
+			expect_redirect_why(&k, a, XDP_TX,
+					    MLV_DECAP_CTR_SC_NO_LISTENER);
 			k.n_hops = 2;
+			expect_redirect_why(&k, a, XDP_TX,
+					    MLV_DECAP_CTR_SC_NO_LISTENER);
+			fd = listener_80(inner == 4 ? AF_INET : AF_INET6);
 			expect_decap(&k, NO_CTR);
+			k.n_hops = 1;
+			expect_decap(&k, NO_CTR);
+			close(fd);
 		}
 }
 
@@ -527,7 +589,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ack_goes_to_first_hop),
 		cmocka_unit_test(second_slot_when_first_is_here),
-		cmocka_unit_test(syn_is_decapsulated),
+		cmocka_unit_test(syn_goes_where_a_listener_is),
 		cmocka_unit_test(udp_is_decapsulated),
 		cmocka_unit_test(block_without_hops_is_decapsulated),
 	};

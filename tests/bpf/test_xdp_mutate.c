@@ -1029,8 +1029,12 @@ static enum sc_kind sc_block(const uint8_t *b, uint32_t hlen, uint8_t family)
 
 	if (b[0] != 0x4d)
 		return SC_NONE;
-	if (b[1] != 1 || (b[2] & ~3u) || !(b[2] & 2) != (family == 4) ||
+	/* flags: redirected 1, IPv6 2, the hop index in bits 2-3, which
+	 * only a redirected block may carry and must be below the count */
+	if (b[1] != 1 || (b[2] & ~15u) || !(b[2] & 2) != (family == 4) ||
 	    b[3] > 2 || hlen != 4 + 2 * alen)
+		return SC_MALFORMED;
+	if ((b[2] & 1) ? (b[2] >> 2 & 3u) >= b[3] : (b[2] >> 2 & 3u) != 0)
 		return SC_MALFORMED;
 	for (uint32_t i = b[3] * alen; i < 2 * alen; i++)
 		if (b[4 + i])
@@ -1038,37 +1042,55 @@ static enum sc_kind sc_block(const uint8_t *b, uint32_t hlen, uint8_t family)
 	return SC_VALID;
 }
 
+/* Is the inner packet (version 4 or 6) at ip, ending at end, one the
+ * program would hand on when no socket exists: TCP (a SYN too: nothing
+ * listens), or an ICMP frag-needed / packet-too-big quoting TCP? */
+static bool sc_would_hand_on(const uint8_t *ip, uint8_t version,
+			     const uint8_t *end)
+{
+	const uint8_t *l4, *q;
+
+	if (version == 4) {
+		if ((ip[0] & 15) < 5 || (be16(ip + 6) & 0x3fff))
+			return false;
+		l4 = ip + (ip[0] & 15u) * 4;
+		if (ip[9] == IPPROTO_TCP)
+			return l4 + 20 <= end && l4[12] >> 4 >= 5;
+		if (ip[9] != IPPROTO_ICMP)
+			return false;
+		q = l4 + 8;
+		return q + 20 <= end && l4[0] == 3 && l4[1] == 4 &&
+		       q[0] >> 4 == 4 && (q[0] & 15) >= 5 &&
+		       q[9] == IPPROTO_TCP && !(be16(q + 6) & 0x1fff) &&
+		       q + (q[0] & 15u) * 4 + 4 <= end;
+	}
+	l4 = ip + 40;
+	if (ip[6] == IPPROTO_TCP)
+		return l4 + 20 <= end && l4[12] >> 4 >= 5;
+	q = l4 + 8;
+	return ip[6] == IPPROTO_ICMPV6 && q + 44 <= end && l4[0] == 2 &&
+	       q[0] >> 4 == 6 && q[6] == IPPROTO_TCP;
+}
+
 /* The counter that goes with decapsulating a frame with a valid block
  * at b whose inner packet (version 4 or 6) is at ip, the frame ending
- * at end; -1 for none. Nothing routes in this namespace and no socket
- * exists, so the frames the program would send on are decapsulated
- * for want of a route. */
+ * at end; -1 for none. Nothing routes in this namespace, no socket
+ * exists and second chance is on, not draining, so every frame the
+ * program would send on is decapsulated for want of a route. */
 static int sc_expect(const uint8_t *f, const uint8_t *b, uint8_t family,
 		     const uint8_t *ip, uint8_t version, const uint8_t *end)
 {
 	uint32_t alen = family == 4 ? 4 : 16;
-	const uint8_t *tcp;
-	unsigned k;
+	bool redirected = b[2] & 1;
+	/* the first hop to try: after the one a backend sent it to */
+	unsigned k = redirected ? (b[2] >> 2 & 3u) + 1 : 0;
 
-	if (b[2] & 1)
-		return MLV_DECAP_CTR_SC_ARRIVED;
-	if (version == 4) {
-		if (ip[9] != IPPROTO_TCP || (ip[0] & 15) < 5 ||
-		    (be16(ip + 6) & 0x3fff))
-			return -1;
-		tcp = ip + (ip[0] & 15u) * 4;
-	} else {
-		if (ip[6] != IPPROTO_TCP)
-			return -1;
-		tcp = ip + 40;
-	}
-	if (tcp + 20 > end || tcp[12] >> 4 < 5)
-		return -1;
-	if ((tcp[13] & 0x12) == 0x02)                /* SYN without ACK */
-		return -1;
-	if (b[3] == 0)
-		return MLV_DECAP_CTR_SC_NO_HOP;
-	for (k = 0; k < b[3]; k++)
+	if (!sc_would_hand_on(ip, version, end))
+		return redirected ? MLV_DECAP_CTR_SC_ARRIVED : -1;
+	if (b[3] <= k)
+		return redirected ? MLV_DECAP_CTR_SC_EXHAUSTED :
+				    MLV_DECAP_CTR_SC_NO_HOP;
+	for (; k < b[3]; k++)
 		if (!addr_equal(family, b + 4 + k * alen,
 				family == 4 ? LOCAL4 : LOCAL6))
 			break;
@@ -1332,9 +1354,40 @@ static uint32_t client_tcp(uint8_t *buf, uint8_t family, uint8_t flags)
 	return len;
 }
 
+/* An ICMP frag-needed (IPv4) / packet-too-big (IPv6) from a router to
+ * the VIP, quoting the VIP's TCP segment to the client. */
+static uint32_t too_big_about_tcp(uint8_t *buf, uint8_t family)
+{
+	struct frame_spec q, s;
+	uint8_t quoted[128];
+	uint32_t qlen, len;
+
+	frame_spec_init(&q, family, IPPROTO_TCP);
+	memcpy(s.src, q.src, 16);       /* swap: the VIP's segment */
+	memcpy(q.src, q.dst, 16);
+	memcpy(q.dst, s.src, 16);
+	q.sport = 80;
+	q.dport = 40000;
+	qlen = frame_build_ip(quoted, sizeof(quoted), &q);
+	assert_true(qlen > 0);
+	frame_spec_init(&s, family, family == 4 ? IPPROTO_ICMP :
+						  IPPROTO_ICMPV6);
+	memcpy(s.dst, q.src, 16);
+	frame_addr(s.src, family == 4 ? "203.0.113.1" : "2001:db8:ffff::1");
+	s.icmp_type = family == 4 ? 3 : 2;
+	s.icmp_code = family == 4 ? 4 : 0;
+	s.icmp_rest = 1400;
+	s.payload = quoted;
+	s.payload_len = qlen;
+	len = frame_build_ip(buf, FRAME_CAP, &s);
+	assert_true(len > 0);
+	return len;
+}
+
 /* A second-chance seed: GUE from the load balancer over outer with the
  * block (flags besides MLV_SC_F_IPV6, n hops, the slots' text; NULL:
- * zero), around ip. version 0: 1; ttl 0: 64. */
+ * zero), around ip (proto IPPROTO_ICMP: too_big_about_tcp's, for either
+ * inner family). version 0: 1; ttl 0: 64. */
 struct sc_seed {
 	const char *name;
 	uint8_t outer, inner, proto, tcp_flags;
@@ -1350,6 +1403,7 @@ static void add_sc_tunnel(const struct sc_seed *d)
 	uint8_t addr[16];
 
 	n = d->proto == IPPROTO_TCP ? client_tcp(a, d->inner, d->tcp_flags) :
+	    d->proto == IPPROTO_ICMP ? too_big_about_tcp(a, d->inner) :
 	    client_packet(a, d->inner, 0);
 	memset(pl, 0, 4 + blen);
 	pl[0] = (uint8_t)(blen / 4);
@@ -1377,7 +1431,8 @@ static void add_sc_tunnel(const struct sc_seed *d)
 }
 
 /* Blocks of every verdict: sent on (here: no route), this host only,
- * no hop, TTL 1, already redirected, SYN, UDP, malformed. */
+ * no hop, TTL 1, redirected (to the last hop, to one with a later hop,
+ * past the list), SYN, ICMP too-big, UDP, malformed. */
 static const struct sc_seed sc_seed_list[] = {
 	{ "sc4 tcp ack, one hop", 4, 4, IPPROTO_TCP, 0x10, 0, 1,
 	  { "10.77.0.2" } },
@@ -1388,6 +1443,15 @@ static const struct sc_seed sc_seed_list[] = {
 	{ "sc6 4in6 tcp, no hop", 6, 4, IPPROTO_TCP, 0x04, 0, 0 },
 	{ "sc4 tcp, redirected", 4, 4, IPPROTO_TCP, 0x10, 1, 1,
 	  { "10.77.0.2" } },
+	{ "sc6 tcp, redirected to the first of two", 6, 6, IPPROTO_TCP, 0x10,
+	  1, 2, { "fd00:77::2", "fd00:78::2" } },
+	{ "sc4 tcp, redirected to the second of two", 4, 4, IPPROTO_TCP,
+	  0x10, 1 | 1 << 2, 2, { "10.77.0.2", "10.78.0.2" } },
+	{ "sc4 tcp, hop index past the list", 4, 4, IPPROTO_TCP, 0x10,
+	  1 | 1 << 2, 1, { "10.77.0.2" } },
+	{ "sc4 icmp too-big", 4, 4, IPPROTO_ICMP, 0, 0, 1, { "10.77.0.2" } },
+	{ "sc6 icmpv6 too-big", 6, 6, IPPROTO_ICMP, 0, 0, 2,
+	  { "fd00:77::2", "fd00:78::2" } },
 	{ "sc6 tcp syn", 6, 6, IPPROTO_TCP, 0x02, 0, 1, { "fd00:77::2" } },
 	{ "sc4 udp", 4, 4, IPPROTO_UDP, 0, 0, 1, { "10.77.0.2" } },
 	{ "sc4 tcp ack, ttl 1", 4, 4, IPPROTO_TCP, 0x10, 0, 1,

@@ -9,7 +9,8 @@
  * decapsulated SYNs, the synack_* ones count the SYN-ACKs leaving through
  * the tc egress program, one each; the sc_* counters are second chance's
  * (dataplane/bpf/decap/redirect.h): why a decapsulated GUE frame with a
- * second-chance block was not sent on. X-macro shared by the BPF
+ * second-chance block was not sent on, or why one sent on (redirected)
+ * was more than a segment of a connection held elsewhere. X-macro shared by the BPF
  * program (indices) and tools/bin/maglev-decap (names for `status`). */
 #ifndef MLV_BPF_DECAP_COUNTERS_H
 #define MLV_BPF_DECAP_COUNTERS_H
@@ -51,9 +52,19 @@
 	X(SYNACK_MALFORMED, "synack_malformed",                            \
 	  "SYN-ACK of a recorded flow with options that do not parse: untouched") \
 	X(SC_ARRIVED, "sc_arrived",                                        \
-	  "second chance: already sent on once, decapsulated here whatever it is") \
+	  "second chance: sent on by another backend and held here (or not TCP): decapsulated") \
+	X(SC_EXHAUSTED, "sc_exhausted",                                    \
+	  "second chance: sent on by another backend, not here, no later hop: decapsulated") \
+	X(SC_NO_LISTENER, "sc_no_listener",                                \
+	  "second chance: a SYN with no listener here, sent on to a hop")  \
+	X(SC_DRAINED, "sc_drained",                                        \
+	  "second chance: a SYN sent on to a hop because this host drains") \
+	X(SC_ICMP, "sc_icmp",                                              \
+	  "second chance: frag-needed / too-big about a flow not here, sent on to a hop") \
 	X(SC_MALFORMED, "sc_malformed",                                    \
 	  "second chance: a block not as version 1 writes it, decapsulated") \
+	X(SC_OFF, "sc_off",                                                \
+	  "second chance: a block arrived while it is off here: decapsulated") \
 	X(SC_NO_HOP, "sc_no_hop",                                          \
 	  "second chance: flow not here, but no hop listed: decapsulated")  \
 	X(SC_SELF, "sc_self",                                              \

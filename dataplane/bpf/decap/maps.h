@@ -88,4 +88,13 @@ struct {
 	__type(value, struct mlv_decap_mss_cfg);
 } decap_mss_cfg SEC(".maps");
 
+/* Second chance's switches on this host (one entry, key 0; struct
+ * mlv_decap_sc_cfg): off, local drain. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mlv_decap_sc_cfg);
+} decap_sc_cfg SEC(".maps");
+
 #endif

@@ -74,4 +74,22 @@ struct mlv_decap_mss_cfg {
 	__u32 path_mtu;   /* bytes; 0: SYN-ACK clamping off, nothing recorded */
 };
 
+/* decap_sc_cfg value (its one entry, key 0): what second chance does on
+ * this host (dataplane/bpf/decap/redirect.h). All zero: hand on what is
+ * not here, serve new connections. */
+struct mlv_decap_sc_cfg {
+	__u32 flags;      /* MLV_DECAP_SC_* */
+};
+
+/* decap_sc_cfg: hand nothing on; every second-chance frame is
+ * decapsulated here as if it had no hops (for services whose sockets
+ * are not where the program looks: another namespace, a DNAT). */
+#define MLV_DECAP_SC_OFF 0x1
+/* decap_sc_cfg: local drain; new connections (a SYN without a socket of
+ * its own here) are handed on to the next hop even with a listener
+ * here; established ones stay. */
+#define MLV_DECAP_SC_DRAIN 0x2
+/* The flags this version defines. */
+#define MLV_DECAP_SC_ALL (MLV_DECAP_SC_OFF | MLV_DECAP_SC_DRAIN)
+
 #endif

@@ -18,8 +18,9 @@
  *
  * Private data that is maglevd's second-chance block
  * (dataplane/bpf/common/second_chance.h) is read first: a TCP packet of
- * a connection this host does not hold is sent on, still encapsulated,
- * to a hop the block lists (redirect.h). A block that is not what
+ * a connection this host does not hold (a SYN nothing here listens for,
+ * an ICMP too-big about such a connection) is sent on, still
+ * encapsulated, to the next hop the block lists (redirect.h). A block that is not what
  * version 1 writes is only counted (sc_malformed) and the frame
  * decapsulated, as private data nobody reads would be.
  *
@@ -316,8 +317,11 @@ int mlv_xdp_decap(struct xdp_md *ctx)
 		action = mlv_sc_redirect(ctx, &c, plan.inner_proto,
 					 ETH_HLEN + plan.outer_len, plan.family,
 					 &plan.sc_hdr, &plan.sc_ctr);
-		if (action >= 0)
+		if (action >= 0) {
+			if (plan.sc_ctr != MLV_SC_CTR_NONE)
+				decap_count(plan.sc_ctr);
 			return count(MLV_DECAP_CTR_REDIRECTED, action);
+		}
 	}
 	mlv_synack_record(&c, plan.inner_proto, plan.outer_len);
 

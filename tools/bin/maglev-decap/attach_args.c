@@ -91,6 +91,7 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 		{ "mode", required_argument, NULL, 'm' },
 		{ "mss-clamp", required_argument, NULL, 'c' },
 		{ "path-mtu", required_argument, NULL, 'p' },
+		{ "second-chance", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -102,7 +103,7 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 	a->mode = MLV_DECAP_MODE_AUTO;
 	optind = 0;     /* glibc: start afresh, also on a second call */
 	opterr = 0;     /* the reasons are ours, in errbuf */
-	while ((c = getopt_long(argc, argv, ":a:g:f:m:c:p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":a:g:f:m:c:p:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (a->n_addrs == MLV_DECAP_ARGS_MAX_ADDRS)
@@ -159,6 +160,16 @@ enum mlv_err mlv_decap_parse_attach(int argc, char **argv,
 					   MLV_DECAP_PATH_MTU_MAX);
 			a->path_mtu = (uint32_t)v;
 			break;
+		case 's':
+			if (!strcmp(optarg, "on"))
+				a->second_chance_off = 0;
+			else if (!strcmp(optarg, "off"))
+				a->second_chance_off = 1;
+			else
+				return mlv_err_msg(errbuf, errlen, MLV_E_INVAL,
+					   "--second-chance %s: on or off",
+					   optarg);
+			break;
 		case 'h':
 			a->help = 1;
 			return MLV_OK;
@@ -203,4 +214,5 @@ void mlv_decap_args_config(const struct mlv_decap_attach_args *a,
 	cfg->n_gue_ports = a->n_ports;
 	cfg->sources = a->sources;
 	cfg->n_sources = a->n_sources;
+	cfg->second_chance_off = a->second_chance_off;
 }

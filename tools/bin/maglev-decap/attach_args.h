@@ -33,6 +33,7 @@ struct mlv_decap_attach_args {
 	size_t n_sources;
 	int mss_clamp_off;              /* --mss-clamp off */
 	uint32_t path_mtu;              /* --path-mtu; 0: DEV's MTU */
+	int second_chance_off;          /* --second-chance off */
 };
 
 /* Parse `attach DEV [options]` (argv[0] is "attach"; getopt may reorder

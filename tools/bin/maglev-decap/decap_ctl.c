@@ -84,6 +84,7 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 	struct mlv_decap_src_key *srcs = NULL;
 	struct mlv_decap_src_val *src_vals = NULL;     /* all zero */
 	struct mlv_decap_mss_cfg mss_cfg = { .path_mtu = cfg->path_mtu };
+	struct mlv_decap_sc_cfg sc_cfg = { 0 };
 	__u32 zero = 0;
 	enum mlv_err err;
 
@@ -161,9 +162,22 @@ enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 		    mlv_strerror(err));
 		goto out;
 	}
-	if (bpf_map_update_elem(maps->mss_cfg_fd, &zero, &mss_cfg, BPF_ANY))
+	if (bpf_map_update_elem(maps->mss_cfg_fd, &zero, &mss_cfg, BPF_ANY)) {
 		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
 			  "updating decap_mss_cfg: %s", strerror(errno));
+		goto out;
+	}
+	if (bpf_map_lookup_elem(maps->sc_cfg_fd, &zero, &sc_cfg)) {
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
+			  "reading decap_sc_cfg: %s", strerror(errno));
+		goto out;
+	}
+	sc_cfg.flags &= MLV_DECAP_SC_DRAIN;
+	if (cfg->second_chance_off)
+		sc_cfg.flags |= MLV_DECAP_SC_OFF;
+	if (bpf_map_update_elem(maps->sc_cfg_fd, &zero, &sc_cfg, BPF_ANY))
+		err = mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
+			  "updating decap_sc_cfg: %s", strerror(errno));
 out:
 	free(srcs);
 	free(src_vals);
@@ -207,6 +221,8 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 		  sizeof(struct mlv_decap_flow_val), -1 },
 		{ "decap_mss_cfg", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
 		  sizeof(struct mlv_decap_mss_cfg), -1 },
+		{ "decap_sc_cfg", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		  sizeof(struct mlv_decap_sc_cfg), -1 },
 	};
 	struct mlv_xdp_attached cur;
 	enum mlv_err err;
@@ -214,6 +230,7 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	memset(maps, 0, sizeof(*maps));
 	maps->addrs_fd = maps->ports_fd = maps->sources_fd = -1;
 	maps->stats_fd = maps->syn_mss_fd = maps->mss_cfg_fd = -1;
+	maps->sc_cfg_fd = -1;
 	err = mlv_xdp_attached_query(ifindex, &cur, errbuf, errlen);
 	if (err)
 		return err;
@@ -250,6 +267,7 @@ enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 	maps->stats_fd = want[3].fd;
 	maps->syn_mss_fd = want[4].fd;
 	maps->mss_cfg_fd = want[5].fd;
+	maps->sc_cfg_fd = want[6].fd;
 	return MLV_OK;
 }
 
@@ -267,8 +285,11 @@ void mlv_decap_maps_close(struct mlv_decap_maps *maps)
 		close(maps->syn_mss_fd);
 	if (maps->mss_cfg_fd >= 0)
 		close(maps->mss_cfg_fd);
+	if (maps->sc_cfg_fd >= 0)
+		close(maps->sc_cfg_fd);
 	maps->addrs_fd = maps->ports_fd = maps->sources_fd = -1;
 	maps->stats_fd = maps->syn_mss_fd = maps->mss_cfg_fd = -1;
+	maps->sc_cfg_fd = -1;
 }
 
 static uint32_t mode_flags(enum mlv_decap_mode mode)
@@ -305,6 +326,7 @@ static enum mlv_err attach_new(int ifindex, enum mlv_decap_mode mode,
 	maps.stats_fd = bpf_map__fd(skel->maps.decap_stats);
 	maps.syn_mss_fd = bpf_map__fd(skel->maps.decap_syn_mss);
 	maps.mss_cfg_fd = bpf_map__fd(skel->maps.decap_mss_cfg);
+	maps.sc_cfg_fd = bpf_map__fd(skel->maps.decap_sc_cfg);
 	err = mlv_decap_configure(&maps, cfg, errbuf, errlen);
 	if (err)
 		goto out;
@@ -468,6 +490,37 @@ enum mlv_err mlv_decap_read_path_mtu(const struct mlv_decap_maps *maps,
 	if (bpf_map_lookup_elem(maps->mss_cfg_fd, &zero, &cfg))
 		return mlv_err_from_errno(errno);
 	*path_mtu = cfg.path_mtu;
+	return MLV_OK;
+}
+
+enum mlv_err mlv_decap_read_sc(const struct mlv_decap_maps *maps,
+			       uint32_t *flags)
+{
+	struct mlv_decap_sc_cfg cfg;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(maps->sc_cfg_fd, &zero, &cfg))
+		return mlv_err_from_errno(errno);
+	*flags = cfg.flags;
+	return MLV_OK;
+}
+
+enum mlv_err mlv_decap_set_drain(const struct mlv_decap_maps *maps, bool on,
+				 char *errbuf, size_t errlen)
+{
+	struct mlv_decap_sc_cfg cfg;
+	__u32 zero = 0;
+
+	/* one writer at a time per interface (decap_ctl.h), so the read
+	 * and the write cannot interleave with another change */
+	if (bpf_map_lookup_elem(maps->sc_cfg_fd, &zero, &cfg))
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
+			   "reading decap_sc_cfg: %s", strerror(errno));
+	cfg.flags = on ? cfg.flags | MLV_DECAP_SC_DRAIN :
+			 cfg.flags & ~(__u32)MLV_DECAP_SC_DRAIN;
+	if (bpf_map_update_elem(maps->sc_cfg_fd, &zero, &cfg, BPF_EXIST))
+		return mlv_err_msg(errbuf, errlen, mlv_err_from_errno(errno),
+			   "updating decap_sc_cfg: %s", strerror(errno));
 	return MLV_OK;
 }
 

@@ -13,6 +13,7 @@
 #ifndef MLV_DECAP_CTL_H
 #define MLV_DECAP_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,10 @@ struct mlv_decap_config {
 	 * load balancers to this host, MLV_DECAP_PATH_MTU_MIN..MAX; 0 = off
 	 * (no SYN recorded, no egress program) */
 	uint32_t path_mtu;
+	/* second chance off on this host: every second-chance frame is
+	 * decapsulated here, nothing handed on (services whose sockets are
+	 * not in DEV's namespace, or under a DNATed address) */
+	bool second_chance_off;
 };
 
 /* The path MTUs SYN-ACK clamping accepts: IPv4's smallest datagram every
@@ -50,6 +55,7 @@ struct mlv_decap_maps {
 	uint32_t mode_flags;            /* XDP_FLAGS_DRV_MODE / _SKB_MODE */
 	int addrs_fd, ports_fd, sources_fd, stats_fd;
 	int syn_mss_fd, mss_cfg_fd;     /* SYN-ACK clamping's */
+	int sc_cfg_fd;                  /* second chance's switches */
 };
 
 enum mlv_decap_mode {
@@ -76,7 +82,8 @@ enum mlv_err mlv_decap_attach(int ifindex, enum mlv_decap_mode mode,
 enum mlv_err mlv_decap_open(int ifindex, struct mlv_decap_maps *maps,
 			    char *errbuf, size_t errlen);
 
-/* Make the maps hold exactly cfg. */
+/* Make the maps hold exactly cfg. The local drain (mlv_decap_set_drain)
+ * is the host's state, not configuration: it stays as it was. */
 enum mlv_err mlv_decap_configure(const struct mlv_decap_maps *maps,
 				 const struct mlv_decap_config *cfg,
 				 char *errbuf, size_t errlen);
@@ -107,6 +114,18 @@ void mlv_decap_maps_close(struct mlv_decap_maps *maps);
 /* The path MTU SYN-ACK clamping records against (0: off). */
 enum mlv_err mlv_decap_read_path_mtu(const struct mlv_decap_maps *maps,
 				     uint32_t *path_mtu);
+
+/* Second chance's switches (MLV_DECAP_SC_*,
+ * dataplane/bpf/decap/structs.h) as the program reads them. */
+enum mlv_err mlv_decap_read_sc(const struct mlv_decap_maps *maps,
+			       uint32_t *flags);
+
+/* Local drain on or off: while on, a new connection's SYN that carries
+ * second-chance hops is handed on to the next hop even with a listener
+ * here; established connections stay. Takes effect with the next
+ * packet; kept across a configuration change (attach again). */
+enum mlv_err mlv_decap_set_drain(const struct mlv_decap_maps *maps, bool on,
+				 char *errbuf, size_t errlen);
 
 /* Detach our decapsulator and its tc egress program from ifindex
  * (another program is left alone: MLV_E_BUSY). *removed is 0 when

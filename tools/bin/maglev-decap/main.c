@@ -6,6 +6,8 @@
  *   maglev-decap attach DEV --from CIDR[,CIDR]... [--address IP]...
  *                      [--gue-port N]... [--mode M]
  *                      [--mss-clamp auto|off] [--path-mtu N]
+ *                      [--second-chance on|off]
+ *   maglev-decap drain DEV | undrain DEV
  *   maglev-decap detach DEV
  *   maglev-decap status DEV
  *
@@ -26,6 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dataplane/bpf/decap/structs.h"
 #include "tools/bin/maglev-decap/attach_args.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
 #include "tools/bin/maglev-decap/synack_tc.h"
@@ -38,6 +41,8 @@ static void usage(FILE *out)
 "usage: maglev-decap attach DEV --from CIDR[,CIDR...]|any [--address IP]...\n"
 "                               [--gue-port PORT]... [--mode auto|native|generic]\n"
 "                               [--mss-clamp auto|off] [--path-mtu N]\n"
+"                               [--second-chance on|off]\n"
+"       maglev-decap drain DEV | undrain DEV\n"
 "       maglev-decap detach DEV\n"
 "       maglev-decap status DEV [--prometheus]\n"
 "       maglev-decap --version\n"
@@ -64,7 +69,15 @@ static void usage(FILE *out)
 "        route to it and forwarding enabled on DEV (net.ipv4.conf.DEV.\n"
 "        forwarding; net.ipv6.conf.all and .DEV.forwarding); without them\n"
 "        the packet is decapsulated here (sc_no_route). Until the hop's\n"
-"        neighbour is known the stack forwards the packet instead.\n"
+"        neighbour is known the stack forwards the packet instead. A SYN\n"
+"        nothing here listens for, and an ICMP too-big about a connection\n"
+"        not here, go on the same way; a packet another backend sent on\n"
+"        goes on to a later hop only. --second-chance off hands nothing\n"
+"        on (for services whose sockets are not in DEV's namespace or\n"
+"        live under a DNATed address).\n"
+"drain   hand new connections (SYNs with second-chance hops) on to the\n"
+"        next hop even though a listener is here; connections here stay.\n"
+"        undrain ends it. Kept until undrain or detach, across attach.\n"
 "detach  remove it and its egress program (other programs are left alone).\n"
 "status  configuration and counters (decap_ipip to aborted: one per frame;\n"
 "        the syn_*, synack_* and sc_* ones count some of those frames again).\n"
@@ -206,6 +219,31 @@ static int cmd_detach(const char *dev)
 	return EXIT_OK;
 }
 
+/* drain DEV (on) or undrain DEV. */
+static int cmd_drain(const char *dev, bool on)
+{
+	struct mlv_decap_maps maps;
+	char why[256] = "";
+	int ifindex = ifindex_of(dev), rc = EXIT_OK;
+
+	if (!ifindex)
+		return EXIT_FAILED;
+	if (mlv_decap_open(ifindex, &maps, why, sizeof(why))) {
+		fprintf(stderr, "maglev-decap: %s: %s\n", dev, why);
+		return EXIT_FAILED;
+	}
+	if (mlv_decap_set_drain(&maps, on, why, sizeof(why))) {
+		fprintf(stderr, "maglev-decap: %s: %s\n", dev, why);
+		rc = EXIT_FAILED;
+	} else {
+		printf("%s: %s\n", dev, on ?
+		       "draining: new connections go on to their next hop" :
+		       "not draining");
+	}
+	mlv_decap_maps_close(&maps);
+	return rc;
+}
+
 static const char *mode_name(uint32_t flags)
 {
 	if (flags == XDP_FLAGS_DRV_MODE)
@@ -253,7 +291,7 @@ static int cmd_status(const char *dev, bool prometheus)
 	size_t n_addrs, n_ports, n_sources;
 	char why[256] = "", text[MLV_IP_PREFIX_STRLEN];
 	int ifindex = ifindex_of(dev), rc = EXIT_FAILED;
-	uint32_t path_mtu = 0, tc_id = 0;
+	uint32_t path_mtu = 0, tc_id = 0, sc_flags = 0;
 
 	if (!ifindex)
 		return EXIT_FAILED;
@@ -261,7 +299,8 @@ static int cmd_status(const char *dev, bool prometheus)
 		fprintf(stderr, "maglev-decap: %s: %s\n", dev, why);
 		return EXIT_FAILED;
 	}
-	if (mlv_decap_read_config(&maps, addrs, MLV_DECAP_ARGS_MAX_ADDRS,
+	if (mlv_decap_read_sc(&maps, &sc_flags) ||
+	    mlv_decap_read_config(&maps, addrs, MLV_DECAP_ARGS_MAX_ADDRS,
 				  &n_addrs, ports, MLV_DECAP_ARGS_MAX_PORTS,
 				  &n_ports) ||
 	    mlv_decap_read_sources(&maps, sources, MLV_DECAP_ARGS_MAX_SOURCES,
@@ -301,6 +340,10 @@ static int cmd_status(const char *dev, bool prometheus)
 		       "(attach again)\n", path_mtu);
 	else
 		printf("syn-ack mss clamp: off\n");
+	printf("second chance: %s%s\n",
+	       sc_flags & MLV_DECAP_SC_OFF ? "off (nothing handed on)" : "on",
+	       sc_flags & MLV_DECAP_SC_DRAIN ?
+	       ", draining (new connections go on to their next hop)" : "");
 	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++)
 		printf("%-18s %12" PRIu64 "  %s\n", mlv_decap_counter_name(i),
 		       ctr[i], mlv_decap_counter_help(i));
@@ -337,6 +380,10 @@ int main(int argc, char **argv)
 		return cmd_detach(argv[2]);
 	if (!strcmp(argv[1], "status"))
 		return cmd_status(argv[2], false);
+	if (!strcmp(argv[1], "drain"))
+		return cmd_drain(argv[2], true);
+	if (!strcmp(argv[1], "undrain"))
+		return cmd_drain(argv[2], false);
 	fprintf(stderr, "maglev-decap: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
