@@ -387,6 +387,21 @@ void mlv_daemon_state_load(struct mlv_daemon *d);
  * still apply, they are only not kept across a restart). Control thread. */
 void mlv_daemon_state_save(struct mlv_daemon *d);
 
+/* ---- the flows file (daemon/flows_glue.c) ---- */
+
+/* Save the workers' tracked flows beside the state file (a graceful
+ * stop, after the workers stopped and before the generations are
+ * freed). A failure is logged; the next start begins empty then.
+ * Control thread. */
+void mlv_daemon_flows_save(struct mlv_daemon *d);
+
+/* Put the flows a graceful stop saved back into the workers' tables and
+ * remove the file (start, after generation 1 is published, before the
+ * workers launch). A file that is not valid, or saved under another
+ * worker layout, is logged in one line and nothing is restored.
+ * Control thread. */
+void mlv_daemon_flows_restore(struct mlv_daemon *d);
+
 /* ---- health checks (daemon/health_glue.c) ---- */
 
 /* Raise RLIMIT_NOFILE, create the engine and sync it with d->cfg. */

@@ -156,6 +156,8 @@ static int run(const struct mlv_options *opts)
 		/* Workers stop, then ports (a net_pcap TX file is complete
 		 * after close); the final counters are read after both. */
 		mlv_daemon_stop_workers(&d);
+		/* a graceful stop keeps the tracked flows for the next start */
+		mlv_daemon_flows_save(&d);
 		mlv_daemon_close_ports(&d);
 		if (opts->stats_file) {
 			final_stats = mlv_stats_json(&d, true);

@@ -406,6 +406,8 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 		return err;
 	if ((err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_START)))
 		return err;
+	/* generation 1's uids name the backends the saved flows go to */
+	mlv_daemon_flows_restore(d);
 	if ((err = launch(d)))
 		return err;
 	mlv_info("running: generation %u, %u VIP(s), %u port(s), %u worker(s)",

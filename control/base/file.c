@@ -291,3 +291,26 @@ enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 	*len = got;
 	return MLV_OK;
 }
+
+enum mlv_err mlv_file_remove(const char *path, char *why, size_t why_len)
+{
+	char dir[PATH_MAX];
+	const char *name;
+	enum mlv_err rc;
+	int dfd = -1;
+
+	if (!path || split(path, dir, sizeof(dir), &name) != MLV_OK) {
+		snprintf(why, why_len, "%s: not a file path", path ? path : "(null)");
+		return MLV_E_INVAL;
+	}
+	rc = mlv_dir_open(dir, 0, &dfd, why, why_len);
+	if (rc != MLV_OK)
+		return rc;
+	/* unlinkat removes the name itself, a link never its target */
+	if (unlinkat(dfd, name, 0) != 0) {
+		rc = errno == ENOENT ? MLV_E_NOT_FOUND : MLV_E_IO;
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+	}
+	close(dfd);
+	return rc;
+}

@@ -64,4 +64,10 @@ enum mlv_err mlv_file_replace(const char *path, const void *data, size_t len,
 enum mlv_err mlv_file_read(const char *path, size_t max, char **data,
 			   size_t *len, char *why, size_t why_len);
 
+/* Remove path's name from its directory, which must pass mlv_dir_open's
+ * check (a link at the name is removed, never followed). MLV_OK,
+ * MLV_E_NOT_FOUND when there is no such file, MLV_E_PERM / MLV_E_IO /
+ * MLV_E_INVAL with a sentence in why otherwise. */
+enum mlv_err mlv_file_remove(const char *path, char *why, size_t why_len);
+
 #endif

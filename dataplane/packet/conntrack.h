@@ -343,6 +343,51 @@ uint32_t mlv_ct_occupancy(const struct mlv_ct *ct);
 uint32_t mlv_ct_capacity(const struct mlv_ct *ct);
 const struct mlv_ct_stats *mlv_ct_get_stats(const struct mlv_ct *ct);
 
+/* ---- Saving and restoring a table across a restart (daemon/runtime/
+ * flow_state.h). A flow's bucket follows from its hash and the table's
+ * size, and an IPv6 flow's fingerprint from the table's seed, so a
+ * table of the same capacity with the same seed takes the entries back
+ * where they were, without the flows' keys. ---- */
+
+/* A tracked flow as a table lends it out to be saved. */
+struct mlv_ct_saved {
+	struct mlv_ct_entry entry;  /* as in the table; on restore its
+				       backend_uid is the uid to count it
+				       under, cached_gen and backend_all_idx
+				       are ignored (reset to none) */
+	uint32_t bucket;            /* 0 .. capacity / MLV_CT_WAYS - 1 */
+	uint32_t left_ms;           /* until it expires, 1 ..
+				       MLV_CT_MAX_TIMEOUT_MS */
+};
+
+/* The seed of ct's IPv6 fingerprints. Any thread. */
+uint64_t mlv_ct_seed(const struct mlv_ct *ct);
+
+/* Give ct the seed of a saved table, so that the saved IPv6 entries
+ * match their flows again. MLV_E_BUSY if ct already tracks a flow (its
+ * fingerprints would stop matching). Control thread before the worker
+ * starts, or the owner worker before its first packet. */
+enum mlv_err mlv_ct_set_seed(struct mlv_ct *ct, uint64_t seed);
+
+/* mlv_ct_scan for saving: the live flows of buckets first ..
+ * first + max_buckets - 1 into out as mlv_ct_saved (bucket and time left
+ * at now_ms), whole buckets only; returns the next bucket, or 0 after the
+ * last. Owner worker, or the control thread after the worker stopped. */
+uint32_t mlv_ct_export(const struct mlv_ct *ct, uint32_t first,
+		       uint32_t max_buckets, uint32_t now_ms,
+		       struct mlv_ct_saved *out, uint32_t cap, uint32_t *n);
+
+/* Put a saved flow back: into a free or expired way of s->bucket (never
+ * over a live flow), in its saved state, expiring at now_ms + s->left_ms
+ * (at most the state's timeout here), counted in the tally under
+ * s->entry.backend_uid. Returns false, changing nothing, when the
+ * bucket has no room, s->bucket is past the table or the state is not a
+ * tracked one. The table must have the saved table's capacity and seed
+ * for the flow to be found. Owner worker, or the control thread before
+ * the worker starts. */
+bool mlv_ct_restore(struct mlv_ct *ct, const struct mlv_ct_saved *s,
+		    uint32_t now_ms);
+
 /* Which bucket (0 .. capacity / MLV_CT_WAYS - 1) flows with this hash
  * share; for tests and tools that need to fill one bucket on purpose.
  * Pure; any thread. */

@@ -95,6 +95,11 @@ static inline uint32_t clock_ms(const struct mlv_worker *w, uint64_t tsc)
 						   &w->tsc_per_ms);
 }
 
+uint32_t mlv_worker_now_ms(const struct mlv_worker *w)
+{
+	return clock_ms(w, rte_rdtsc());
+}
+
 void mlv_worker_flush(struct mlv_worker *w)
 {
 	uint32_t dirty = w->tx_dirty;

@@ -244,6 +244,11 @@ const struct mlv_worker_listing *mlv_worker_list_answer(const struct mlv_worker 
  * directly on a worker that never runs). */
 void mlv_worker_query_serve(struct mlv_worker *w, uint32_t now_ms);
 
+/* The worker's millisecond clock now, as its conntrack table reads it
+ * (the TSC since the worker was created). Any thread on this host: the
+ * TSC is invariant and synchronised across cores. */
+uint32_t mlv_worker_now_ms(const struct mlv_worker *w);
+
 /* Answer a pending listing request, if any: one mlv_ct_scan. Called from
  * the housekeeping step. The worker's lcore (tests call it directly). */
 void mlv_worker_list_serve(struct mlv_worker *w, uint32_t now_ms);
