@@ -406,10 +406,14 @@ class Lab:
             raise Failure("ping gave no summary: %s%s" % (p.stdout, p.stderr))
         return int(m.group(1))
 
-    def longconn(self, family, count, need=None, client=1, interval=None):
+    def longconn(self, family, count, need=None, client=1, interval=None,
+                 io_timeout=None):
         """Long-lived connections (longconn.py); interval: seconds between
-        requests (a long one leaves them idle after the first)."""
-        lc = LongConn(self, family, count, need or {}, client, interval)
+        requests (a long one leaves them idle after the first);
+        io_timeout: seconds a request may take (TCP retransmits across an
+        outage shorter than it)."""
+        lc = LongConn(self, family, count, need or {}, client, interval,
+                      io_timeout)
         self.longconns.append(lc)
         return lc
 
@@ -438,7 +442,8 @@ class Stream:
 class LongConn:
     """longconn.py running in a client namespace."""
 
-    def __init__(self, lab, family, count, need, client, interval=None):
+    def __init__(self, lab, family, count, need, client, interval=None,
+                 io_timeout=None):
         self.lab = lab
         self.state_file = os.path.join(STATE, "longconn-%d-%d.json"
                                        % (family, lab.next_sport))
@@ -450,6 +455,8 @@ class LongConn:
             argv += ["--need", "%s=%d" % (name, k)]
         if interval is not None:
             argv += ["--interval", str(interval)]
+        if io_timeout is not None:
+            argv += ["--io-timeout", str(io_timeout)]
         self.proc = subprocess.Popen(argv, env=lab.env,
                                      stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL,

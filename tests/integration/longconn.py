@@ -7,10 +7,13 @@ reset, close, stall or change of backend shows up within one interval.
 
 usage: longconn.py ADDRESS PORT FIRST_SPORT COUNT STATE_FILE
                    [--need NAME=K]... [--max M] [--interval S]
+                   [--io-timeout S]
 
 Opens COUNT connections from source ports FIRST_SPORT, FIRST_SPORT+1, ...;
 with --need, keeps opening more (up to M in all, default 64) until at
 least K of them landed on backend NAME. Runs until SIGTERM or SIGINT.
+A request not answered within --io-timeout seconds (default 3) is a
+"timeout" error; a longer one lets TCP retransmit across an outage.
 
 STATE_FILE is rewritten (atomically) after every round:
   {"ready": bool, "unmet": [NAME, ...], "rounds": N,
@@ -32,7 +35,7 @@ IO_TIMEOUT_S = 3.0
 
 
 class Conn:
-    def __init__(self, addr, port, sport):
+    def __init__(self, addr, port, sport, io_timeout=IO_TIMEOUT_S):
         self.sport = sport
         self.backends = []
         self.ok = 0
@@ -41,7 +44,7 @@ class Conn:
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.settimeout(IO_TIMEOUT_S)
+        self.sock.settimeout(io_timeout)
         self.buf = b""
         try:
             self.sock.bind(("::" if family == socket.AF_INET6 else "0.0.0.0",
@@ -121,6 +124,7 @@ def main():
     ap.add_argument("--need", action="append", default=[])
     ap.add_argument("--max", type=int, default=64)
     ap.add_argument("--interval", type=float, default=0.2)
+    ap.add_argument("--io-timeout", type=float, default=IO_TIMEOUT_S)
     args = ap.parse_args()
     need = {}
     for item in args.need:
@@ -145,7 +149,7 @@ def main():
     sport = args.first_sport
     while not stop and (len(conns) < args.count or unmet()) \
             and len(conns) < args.max:
-        c = Conn(args.addr, args.port, sport)
+        c = Conn(args.addr, args.port, sport, args.io_timeout)
         sport += 1
         c.exchange()
         conns.append(c)
