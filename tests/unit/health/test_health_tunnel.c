@@ -7,8 +7,8 @@
  * and forwarding; it is forgotten only after the socket is closed; a
  * failed or missing announcement fails the check with its reason; the
  * HTTP Host header names the VIP; a data-path check never shares a probe
- * with a direct one. (The packets themselves: second_chance_check_path_bpf
- * and the lab's lab-second-chance-health-*.) */
+ * with a direct one. (The packets themselves: check_path_bpf
+ * and the lab's lab-health-data-path-*.) */
 #define _GNU_SOURCE   /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>

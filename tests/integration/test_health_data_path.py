@@ -30,7 +30,7 @@ direct check. Each VIP has be1..be3.
 Runs in the routed lab (tools/lab/lab up --bgp: the clients reach the
 VIPs through the router, LB 1 announces them) unless --lab plain.
 
-usage: test_second_chance_health.py [--forwarding ipip|gue|l2dsr]
+usage: test_health_data_path.py [--forwarding ipip|gue|l2dsr]
                                     [--vdev af_xdp|af_packet]
                                     [--lab routed|plain]"""
 import argparse
