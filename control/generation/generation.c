@@ -355,11 +355,14 @@ static void apply_state(const struct mlv_vip_config *vc, uint32_t vip_index,
 		b->usable = true;
 		b->draining = true;
 		b->weight = 0;
+		b->undrained_weight = weight;
+		return;
 	} else {
 		b->usable = true;
 		b->draining = false;
 		b->weight = weight;
 	}
+	b->undrained_weight = b->weight;
 }
 
 /* VIPs and their backends: identity, uids, effective state. */
@@ -508,6 +511,19 @@ static void table_input(const struct mlv_gen_vip *vip,
 		};
 }
 
+/* A second-chance VIP with a draining backend that would own slots
+ * undrained: its undrained table (view.h) is wanted. */
+static bool wants_undrained(const struct mlv_gen_vip *vip)
+{
+	if (!vip->second_chance)
+		return false;
+	for (uint32_t b = 0; b < vip->n_backends; b++)
+		if (vip->backends[b].draining &&
+		    vip->backends[b].undrained_weight > 0)
+			return true;
+	return false;
+}
+
 /* Whether the data path reads vip's second choices as soon as it is
  * published: bounded loads, second chance, or a backend that owns slots
  * but takes no flows (state: down, or keeping its slots for a failover
@@ -606,6 +622,26 @@ static enum mlv_err build_tables(struct mlv_generation *gen,
 		vip->table = tb->first;
 		vip->second = tb->second;
 		tb_of[v] = tb;
+		vip->undrained = NULL;
+		if (wants_undrained(vip)) {
+			const struct mlv_gen_table *ut;
+			enum mlv_gen_table_source usrc;
+
+			/* the same input with the drains undone: usually the
+			 * table before the drain, reused, else built (its
+			 * first choices only are read) */
+			table_input(vip, scratch, &in);
+			for (uint32_t b = 0; b < vip->n_backends; b++)
+				scratch[b].weight =
+					vip->backends[b].undrained_weight;
+			in.second_now = false;
+			in.defer_second = opts->defer_second;
+			err = mlv_gen_tables_acquire(&t, &in, &ut, &usrc);
+			p->n_tables = t.n_held;
+			if (err)
+				break;
+			vip->undrained = ut->first;
+		}
 		if (src == MLV_GEN_TABLE_REUSED)
 			gen->n_tables_reused++;
 		else if (src == MLV_GEN_TABLE_SHARED)

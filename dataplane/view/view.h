@@ -71,6 +71,10 @@ struct mlv_gen_backend {
 	const struct mlv_encap_tmpl *encap; /* [gen->n_tx] one per transmit slot */
 	uint32_t quic_server_id; /* its VIP's QUIC routing: 0 = none */
 	char name[MLV_NAME_MAX];
+	/* its weight were it not draining (its weight when not draining):
+	 * the undrained table's input; control plane only, after what the
+	 * packet path reads */
+	uint32_t undrained_weight;
 };
 
 struct mlv_gen_vip {
@@ -142,6 +146,12 @@ struct mlv_gen_vip {
 	 * backends, MLV_GEN_NO_HOP where that is the slot's owner now or
 	 * no longer a backend; NULL otherwise. */
 	const uint16_t *previous;
+	/* undrained: with a draining backend, each slot's owner in the table
+	 * the VIP would have if no backend drained (their configured
+	 * weights), so the flows of a drained backend's former slots list
+	 * it on every instance, whatever its history; NULL without one. A
+	 * function of the config and the runtime state only. */
+	const uint16_t *undrained;
 	uint64_t previous_until_ms;   /* CLOCK_MONOTONIC ms; control plane
 					 only: when the builder drops it */
 	uint32_t sc_window_ms;        /* second_chance.window */
@@ -340,23 +350,28 @@ mlv_gen_quic_backend(const struct mlv_gen_vip *vip, uint32_t id)
 /* Second chance's hops for a packet of slot going to backend b of vip:
  * up to MLV_SC_MAX_HOPS other backends of vip where the flow may live,
  * most likely first: the slot's previous owner (while vip->previous
- * holds one), its owner, its second choice; never b, never twice, never
- * a backend that is not usable (a down backend's flows are re-selected,
- * a drained one's are not), only backends of b's address family. Fills
- * hops[] and returns how many.
+ * holds one), its owner, the draining backend that would own it
+ * undrained (vip->undrained), its second choice; never b, never twice,
+ * never a backend that is not usable (a down backend's flows are
+ * re-selected, a drained one's are not), only backends of b's address
+ * family. Fills hops[] and returns how many.
  * Pure; any thread holding the generation. */
 static inline uint32_t mlv_gen_sc_hops(const struct mlv_gen_vip *vip,
 				       uint32_t slot,
 				       const struct mlv_gen_backend *b,
 				       const struct mlv_gen_backend **hops)
 {
-	uint16_t cand[3] = {
+	uint16_t u = vip->undrained ? vip->undrained[slot] : MLV_GEN_NO_HOP;
+	uint16_t cand[4] = {
 		vip->previous ? vip->previous[slot] : MLV_GEN_NO_HOP,
-		vip->table[slot], vip->second[slot],
+		vip->table[slot],
+		u != MLV_GEN_NO_HOP && vip->backends[u].draining ?
+			u : MLV_GEN_NO_HOP,
+		vip->second[slot],
 	};
 	uint32_t n = 0;
 
-	for (uint32_t c = 0; c < 3 && n < MLV_SC_MAX_HOPS; c++) {
+	for (uint32_t c = 0; c < 4 && n < MLV_SC_MAX_HOPS; c++) {
 		const struct mlv_gen_backend *h;
 		bool dup = false;
 

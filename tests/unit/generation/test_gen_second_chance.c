@@ -236,15 +236,20 @@ static void test_changes_in_window(void **state)
 static void check_hops(const struct mlv_gen_vip *v, uint32_t s,
 		       const struct mlv_gen_backend *b)
 {
-	const char *cand[3] = {
+	/* the undrained owner counts when it is the draining s-2
+	 * (test_drained_everywhere checks the undrained table itself) */
+	const char *u = v->undrained ? name_at(v, v->undrained[s]) : NULL;
+	const char *cand[4] = {
 		v->previous ? name_at(v, v->previous[s]) : NULL,
-		name_at(v, v->table[s]), name_at(v, v->second[s]),
+		name_at(v, v->table[s]),
+		same_name(u, "s-2") && strcmp(s2_state, "drain") == 0 ? u : NULL,
+		name_at(v, v->second[s]),
 	};
 	const char *want[2];
 	const struct mlv_gen_backend *hops[MLV_SC_MAX_HOPS];
 	uint32_t n_want = 0, n;
 
-	for (int c = 0; c < 3 && n_want < 2; c++) {
+	for (int c = 0; c < 4 && n_want < 2; c++) {
 		if (cand[c] && strcmp(cand[c], "s-2") == 0 &&
 		    strcmp(s2_state, "down") == 0)
 			continue;
@@ -300,7 +305,66 @@ static void test_hops(void **state)
 	hops_of_all();
 	s2_state = "down";
 	hops_of_all();
+	s2_state = "drain";
+	hops_of_all();
 	s2_state = "active";
+}
+
+/* A drained backend stays a hop in the slots it would own undrained, on
+ * every instance: one built with no previous generation (restarted, or
+ * one that never saw the drain) lists s-2 first in exactly the slots
+ * that s-2 owns in a generation where it is simply active, and nowhere
+ * else; a VIP without second chance has no undrained table. */
+static void test_drained_everywhere(void **state)
+{
+	static const char *const kinds[] = { "rendezvous", "ring", "maglev" };
+	(void)state;
+
+	for (int k = 0; k < 3; k++) {
+		struct mlv_config *act, *drn;
+		struct mlv_generation *ga, *gd;
+		const struct mlv_gen_vip *a, *d;
+		uint32_t owned = 0;
+
+		s2_state = "active";
+		act = cfg_of(kinds[k], 1009, true, false);
+		s2_state = "drain";
+		drn = cfg_of(kinds[k], 1009, true, false);
+		s2_state = "active";
+		ga = gen_at(act, NULL, 1000);
+		gd = gen_at(drn, NULL, 1000);
+		a = vip_named(ga, "v");
+		d = vip_named(gd, "v");
+		assert_null(a->undrained);
+		assert_non_null(d->undrained);
+		assert_null(vip_named(gd, "off")->undrained);
+		assert_null(d->previous);
+		for (uint32_t s = 0; s < d->table_size; s++) {
+			const struct mlv_gen_backend *hops[MLV_SC_MAX_HOPS];
+			const struct mlv_gen_backend *b = &d->backends[d->table[s]];
+			uint32_t n = mlv_gen_sc_hops(d, s, b, hops);
+			bool was = same_name(name_at(a, a->table[s]), "s-2");
+			bool listed = false;
+
+			assert_false(same_name(b->name, "s-2"));
+			for (uint32_t h = 0; h < n; h++)
+				listed |= same_name(hops[h]->name, "s-2");
+			if (was) {
+				owned++;
+				assert_true(n >= 1);
+				assert_string_equal(hops[0]->name, "s-2");
+			} else {
+				assert_false(listed);
+			}
+		}
+		assert_true(owned > 0);
+		print_message("%s: s-2 drained is the first hop of all %u slots "
+			      "it owns undrained\n", kinds[k], owned);
+		mlv_gen_free(gd);
+		mlv_gen_free(ga);
+		mlv_config_free(drn);
+		mlv_config_free(act);
+	}
 }
 
 /* A restarted instance builds the new backend set with no previous
@@ -353,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_changes_in_window),
 		cmocka_unit_test(test_hops),
+		cmocka_unit_test(test_drained_everywhere),
 		cmocka_unit_test(test_restarted_instance),
 	};
 
