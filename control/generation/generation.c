@@ -1049,7 +1049,10 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 
 		vip->features = (uint8_t)((vip->acl ? MLV_VIP_F_ACL : 0) |
 					  (vip->quic ? MLV_VIP_F_QUIC : 0) |
-					  (vip->flow_limit.rate ? MLV_VIP_F_LIMIT : 0));
+					  (vip->flow_limit.rate ? MLV_VIP_F_LIMIT : 0) |
+					  (vip->second_chance &&
+					   (vip->previous || vip->undrained) ?
+					   MLV_VIP_F_HOLDERS : 0));
 	}
 
 	*out = gen;

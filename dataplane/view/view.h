@@ -164,6 +164,10 @@ struct mlv_gen_vip {
 #define MLV_VIP_F_ACL    0x01   /* acl != NULL */
 #define MLV_VIP_F_QUIC   0x02   /* quic */
 #define MLV_VIP_F_LIMIT  0x04   /* flow_limit.rate != 0 */
+/* second chance with previous owners or an undrained table: a TCP
+ * segment of a connection no entry tracks goes to the backend most
+ * likely to hold it (mlv_gen_likely_holder) */
+#define MLV_VIP_F_HOLDERS 0x08
 /* the ones pass 3 looks at before the conntrack look-up */
 #define MLV_VIP_F_BEFORE_CT (MLV_VIP_F_ACL | MLV_VIP_F_QUIC)
 
@@ -385,6 +389,30 @@ static inline uint32_t mlv_gen_sc_hops(const struct mlv_gen_vip *vip,
 		hops[n++] = h;
 	}
 	return n;
+}
+
+/* Where a TCP connection of slot that this instance does not track most
+ * likely lives, for a vip with MLV_VIP_F_HOLDERS: a connection that
+ * moved here from another instance, or whose entry expired, started
+ * before the slot's last change more often than after it. The slot's
+ * previous owner (while vip->previous names one), else the draining
+ * backend that would own it undrained, if usable; NULL otherwise (the
+ * table's choice then). Tracked there, the connection keeps its backend
+ * when the window ends, and its packets list the owner as a hop.
+ * Pure; any thread holding the generation. */
+static inline const struct mlv_gen_backend *
+mlv_gen_likely_holder(const struct mlv_gen_vip *vip, uint32_t slot)
+{
+	uint16_t h = vip->previous ? vip->previous[slot] : MLV_GEN_NO_HOP;
+
+	if (h == MLV_GEN_NO_HOP && vip->undrained) {
+		h = vip->undrained[slot];
+		if (h != MLV_GEN_NO_HOP && !vip->backends[h].draining)
+			h = MLV_GEN_NO_HOP;
+	}
+	if (h == MLV_GEN_NO_HOP || !vip->backends[h].usable)
+		return NULL;
+	return &vip->backends[h];
 }
 
 /* The backend a new flow of slot goes to, bounded loads aside: the

@@ -318,7 +318,13 @@ new_flow_backend(struct mlv_worker *w, const struct mlv_generation *gen,
 			*bi_out = mlv_gen_backend_index(gen, b);
 		return b;
 	}
-	b = choose(w, vip, slot);
+	b = NULL;
+	/* second chance: a connection that did not start here goes where
+	 * it most likely lives (out of the common path: one flag test) */
+	if (unlikely(vip->features & MLV_VIP_F_HOLDERS) && !opens_flow(p))
+		b = mlv_gen_likely_holder(vip, slot);
+	if (likely(!b))
+		b = choose(w, vip, slot);
 	if (unlikely(!b)) {
 		*outcome = FLOW_TRACKED;
 		return NULL;

@@ -15,9 +15,12 @@ With second_chance on:
    connections it tracks and whose slot now names be4: those are the
    ones a move breaks without second chance (the test is void if none).
 3. LB 1 stops gracefully: its flows move to LB 2, which has no state for
-   them and sends them to be4; be4's maglev-decap finds no socket and
-   hands each packet to the previous owner LB 2 lists. No connection
-   breaks, none changes backend.
+   them; a segment of a connection it does not track goes to the slot's
+   previous owner, where a connection older than the change lives, and
+   LB 2 tracks it there (a connection that started after the change
+   reaches be4 through the owner hop). No connection breaks, none
+   changes backend, and LB 2 tracks every moved at-risk connection on
+   its own backend.
 4. LB 1 starts again as after a crash: its flows file is removed first,
    so it comes back with no tracked flows and no history, and lists the
    slots' second choices (rendezvous: the previous owners) and, for a
@@ -153,9 +156,21 @@ def finish(lab, conns):
         lab.stop_lb(lb)
 
 
+def tracked_on_lb2(lab, lc, ports):
+    """How many of lc's connections on ports LB 2 tracks on the backend
+    that answers them."""
+    answered = {c["sport"]: c["backend"] for c in lc.state()["conns"]}
+    n = 0
+    for sp in ports:
+        r = lab.ctl(2, "lookup", VIP_NAME[lc.family], CLIENT[lc.family], sp)
+        t = r.get("tracked")
+        n += isinstance(t, dict) and t["backend"] == answered[sp]
+    return n
+
+
 def with_second_chance(lab, case):
     name, _, _, restart = case
-    conns, _ = open_and_roll_out(lab, case, True)
+    conns, risky = open_and_roll_out(lab, case, True)
     if conns is None:
         return False
     before = redirected(lab)
@@ -163,9 +178,13 @@ def with_second_chance(lab, case):
     stop_lb1(lab)
     progress_or_dump(lab, conns, mark)
     moved = redirected(lab)
-    log("%s: LB 1 stopped: no connection broke; the backends handed on %d "
-        "packets" % (name, moved - before))
-    check(moved > before, "packets were handed on")
+    on_own = sum(tracked_on_lb2(lab, lc, r) for lc, r in zip(conns, risky))
+    log("%s: LB 1 stopped: no connection broke; LB 2 tracks %d of the %d "
+        "at-risk connections on their own backends; the backends handed "
+        "on %d packets" % (name, on_own, len(risky[0]) + len(risky[1]),
+                           moved - before))
+    check(on_own == len(risky[0]) + len(risky[1]),
+          "LB 2 tracks every moved at-risk connection on its backend")
     if restart:
         mark = [lc.mark() for lc in conns]
         # as after a crash: no flows file, so no tracked flows come back

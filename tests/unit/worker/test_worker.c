@@ -566,6 +566,123 @@ static void test_flows_keep_backend_until_it_leaves(void **state)
 	mlv_publish_wait(E.pub);
 }
 
+/* web as a gue VIP with second chance, b1..b3 and, with heavy, b4 of
+ * weight 1000 (which takes most slots). */
+static struct mlv_config *config_sc(bool heavy)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 "dataplane:\n"
+		 "  workers: 1\n"
+		 "  ports:\n"
+		 "    - {name: ext, device: net_ring_lb, address: 10.99.0.1, "
+		 "address6: \"fd00:99::1\", next_hop: \"" NEXT_HOP "\"}\n"
+		 "  conntrack: {entries_per_worker: 1024}\n"
+		 "vips:\n"
+		 "  - name: web\n"
+		 "    address: 192.0.2.10\n"
+		 "    port: 80\n"
+		 "    protocol: tcp\n"
+		 "    forwarding: gue\n"
+		 "    second_chance: {enabled: true, window: 1h}\n"
+		 "    table_size: 251\n"
+		 "    health: {type: none}\n"
+		 "    backends:\n"
+		 "      - {name: b1, address: 10.99.1.11, weight: 1}\n"
+		 "      - {name: b2, address: 10.99.1.12, weight: 1}\n"
+		 "      - {name: b3, address: 10.99.1.13, weight: 1}\n%s",
+		 heavy ? "      - {name: b4, address: 10.99.1.14, weight: 1000}\n"
+		       : "");
+	return config_load_ok(text, strlen(text));
+}
+
+/* The outer IPv4 destination's last byte of a GUE frame. */
+static uint8_t gue_backend_of(struct rte_mbuf *m)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	assert_int_equal(p[14 + 9], 17);          /* UDP: GUE */
+	return p[14 + 19];
+}
+
+static uint8_t send_gue(uint16_t sport, uint8_t flags)
+{
+	struct frame_spec s;
+	struct rte_mbuf *m, *out;
+	uint8_t b;
+
+	frame_spec_init(&s, 4, 6);
+	s.sport = sport;
+	s.tcp_flags = flags;
+	m = frame(&s);
+	forward(&m, 1);
+	assert_int_equal(take_tx(&out, 1), 1);
+	b = gue_backend_of(out);
+	rte_pktmbuf_free(out);
+	return b;
+}
+
+/* The last address byte of the owner of flow sport's slot in vip. */
+static uint8_t owner_of(const struct mlv_gen_vip *vip, uint16_t sport)
+{
+	struct frame_spec s;
+	struct mlv_flow_key k = { 0 };
+	uint32_t h, slot;
+
+	frame_spec_init(&s, 4, 6);
+	memcpy(k.src, s.src, 4);
+	memcpy(k.dst, s.dst, 4);
+	k.sport = htons(sport);
+	k.dport = htons(s.dport);
+	k.proto = 6;
+	k.family = 4;
+	h = mlv_gen_slot_hash(vip, &k, false, mlv_flow_hash(&k));
+	slot = h % vip->table_size;
+	return vip->backends[vip->table[slot]].address.bytes[3];
+}
+
+/* Second chance: a TCP segment of a connection this worker does not
+ * track goes where it most likely lives, the slot's previous owner
+ * while the window names one (a connection older than the change), and
+ * stays tracked there; a SYN goes to the owner; a slot that did not
+ * change goes to its owner. The old owners are read from the previous
+ * generation's own table. */
+static void test_picked_up_flow_goes_to_likely_holder(void **state)
+{
+	enum { N = 32 };
+	struct mlv_config *c3 = config_sc(false), *c4 = config_sc(true);
+	const struct mlv_generation *g1, *g2;
+	int changed = 0;
+
+	(void)state;
+	counters_zero();
+	publish(c3);
+	g1 = mlv_publish_current(E.pub);
+	publish(c4);
+	g2 = mlv_publish_current(E.pub);
+	for (int i = 0; i < N; i++) {
+		uint16_t sp = (uint16_t)(50000 + i);
+		uint8_t was = owner_of(mlv_gen_find_vip_named(g1, "web"), sp);
+		uint8_t now = owner_of(mlv_gen_find_vip_named(g2, "web"), sp);
+
+		changed += was != now;
+		assert_int_equal(send_gue(sp, 0x10), was);
+		/* tracked there from now on */
+		assert_int_equal(send_gue(sp, 0x18), was);
+		/* a new connection of the same slot's flow hash goes to the
+		 * owner: another port, a SYN */
+		assert_int_equal(send_gue((uint16_t)(50500 + i), 0x02),
+				 owner_of(mlv_gen_find_vip_named(g2, "web"),
+					  (uint16_t)(50500 + i)));
+	}
+	assert_true(changed > N / 2);   /* b4 took most slots */
+	mlv_config_free(c4);
+	mlv_config_free(c3);
+	publish(E.cfg);
+	mlv_publish_wait(E.pub);
+}
+
 /* The VIP memo outlives a burst but not a generation: after a publish
  * that takes b1 out of the VIP, new flows (one per burst, so every look-up
  * after the first would come from the memo) reach only the new
@@ -1083,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(test_every_frame_counted_once),
 		cmocka_unit_test(test_encapsulated_frame_carries_the_packet),
 		cmocka_unit_test(test_flows_keep_backend_until_it_leaves),
+		cmocka_unit_test(test_picked_up_flow_goes_to_likely_holder),
 		cmocka_unit_test(test_tracked_counts_survive_publishes),
 		cmocka_unit_test(test_list_mailbox),
 		cmocka_unit_test(test_vip_memo_follows_the_generation),
