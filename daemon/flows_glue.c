@@ -7,7 +7,7 @@
  *
  * Workers own their tables; the control thread touches them only while
  * no worker runs (conntrack.h allows it then). A restored flow goes back
- * into the table of the worker with the same index, in the same bucket:
+ * into the table of the worker with the same index, in the same slot:
  * packets reach a worker by its receive queues, and a start with the
  * same workers, ports and queues (the file's layout) gives each worker
  * the queues it had, which the ports' RSS fills the same way. Under

@@ -185,7 +185,7 @@ static bool uid_known(const struct backend_rec *b, uint32_t n, uint32_t uid)
 }
 
 /* The entry records of one worker (n of them, starting at rec): every
- * bucket inside the table, a tracked state, a time left within the
+ * slot inside the table, a tracked state, a time left within the
  * timeouts' range, a uid the backend table names. Returns the index of
  * the first bad one, or n. */
 static uint64_t bad_entry(const uint8_t *rec, uint64_t n, uint32_t capacity,
@@ -195,7 +195,7 @@ static uint64_t bad_entry(const uint8_t *rec, uint64_t n, uint32_t capacity,
 		struct mlv_ct_saved s;
 
 		memcpy(&s, rec + i * ENTRY_LEN, sizeof(s));
-		if (s.bucket >= capacity / MLV_CT_WAYS ||
+		if (s.slot >= capacity ||
 		    s.entry.state == MLV_CT_FREE ||
 		    s.entry.state >= MLV_CT__NSTATES || s.left_ms == 0 ||
 		    s.left_ms > MLV_CT_MAX_TIMEOUT_MS ||
@@ -292,7 +292,7 @@ enum mlv_err mlv_flow_state_decode(void *buf, size_t len,
 
 		if (bad != st->workers[w].n)
 			return refuse(buf, MLV_E_RANGE, why, why_len,
-				      "worker %u, entry %llu: bucket, state, "
+				      "worker %u, entry %llu: slot, state, "
 				      "time left or backend out of range", w,
 				      (unsigned long long)bad);
 		st->workers[w].entries = (const struct mlv_ct_saved *)o;

@@ -20,7 +20,7 @@
  *             then worker 1's, ...
  *   trailer   XXH3-64 of everything before it
  *
- * A flow is kept as its table entry, its bucket and its time left
+ * A flow is kept as its table entry, its slot and its time left
  * (struct mlv_ct_saved): a table of the same capacity and seed takes it
  * back where it was (dataplane/packet/conntrack.h), IPv6 fingerprints
  * included, without the flows' keys. Its backend is a uid of the saving
@@ -28,7 +28,7 @@
  * to its own uid by (VIP, backend) name.
  *
  * mlv_flow_state_decode trusts nothing: sizes, counts, the checksum,
- * every name, bucket, state, time and uid are checked, and a file that
+ * every name, slot, state, time and uid are checked, and a file that
  * fails any check is refused whole with one sentence. Pure C; any
  * thread; no shared state.
  */

@@ -355,7 +355,8 @@ struct mlv_ct_saved {
 				       backend_uid is the uid to count it
 				       under, cached_gen and backend_all_idx
 				       are ignored (reset to none) */
-	uint32_t bucket;            /* 0 .. capacity / MLV_CT_WAYS - 1 */
+	uint32_t slot;              /* where it was: bucket x MLV_CT_WAYS +
+				       way, 0 .. capacity - 1 */
 	uint32_t left_ms;           /* until it expires, 1 ..
 				       MLV_CT_MAX_TIMEOUT_MS */
 };
@@ -370,18 +371,20 @@ uint64_t mlv_ct_seed(const struct mlv_ct *ct);
 enum mlv_err mlv_ct_set_seed(struct mlv_ct *ct, uint64_t seed);
 
 /* mlv_ct_scan for saving: the live flows of buckets first ..
- * first + max_buckets - 1 into out as mlv_ct_saved (bucket and time left
+ * first + max_buckets - 1 into out as mlv_ct_saved (slot and time left
  * at now_ms), whole buckets only; returns the next bucket, or 0 after the
  * last. Owner worker, or the control thread after the worker stopped. */
 uint32_t mlv_ct_export(const struct mlv_ct *ct, uint32_t first,
 		       uint32_t max_buckets, uint32_t now_ms,
 		       struct mlv_ct_saved *out, uint32_t cap, uint32_t *n);
 
-/* Put a saved flow back: into a free or expired way of s->bucket (never
- * over a live flow), in its saved state, expiring at now_ms + s->left_ms
+/* Put a saved flow back: into its saved way if that is free or expired,
+ * else another free or expired way of its bucket (never over a live
+ * flow; the saved way is the one its look-ups try first), in its saved
+ * state, expiring at now_ms + s->left_ms
  * (at most the state's timeout here), counted in the tally under
  * s->entry.backend_uid. Returns false, changing nothing, when the
- * bucket has no room, s->bucket is past the table or the state is not a
+ * bucket has no room, s->slot is past the table or the state is not a
  * tracked one. The table must have the saved table's capacity and seed
  * for the flow to be found. Owner worker, or the control thread before
  * the worker starts. */

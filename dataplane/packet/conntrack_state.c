@@ -36,7 +36,7 @@ uint32_t mlv_ct_export(const struct mlv_ct *ct, uint32_t first,
 			    !mlv_ct__live(e->expires_ms, now_ms))
 				continue;
 			out[*n].entry = *e;
-			out[*n].bucket = b;
+			out[*n].slot = b * MLV_CT_WAYS + w;
 			out[*n].left_ms = e->expires_ms - now_ms;
 			(*n)++;
 		}
@@ -49,18 +49,24 @@ bool mlv_ct_restore(struct mlv_ct *ct, const struct mlv_ct_saved *s,
 {
 	struct mlv_ct_entry *bucket, *slot = NULL;
 	uint8_t state = s->entry.state;
-	uint32_t left = s->left_ms;
+	uint32_t left = s->left_ms, first;
 
-	if (s->bucket >= ct->n_buckets || state == MLV_CT_FREE ||
+	if (s->slot / MLV_CT_WAYS >= ct->n_buckets || state == MLV_CT_FREE ||
 	    state >= MLV_CT__NSTATES || left == 0)
 		return false;
 	if (left > ct->timeout_ms[state])
 		left = ct->timeout_ms[state];
-	bucket = &ct->entries[(size_t)s->bucket * MLV_CT_WAYS];
-	for (uint32_t w = 0; w < MLV_CT_WAYS && !slot; w++)
-		if (bucket[w].state == MLV_CT_FREE ||
-		    !mlv_ct__live(bucket[w].expires_ms, now_ms))
-			slot = &bucket[w];
+	bucket = &ct->entries[(size_t)(s->slot / MLV_CT_WAYS) * MLV_CT_WAYS];
+	/* the saved way first: the flow's look-ups start there, and one in
+	 * another way costs a look-up a scan of the bucket */
+	first = s->slot % MLV_CT_WAYS;
+	for (uint32_t i = 0; i < MLV_CT_WAYS && !slot; i++) {
+		struct mlv_ct_entry *e = &bucket[(first + i) % MLV_CT_WAYS];
+
+		if (e->state == MLV_CT_FREE ||
+		    !mlv_ct__live(e->expires_ms, now_ms))
+			slot = e;
+	}
 	if (!slot)
 		return false;
 	if (slot->state != MLV_CT_FREE) {

@@ -2,7 +2,7 @@
 /* libFuzzer target for the flows file's reader (daemon/runtime/
  * flow_state.c, mlv_flow_state_decode): whatever the bytes, it returns
  * without reading outside them, and what it accepts holds together: its
- * counts within their limits and the buffer, every entry's bucket,
+ * counts within their limits and the buffer, every entry's slot,
  * state, time left and uid in range, the backends sorted with
  * terminated names.
  *
@@ -41,7 +41,7 @@ static void check_accepted(const struct mlv_flow_state *st, size_t len)
 			const struct mlv_ct_saved *s = &sw->entries[i];
 			bool known = false;
 
-			CHECK(s->bucket < st->capacity / MLV_CT_WAYS);
+			CHECK(s->slot < st->capacity);
 			CHECK(s->entry.state != MLV_CT_FREE &&
 			      s->entry.state < MLV_CT__NSTATES);
 			CHECK(s->left_ms >= 1 &&

@@ -4,7 +4,7 @@
  * says (a header read here by hand); and decode refuses, with a reason
  * and without crashing, every file cut short, every byte flipped (the
  * checksum), another version, other record sizes, and hostile values
- * behind a correct checksum: counts that do not add up, a bucket past
+ * behind a correct checksum: counts that do not add up, a slot past
  * the table, a state or a time left out of range, a uid no backend
  * record names, names without their NUL, uids out of order. save and
  * load go through a checked directory; the layout hash changes with
@@ -41,7 +41,7 @@ static void sample(struct mlv_flow_state *st)
 		w0[i].entry.state = MLV_CT_TCP_ESTABLISHED;
 		w0[i].entry.backend_uid = backends[i].uid;
 		w0[i].entry.flow[0] = (uint8_t)(0x10 + i);
-		w0[i].bucket = i * 5;
+		w0[i].slot = i * 5;
 		w0[i].left_ms = 1000 * (i + 1);
 	}
 	for (uint32_t i = 0; i < 2; i++) {
@@ -49,7 +49,7 @@ static void sample(struct mlv_flow_state *st)
 		w1[i].entry.state = MLV_CT_UDP;
 		w1[i].entry.backend_uid = 12;
 		w1[i].entry.flow[5] = (uint8_t)(0x20 + i);
-		w1[i].bucket = CAP / MLV_CT_WAYS - 1;
+		w1[i].slot = CAP - 1 - i;
 		w1[i].left_ms = MLV_CT_MAX_TIMEOUT_MS;
 	}
 	st->saved_unix_ms = 1765000000123ull;
@@ -258,15 +258,14 @@ static void hostile_values(void **state)
 	expect_refused(buf, len, wk + 8, 8, CAP + 1, MLV_E_RANGE, "worker 0");
 	expect_refused(buf, len, wk + 8, 8, 2, MLV_E_INVAL, "the header says");
 	expect_refused(buf, len, wk + 8, 8, 4, MLV_E_RANGE, "worker 1");
-	/* an entry (40 bytes: the 32-byte entry, bucket, left): its state
-	 * (byte 15), uid (20), bucket (32), time left (36) */
+	/* an entry (40 bytes: the 32-byte entry, slot, left): its state
+	 * (byte 15), uid (20), slot (32), time left (36) */
 	expect_refused(buf, len, en + 15, 1, MLV_CT_FREE, MLV_E_RANGE,
 		       "worker 0, entry 0");
 	expect_refused(buf, len, en + 40 + 15, 1, MLV_CT__NSTATES,
 		       MLV_E_RANGE, "worker 0, entry 1");
 	expect_refused(buf, len, en + 20, 4, 6, MLV_E_RANGE, "entry 0");
-	expect_refused(buf, len, en + 32, 4, CAP / MLV_CT_WAYS, MLV_E_RANGE,
-		       "entry 0");
+	expect_refused(buf, len, en + 32, 4, CAP, MLV_E_RANGE, "entry 0");
 	expect_refused(buf, len, en + 36, 4, 0, MLV_E_RANGE, "entry 0");
 	expect_refused(buf, len, en + 4 * 40 + 36, 4,
 		       MLV_CT_MAX_TIMEOUT_MS + 1u, MLV_E_RANGE,

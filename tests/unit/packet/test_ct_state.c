@@ -8,6 +8,7 @@
  * refuses what is out of range, and counts the flows in the tally. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -128,13 +129,29 @@ static void round_trip(void **state)
 		uint32_t t = saved[i].entry.state == MLV_CT_UDP ? T_UDP : T_TCP;
 
 		assert_int_equal(saved[i].left_ms, t - 4000);
-		assert_true(saved[i].bucket < 1024 / MLV_CT_WAYS);
+		assert_true(saved[i].slot < 1024);
 	}
 	/* another process's table: its clock elsewhere, the seed given */
 	assert_int_equal(mlv_ct_set_seed(b, mlv_ct_seed(a)), MLV_OK);
 	for (uint32_t i = 0; i < got; i++)
 		assert_true(mlv_ct_restore(b, &saved[i], t_load));
 	assert_int_equal(mlv_ct_occupancy(b), n);
+	/* each in the way it had: the one its look-ups try first */
+	{
+		static struct mlv_ct_saved again[1024];
+		uint32_t n2 = export_all(b, t_load, again, 1024);
+
+		assert_int_equal(n2, got);
+		for (uint32_t i = 0; i < n2; i++) {
+			bool same = false;
+
+			for (uint32_t j = 0; j < got && !same; j++)
+				same = !memcmp(again[i].entry.flow,
+					       saved[j].entry.flow, 14) &&
+				       again[i].slot == saved[j].slot;
+			assert_true(same);
+		}
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct mlv_flow_key k;
 		const struct mlv_ct_entry *e;
@@ -192,7 +209,7 @@ static void restore_rules(void **state)
 	s.entry.state = MLV_CT_TCP_ESTABLISHED;
 	s.entry.backend_uid = 7;
 	s.entry.flow[0] = 1;
-	s.bucket = 3;
+	s.slot = 3 * MLV_CT_WAYS;
 	s.left_ms = 1000;
 	for (uint8_t i = 0; i < MLV_CT_WAYS; i++) {
 		s.entry.flow[1] = i;
@@ -205,7 +222,7 @@ static void restore_rules(void **state)
 	assert_true(mlv_ct_restore(ct, &s, now + 1000));
 	assert_int_equal(mlv_ct_occupancy(ct), MLV_CT_WAYS);
 	/* the time left is at most the state's timeout here */
-	s.bucket = 4;
+	s.slot = 4 * MLV_CT_WAYS;
 	s.left_ms = MLV_CT_MAX_TIMEOUT_MS;
 	assert_true(mlv_ct_restore(ct, &s, now));
 	{
@@ -216,10 +233,10 @@ static void restore_rules(void **state)
 		assert_int_equal(got, 1);
 		assert_int_equal(out[0].left_ms, T_TCP);
 	}
-	/* out of range: a bucket past the table, no state, no time */
-	s.bucket = 1024 / MLV_CT_WAYS;
+	/* out of range: a slot past the table, no state, no time */
+	s.slot = 1024;
 	assert_false(mlv_ct_restore(ct, &s, now));
-	s.bucket = 5;
+	s.slot = 5 * MLV_CT_WAYS + 2;
 	s.entry.state = MLV_CT_FREE;
 	assert_false(mlv_ct_restore(ct, &s, now));
 	s.entry.state = MLV_CT__NSTATES;
