@@ -52,6 +52,14 @@ static inline void sc_net_make(void)
 	sh("ip link set lo up");
 	sh("ip link add sc0 address " SC0_MAC " type veth peer name sc1 "
 	   "address " SC1_MAC);
+	/* a quiet link: no link-local address (so no DAD, no router
+	 * solicitation) and MLD's unsolicited reports 1 ms apart, so that no
+	 * frame the kernel sends by itself reaches the programs, and moves
+	 * their counters, once the tests run */
+	sh("for d in sc0 sc1; do for k in addr_gen_mode=1 accept_dad=0 "
+	   "router_solicitations=0 mldv1_unsolicited_report_interval=1 "
+	   "mldv2_unsolicited_report_interval=1; do "
+	   "sysctl -qw net.ipv6.conf.$d.$k || exit 1; done; done");
 	sh("ip link set sc0 up && ip link set sc1 up");
 	sh("ip addr add 10.77.0.1/24 dev sc0 && "
 	   "ip addr add fd00:77::1/64 dev sc0 nodad && "

@@ -115,6 +115,31 @@ static int attach(struct decap *d, const char *dev,
 	return d->prog_fd < 0 ? -1 : 0;
 }
 
+/* Wait until no frame reaches the programs of progs[0..n) for half a
+ * second (at most 10 s): the kernel's own frames after the links came
+ * up (MLD reports when forwarding joins the routers' group, say) would
+ * otherwise move a case's counters. */
+static int wait_quiet(const struct mlv_decap_maps *const *progs, int n)
+{
+	uint64_t last = UINT64_MAX;
+	int still = 0;
+
+	for (int i = 0; i < 100 && still < 5; i++) {
+		uint64_t sum = 0, c[MLV_DECAP_CTR__COUNT];
+
+		for (int m = 0; m < n; m++) {
+			if (mlv_decap_counters(progs[m], c) != MLV_OK)
+				return -1;
+			for (unsigned k = 0; k < MLV_DECAP_CTR__COUNT; k++)
+				sum += c[k];
+		}
+		still = sum == last ? still + 1 : 0;
+		last = sum;
+		usleep(100 * 1000);
+	}
+	return still >= 5 ? 0 : -1;
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -134,7 +159,11 @@ static int group_setup(void **state)
 	if (attach(&here, "sc0", here_addrs, 2) ||
 	    attach(&hops, "sc1", hop_addrs, 4))
 		return -1;
-	return 0;
+	{
+		const struct mlv_decap_maps *both[2] = { &here.maps, &hops.maps };
+
+		return wait_quiet(both, 2);
+	}
 }
 
 static void release(struct decap *d)
