@@ -105,26 +105,6 @@ static enum mlv_err backends_of(const struct mlv_generation *gen,
 	return MLV_OK;
 }
 
-static bool uid_in(const struct mlv_flow_state_backend *b, uint32_t n,
-		   uint32_t uid, uint32_t *index)
-{
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (b[mid].uid == uid) {
-			*index = mid;
-			return true;
-		}
-		if (b[mid].uid < uid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 /* Worker w's live flows whose backend gen still has, into *out (n). */
 static enum mlv_err export_worker(const struct mlv_worker *w,
 				  const struct mlv_flow_state_backend *b,
@@ -145,13 +125,10 @@ static enum mlv_err export_worker(const struct mlv_worker *w,
 	do {
 		next = mlv_ct_export(w->ct, next, EXPORT_BUCKETS, now, buf,
 				     chunk, &got);
-		for (uint32_t i = 0; i < got && kept < cap; i++) {
-			uint32_t idx;
-
-			if (uid_in(b, n_backends, buf[i].entry.backend_uid,
-				   &idx))
+		for (uint32_t i = 0; i < got && kept < cap; i++)
+			if (mlv_flow_state_backend_index(b, n_backends,
+				buf[i].entry.backend_uid) < n_backends)
 				all[kept++] = buf[i];
-		}
 	} while (next != 0);
 	free(buf);
 	*out = all;
@@ -224,11 +201,11 @@ static void restore_worker(struct mlv_worker *w,
 
 	for (uint64_t i = 0; i < sw->n; i++) {
 		struct mlv_ct_saved s = sw->entries[i];
-		uint32_t idx;
-
 		/* decode checked that every uid is in the table */
-		if (!uid_in(st->backends, st->n_backends,
-			    s.entry.backend_uid, &idx) || !uid_now[idx]) {
+		uint32_t idx = mlv_flow_state_backend_index(st->backends,
+			st->n_backends, s.entry.backend_uid);
+
+		if (idx == st->n_backends || !uid_now[idx]) {
 			c->gone++;
 			continue;
 		}

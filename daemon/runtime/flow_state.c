@@ -166,8 +166,8 @@ static enum mlv_err refuse(void *buf, enum mlv_err err, char *why,
 	return err;
 }
 
-/* Is uid one of the n backends' (sorted by uid)? */
-static bool uid_known(const struct backend_rec *b, uint32_t n, uint32_t uid)
+uint32_t mlv_flow_state_backend_index(const struct mlv_flow_state_backend *b,
+				      uint32_t n, uint32_t uid)
 {
 	uint32_t lo = 0, hi = n;
 
@@ -175,13 +175,13 @@ static bool uid_known(const struct backend_rec *b, uint32_t n, uint32_t uid)
 		uint32_t mid = lo + (hi - lo) / 2;
 
 		if (b[mid].uid == uid)
-			return true;
+			return mid;
 		if (b[mid].uid < uid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return false;
+	return n;
 }
 
 /* The entry records of one worker (n of them, starting at rec): every
@@ -189,7 +189,8 @@ static bool uid_known(const struct backend_rec *b, uint32_t n, uint32_t uid)
  * timeouts' range, a uid the backend table names. Returns the index of
  * the first bad one, or n. */
 static uint64_t bad_entry(const uint8_t *rec, uint64_t n, uint32_t capacity,
-			  const struct backend_rec *b, uint32_t n_backends)
+			  const struct mlv_flow_state_backend *b,
+			  uint32_t n_backends)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		struct mlv_ct_saved s;
@@ -199,7 +200,8 @@ static uint64_t bad_entry(const uint8_t *rec, uint64_t n, uint32_t capacity,
 		    s.entry.state == MLV_CT_FREE ||
 		    s.entry.state >= MLV_CT__NSTATES || s.left_ms == 0 ||
 		    s.left_ms > MLV_CT_MAX_TIMEOUT_MS ||
-		    !uid_known(b, n_backends, s.entry.backend_uid))
+		    mlv_flow_state_backend_index(b, n_backends,
+						 s.entry.backend_uid) == n_backends)
 			return i;
 	}
 	return n;
@@ -213,6 +215,7 @@ enum mlv_err mlv_flow_state_decode(void *buf, size_t len,
 	struct header h;
 	uint64_t sum, total = 0;
 	const struct backend_rec *b;
+	struct mlv_flow_state_backend *out;
 	size_t want;
 
 	memset(st, 0, sizeof(*st));
@@ -286,15 +289,29 @@ enum mlv_err mlv_flow_state_decode(void *buf, size_t len,
 			      "%llu", (unsigned long long)total,
 			      (unsigned long long)h.n_entries);
 	o += (size_t)h.n_workers * WORKER_LEN;
+	/* backend_rec is mlv_flow_state_backend with a word of padding
+	 * after the uid: copied out rather than aliased, and the entries'
+	 * uids looked up in the copy */
+	out = calloc(h.n_backends + 1, sizeof(*out));
+	if (!out)
+		return refuse(buf, MLV_E_NOMEM, why, why_len,
+			      "out of memory for %u backends", h.n_backends);
+	for (uint32_t i = 0; i < h.n_backends; i++) {
+		out[i].uid = b[i].uid;
+		memcpy(out[i].vip, b[i].vip, MLV_NAME_MAX);
+		memcpy(out[i].backend, b[i].backend, MLV_NAME_MAX);
+	}
 	for (uint32_t w = 0; w < h.n_workers; w++) {
-		uint64_t bad = bad_entry(o, st->workers[w].n, h.capacity, b,
+		uint64_t bad = bad_entry(o, st->workers[w].n, h.capacity, out,
 					 h.n_backends);
 
-		if (bad != st->workers[w].n)
+		if (bad != st->workers[w].n) {
+			free(out);
 			return refuse(buf, MLV_E_RANGE, why, why_len,
 				      "worker %u, entry %llu: slot, state, "
 				      "time left or backend out of range", w,
 				      (unsigned long long)bad);
+		}
 		st->workers[w].entries = (const struct mlv_ct_saved *)o;
 		o += (size_t)st->workers[w].n * ENTRY_LEN;
 	}
@@ -303,23 +320,7 @@ enum mlv_err mlv_flow_state_decode(void *buf, size_t len,
 	st->capacity = h.capacity;
 	st->layout = h.layout;
 	st->n_backends = h.n_backends;
-	/* backend_rec is mlv_flow_state_backend with a word of padding
-	 * after the uid: copy them out rather than alias the layout */
-	if (h.n_backends) {
-		struct mlv_flow_state_backend *out =
-			calloc(h.n_backends, sizeof(*out));
-
-		if (!out)
-			return refuse(buf, MLV_E_NOMEM, why, why_len,
-				      "out of memory for %u backends",
-				      h.n_backends);
-		for (uint32_t i = 0; i < h.n_backends; i++) {
-			out[i].uid = b[i].uid;
-			memcpy(out[i].vip, b[i].vip, MLV_NAME_MAX);
-			memcpy(out[i].backend, b[i].backend, MLV_NAME_MAX);
-		}
-		st->backends = out;
-	}
+	st->backends = out;
 	st->owned = buf;
 	return MLV_OK;
 }

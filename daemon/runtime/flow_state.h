@@ -75,6 +75,11 @@ struct mlv_flow_state {
 	void *owned;              /* decode's buffer: mlv_flow_state_free */
 };
 
+/* The index of uid in b[0..n) (sorted by uid, as st->backends), or n
+ * when no record has it. Pure; any thread. */
+uint32_t mlv_flow_state_backend_index(const struct mlv_flow_state_backend *b,
+				      uint32_t n, uint32_t uid);
+
 /* The bytes of the file for st, in a malloc'd *buf of *len bytes.
  * MLV_E_INVAL for counts out of range, MLV_E_NOMEM. Any thread. */
 enum mlv_err mlv_flow_state_encode(const struct mlv_flow_state *st,
