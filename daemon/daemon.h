@@ -116,6 +116,11 @@ struct mlv_daemon {
 	 * the overrides are kept in state_path across restarts. */
 	struct mlv_overrides overrides;
 	char state_path[MLV_PATH_MAX + 8];
+	/* Second chance's slot histories kept beside it (daemon/
+	 * history_glue.c): the loaded file until generation 1 is built, and
+	 * what the file holds now (0: nothing written yet). */
+	struct mlv_daemon_history *history;
+	uint64_t history_digest;
 	/* Restart-only settings the file changed: what the last accepted
 	 * reload warned about, for status ("dataplane.workers: 1 -> 2"). */
 	mlv_ctl_restart_msg restart_pending[MLV_CTL_RESTART_PENDING_MAX];
@@ -401,6 +406,31 @@ void mlv_daemon_flows_save(struct mlv_daemon *d);
  * worker layout, is logged in one line and nothing is restored.
  * Control thread. */
 void mlv_daemon_flows_restore(struct mlv_daemon *d);
+
+/* ---- the history file (daemon/history_glue.c) ---- */
+
+struct mlv_daemon_history;
+struct mlv_gen_build_opts;
+
+/* Read second chance's slot histories kept beside the state file into
+ * d->history (start, after the state file, before generation 1). A file
+ * that is not valid is logged in one line and the daemon starts without
+ * it. Control thread. */
+void mlv_daemon_history_load(struct mlv_daemon *d);
+
+/* Let a build take d->history's VIPs as the predecessors of the VIPs its
+ * previous generation lacks (generation 1's build). Control thread. */
+void mlv_daemon_history_opts(struct mlv_daemon *d,
+			     struct mlv_gen_build_opts *opts);
+
+/* Free a loaded history (NULL is fine). Control thread. */
+void mlv_daemon_history_drop(struct mlv_daemon_history *dh);
+
+/* gen was just published: write its slot histories to the file when
+ * they differ from what it holds. A failure is logged (the histories
+ * still apply; a restart would forget them). Control thread. */
+void mlv_daemon_history_note(struct mlv_daemon *d,
+			     const struct mlv_generation *gen);
 
 /* ---- health checks (daemon/health_glue.c) ---- */
 

@@ -165,6 +165,7 @@ enum mlv_err mlv_daemon_build(struct mlv_daemon *d,
 	opts.tallies = &d->tallies;
 	opts.uid_free = uid_free;
 	opts.uid_free_ctx = d;
+	mlv_daemon_history_opts(d, &opts);
 	err = mlv_gen_build_opt(cfg, d->ports.info, d->n_workers, number,
 				mlv_daemon_backend_state, d,
 				mlv_publish_current(d->pub),
@@ -219,6 +220,7 @@ enum mlv_err mlv_daemon_publish_built(struct mlv_daemon *d,
 		 (double)(clock_us(CLOCK_THREAD_CPUTIME_ID) - built->cpu0_us) /
 		 1000.0, deferred);
 	mlv_daemon_second_note(d, gen);
+	mlv_daemon_history_note(d, gen);
 	return MLV_OK;
 }
 

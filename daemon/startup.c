@@ -374,6 +374,8 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 		return err;
 	/* overrides kept by the last run, before anything is built */
 	mlv_daemon_state_load(d);
+	/* and second chance's slot histories, for generation 1's build */
+	mlv_daemon_history_load(d);
 	if ((err = mlv_daemon_health_open(d)))
 		return err;
 	if ((err = init_eal(d)) || (err = pick_lcores(d)))
@@ -404,7 +406,11 @@ enum mlv_err mlv_daemon_start(struct mlv_daemon *d)
 		return err;
 	if ((err = next_hops_up(d)))
 		return err;
-	if ((err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_START)))
+	err = mlv_daemon_publish(d, d->cfg, MLV_PUBLISH_START);
+	/* generation 1 took the histories; later builds have their own */
+	mlv_daemon_history_drop(d->history);
+	d->history = NULL;
+	if (err)
 		return err;
 	/* generation 1's uids name the backends the saved flows go to */
 	mlv_daemon_flows_restore(d);
@@ -454,6 +460,8 @@ void mlv_daemon_teardown(struct mlv_daemon *d)
 	mlv_daemon_announce_close(d);
 	mlv_daemon_stop_workers(d);
 	mlv_daemon_close_ports(d);
+	mlv_daemon_history_drop(d->history);
+	d->history = NULL;
 	/* Nothing may read generations, stats or workers after this. */
 	mlv_metrics_destroy(d->metrics);
 	d->metrics = NULL;

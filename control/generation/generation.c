@@ -1028,6 +1028,12 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 			   previous);
 	if (err)
 		goto fail;
+	/* a VIP the previous generation lacks may have a history kept
+	 * from before a restart */
+	for (uint32_t v = 0; opts && opts->prior && v < gen->n_vips; v++)
+		if (!prev_of[v])
+			prev_of[v] = opts->prior(opts->prior_ctx,
+						 gen->vips[v].name);
 	err = mlv_gen_sc_build(gen, prev_of, opts && opts->now_ms ?
 			       opts->now_ms : mlv_gen_sc_now_ms());
 	if (err)
@@ -1051,7 +1057,8 @@ enum mlv_err mlv_gen_build_opt(const struct mlv_config *cfg,
 					  (vip->quic ? MLV_VIP_F_QUIC : 0) |
 					  (vip->flow_limit.rate ? MLV_VIP_F_LIMIT : 0) |
 					  (vip->second_chance &&
-					   (vip->previous || vip->undrained) ?
+					   ((vip->previous && vip->window_open) ||
+					    vip->undrained) ?
 					   MLV_VIP_F_HOLDERS : 0));
 	}
 

@@ -147,6 +147,15 @@ struct mlv_gen_build_opts {
 	/* The time second chance's windows are measured from
 	 * (mlv_gen_sc_now_ms); 0: now. */
 	uint64_t now_ms;
+	/* Second chance's slot history for a VIP the previous generation
+	 * does not have (every VIP of a first generation): a VIP holding
+	 * only what mlv_gen_sc_build reads (name, table_size, n_backends,
+	 * backends' names in strcmp order, table, previous, earlier,
+	 * previous_until_ms), or NULL for none. Asked on the building
+	 * thread; the VIP must stay valid until the build returns. NULL:
+	 * none for any. */
+	const struct mlv_gen_vip *(*prior)(void *ctx, const char *vip);
+	void *prior_ctx;
 };
 
 /* mlv_gen_build with options (NULL: none). Same contract, plus: with

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Second chance's previous owners (docs/second-chance.md, "The window"):
- * for a VIP with second_chance, each slot's owner before the VIP's last
- * table change, kept for second_chance.window after it so that packets
- * carry it as a hop while flows established before the change may still
- * live there.
+/* Second chance's slot history (docs/second-chance.md, "Hops"): for a
+ * VIP with second_chance, the last MLV_GEN_SC_HISTORY backends that owned
+ * each slot before its owner now, carried from generation to generation
+ * for as long as they are configured and the table keeps its size, so
+ * that packets name them as hops for the whole life of the flows that
+ * live there; and the window after each table change, during which a
+ * connection no entry tracks goes to the previous owner first.
  *
  * The arrays are per VIP (two VIPs sharing a table need not share a
  * history), allocated here and freed with the generation. Control
@@ -52,44 +54,65 @@ static uint16_t mapped(const uint16_t *map, uint32_t n, uint16_t old)
 	return old < n ? map[old] : (uint16_t)MLV_GEN_NO_HOP;
 }
 
-/* vip's previous owners from pv (same name, same table size), or none.
- * Returns MLV_OK or MLV_E_NOMEM; *changed tells whether any slot's owner
- * differs from pv's. */
+/* Append hop to list (n of MLV_GEN_SC_HISTORY) unless it is no
+ * backend, the owner now, or already there. */
+static void remember(uint16_t *list, uint32_t *n, uint16_t hop, uint16_t now)
+{
+	if (*n == MLV_GEN_SC_HISTORY || hop == MLV_GEN_NO_HOP || hop == now)
+		return;
+	for (uint32_t k = 0; k < *n; k++)
+		if (list[k] == hop)
+			return;
+	list[(*n)++] = hop;
+}
+
+/* vip's slot history from pv (same name, same table size), or none.
+ * Returns MLV_OK or MLV_E_NOMEM. */
 static enum mlv_err fill_previous(struct mlv_gen_vip *vip,
 				  const struct mlv_gen_vip *pv, uint64_t now_ms,
 				  uint16_t *map)
 {
-	bool carry = pv->previous && pv->previous_until_ms > now_ms;
 	bool any = false, changed = false;
-	uint16_t *prev;
+	uint16_t *prev, *earl;
 
 	map_backends(pv, vip, map);
 	prev = malloc((size_t)vip->table_size * sizeof(*prev));
-	if (!prev)
+	earl = malloc((size_t)vip->table_size * sizeof(*earl));
+	if (!prev || !earl) {
+		free(prev);
+		free(earl);
 		return MLV_E_NOMEM;
+	}
 	for (uint32_t s = 0; s < vip->table_size; s++) {
 		uint16_t now = vip->table[s];
 		uint16_t was = mapped(map, pv->n_backends, pv->table[s]);
-		uint16_t hop = MLV_GEN_NO_HOP;
+		uint16_t list[MLV_GEN_SC_HISTORY];
+		uint32_t n = 0;
 
-		if (was != now) {
-			changed = true;
-			hop = was;
-		} else if (carry) {
-			hop = mapped(map, pv->n_backends, pv->previous[s]);
-		}
-		if (hop == now)
-			hop = MLV_GEN_NO_HOP;
-		any |= hop != MLV_GEN_NO_HOP;
-		prev[s] = hop;
+		/* the owner it had, then the history it had: most recent
+		 * first, the owner now and removed backends left out */
+		changed |= was != now;
+		remember(list, &n, was, now);
+		if (pv->previous)
+			remember(list, &n, mapped(map, pv->n_backends,
+						  pv->previous[s]), now);
+		if (pv->earlier)
+			remember(list, &n, mapped(map, pv->n_backends,
+						  pv->earlier[s]), now);
+		prev[s] = n > 0 ? list[0] : (uint16_t)MLV_GEN_NO_HOP;
+		earl[s] = n > 1 ? list[1] : (uint16_t)MLV_GEN_NO_HOP;
+		any |= n > 0;
 	}
 	if (!any) {
 		free(prev);
+		free(earl);
 		return MLV_OK;
 	}
 	vip->previous = prev;
+	vip->earlier = earl;
 	vip->previous_until_ms = changed ? now_ms + vip->sc_window_ms :
 				 pv->previous_until_ms;
+	vip->window_open = vip->previous_until_ms > now_ms;
 	return MLV_OK;
 }
 
@@ -129,7 +152,7 @@ uint64_t mlv_gen_sc_expiry(const struct mlv_generation *gen)
 	for (uint32_t v = 0; gen && v < gen->n_vips; v++) {
 		const struct mlv_gen_vip *vip = &gen->vips[v];
 
-		if (vip->previous &&
+		if (vip->previous && vip->window_open &&
 		    (first == 0 || vip->previous_until_ms < first))
 			first = vip->previous_until_ms;
 	}
@@ -148,12 +171,15 @@ uint32_t mlv_gen_sc_previous_slots(const struct mlv_gen_vip *vip)
 uint64_t mlv_gen_sc_window_left_ms(const struct mlv_gen_vip *vip,
 				   uint64_t now_ms)
 {
-	return vip->previous && vip->previous_until_ms > now_ms ?
+	return vip->previous && vip->window_open &&
+	       vip->previous_until_ms > now_ms ?
 	       vip->previous_until_ms - now_ms : 0;
 }
 
 void mlv_gen_sc_free(struct mlv_generation *gen)
 {
-	for (uint32_t v = 0; gen->vips && v < gen->n_vips; v++)
+	for (uint32_t v = 0; gen->vips && v < gen->n_vips; v++) {
 		free((void *)gen->vips[v].previous);
+		free((void *)gen->vips[v].earlier);
+	}
 }

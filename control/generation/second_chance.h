@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Second chance's window (docs/second-chance.md): each second-chance
- * VIP's previous slot owners after a table change, how long a
- * generation keeps them, and the clock they are measured on. */
+/* Second chance's slot history and window (docs/second-chance.md): each
+ * second-chance VIP's former slot owners, carried from generation to
+ * generation; the window after a table change; the clock it is measured
+ * on. */
 #ifndef MLV_GENERATION_SECOND_CHANCE_H
 #define MLV_GENERATION_SECOND_CHANCE_H
 
@@ -14,38 +15,45 @@
  * thread. */
 uint64_t mlv_gen_sc_now_ms(void);
 
+/* How many former owners a slot's history keeps (mlv_gen_vip.previous,
+ * .earlier): enough for a slot that changes twice while its flows live
+ * (two changes in one window, a weight raised and lowered), and the
+ * most a packet's MLV_SC_MAX_HOPS hops can name beside the owner. */
+#define MLV_GEN_SC_HISTORY 2
+
 /* For every VIP of gen with second_chance whose prev_of[v] (the previous
- * generation's VIP of the same name, or NULL) has a table of the same
- * size: vip->previous[s] is the slot's owner in prev_of[v] when it
- * differs from the owner now, else the owner prev_of[v]->previous names
- * while its window lasts (now_ms before its previous_until_ms), each
- * mapped by backend name (MLV_GEN_NO_HOP when the name is gone or is the
- * owner now). A VIP whose table changed gets previous_until_ms = now_ms +
- * second_chance.window; one whose table did not keeps prev_of[v]'s. A
- * VIP with no such slot gets previous NULL. gen's tables must be filled.
+ * generation's VIP of the same name, a VIP restored from the history
+ * file, or NULL) has a table of the same size: each slot's history is
+ * prev_of[v]'s owner of the slot, then prev_of[v]'s history of it,
+ * mapped by backend name, without the owner now, backends no longer
+ * configured and repeats, the first MLV_GEN_SC_HISTORY of them
+ * (vip->previous, vip->earlier). A VIP whose table changed opens its
+ * window: previous_until_ms = now_ms + second_chance.window; one whose
+ * table did not keeps prev_of[v]'s deadline; window_open says whether
+ * now_ms is before it. A VIP with no history gets both arrays NULL.
+ * gen's tables must be filled.
  * Returns MLV_OK or MLV_E_NOMEM (then some arrays may be set; they go
  * with the generation). Control thread. */
 enum mlv_err mlv_gen_sc_build(struct mlv_generation *gen,
 			      const struct mlv_gen_vip *const *prev_of,
 			      uint64_t now_ms);
 
-/* The earliest previous_until_ms of gen's VIPs that have previous owners,
- * or 0 when none has: when the daemon rebuilds so that the window ends.
+/* The earliest previous_until_ms of gen's VIPs whose window is open, or 0
+ * when none is: when the daemon rebuilds so that the window closes.
  * Any thread holding gen. */
 uint64_t mlv_gen_sc_expiry(const struct mlv_generation *gen);
 
-/* How many of vip's slots carry a previous owner now (0 without
- * them): for the control socket and metrics. Any thread holding vip's
+/* How many of vip's slots have a previous owner (0 without a history): for the control socket and metrics. Any thread holding vip's
  * generation. */
 uint32_t mlv_gen_sc_previous_slots(const struct mlv_gen_vip *vip);
 
 /* Milliseconds left of vip's window at now_ms (mlv_gen_sc_now_ms); 0
- * when it carries no previous owners. Any thread holding vip's
+ * when it is closed. Any thread holding vip's
  * generation. */
 uint64_t mlv_gen_sc_window_left_ms(const struct mlv_gen_vip *vip,
 				   uint64_t now_ms);
 
-/* Free gen's previous-owner arrays (mlv_gen_free). Control thread. */
+/* Free gen's slot histories (mlv_gen_free). Control thread. */
 void mlv_gen_sc_free(struct mlv_generation *gen);
 
 #endif

@@ -141,21 +141,30 @@ struct mlv_gen_vip {
 					 kept (mlv_flow_src_mask6) */
 	/* Second chance (docs/second-chance.md): the VIP's templates carry
 	 * a hop block (mlv_encap_tmpl.sc_off), filled per packet by
-	 * mlv_gen_sc_hops. previous: while the window after the VIP's last
-	 * table change lasts, each slot's owner before it, as an index in
-	 * backends, MLV_GEN_NO_HOP where that is the slot's owner now or
-	 * no longer a backend; NULL otherwise. */
+	 * mlv_gen_sc_hops. previous / earlier: each slot's history, the
+	 * last two backends that owned it before its owner now, most
+	 * recent first, as indices in backends (MLV_GEN_NO_HOP: none, or
+	 * no longer a backend; never the owner now, never twice). They
+	 * last as long as the backends are configured and the table keeps
+	 * its size, whatever the time, so a flow keeps its hop for its
+	 * whole life; NULL when no slot has one. */
 	const uint16_t *previous;
+	const uint16_t *earlier;
 	/* undrained: with a draining backend, each slot's owner in the table
 	 * the VIP would have if no backend drained (their configured
 	 * weights), so the flows of a drained backend's former slots list
 	 * it on every instance, whatever its history; NULL without one. A
 	 * function of the config and the runtime state only. */
 	const uint16_t *undrained;
-	uint64_t previous_until_ms;   /* CLOCK_MONOTONIC ms; control plane
-					 only: when the builder drops it */
+	/* The window: until previous_until_ms (CLOCK_MONOTONIC ms; control
+	 * plane only) after the VIP's last table change, a connection no
+	 * entry tracks most likely started before the change, so it goes
+	 * to the slot's previous owner first (mlv_gen_likely_holder);
+	 * window_open says so to the workers. */
+	uint64_t previous_until_ms;
 	uint32_t sc_window_ms;        /* second_chance.window */
 	bool second_chance;
+	bool window_open;
 	char name[MLV_NAME_MAX];
 };
 
@@ -353,12 +362,12 @@ mlv_gen_quic_backend(const struct mlv_gen_vip *vip, uint32_t id)
 
 /* Second chance's hops for a packet of slot going to backend b of vip:
  * up to MLV_SC_MAX_HOPS other backends of vip where the flow may live,
- * most likely first: the slot's previous owner (while vip->previous
- * holds one), its owner, the draining backend that would own it
- * undrained (vip->undrained), its second choice; never b, never twice,
- * never a backend that is not usable (a down backend's flows are
- * re-selected, a drained one's are not), only backends of b's address
- * family. Fills hops[] and returns how many.
+ * most likely first: the slot's previous owner, its owner, its earlier
+ * owner, the draining backend that would own it undrained
+ * (vip->undrained), its second choice; never b, never twice, never a
+ * backend that is not usable (a down backend's flows are re-selected, a
+ * drained one's are not), only backends of b's address family. Fills
+ * hops[] and returns how many.
  * Pure; any thread holding the generation. */
 static inline uint32_t mlv_gen_sc_hops(const struct mlv_gen_vip *vip,
 				       uint32_t slot,
@@ -366,16 +375,17 @@ static inline uint32_t mlv_gen_sc_hops(const struct mlv_gen_vip *vip,
 				       const struct mlv_gen_backend **hops)
 {
 	uint16_t u = vip->undrained ? vip->undrained[slot] : MLV_GEN_NO_HOP;
-	uint16_t cand[4] = {
+	uint16_t cand[5] = {
 		vip->previous ? vip->previous[slot] : MLV_GEN_NO_HOP,
 		vip->table[slot],
+		vip->earlier ? vip->earlier[slot] : MLV_GEN_NO_HOP,
 		u != MLV_GEN_NO_HOP && vip->backends[u].draining ?
 			u : MLV_GEN_NO_HOP,
 		vip->second[slot],
 	};
 	uint32_t n = 0;
 
-	for (uint32_t c = 0; c < 4 && n < MLV_SC_MAX_HOPS; c++) {
+	for (uint32_t c = 0; c < 5 && n < MLV_SC_MAX_HOPS; c++) {
 		const struct mlv_gen_backend *h;
 		bool dup = false;
 
@@ -394,16 +404,18 @@ static inline uint32_t mlv_gen_sc_hops(const struct mlv_gen_vip *vip,
 /* Where a TCP connection of slot that this instance does not track most
  * likely lives, for a vip with MLV_VIP_F_HOLDERS: a connection that
  * moved here from another instance, or whose entry expired, started
- * before the slot's last change more often than after it. The slot's
- * previous owner (while vip->previous names one), else the draining
- * backend that would own it undrained, if usable; NULL otherwise (the
- * table's choice then). Tracked there, the connection keeps its backend
- * when the window ends, and its packets list the owner as a hop.
+ * before the slot's last change more often than after it while the
+ * window is open. The slot's previous owner (while vip->window_open),
+ * else the draining backend that would own it undrained, if usable; NULL
+ * otherwise (the table's choice then, whose packets list the previous
+ * owners as hops). Tracked there, the connection keeps its backend
+ * directly, and its packets list the owner as a hop.
  * Pure; any thread holding the generation. */
 static inline const struct mlv_gen_backend *
 mlv_gen_likely_holder(const struct mlv_gen_vip *vip, uint32_t slot)
 {
-	uint16_t h = vip->previous ? vip->previous[slot] : MLV_GEN_NO_HOP;
+	uint16_t h = vip->previous && vip->window_open ?
+		     vip->previous[slot] : MLV_GEN_NO_HOP;
 
 	if (h == MLV_GEN_NO_HOP && vip->undrained) {
 		h = vip->undrained[slot];

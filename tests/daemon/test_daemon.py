@@ -30,6 +30,7 @@ import cases_build  # noqa: E402
 import cases_capture  # noqa: E402
 import cases_control  # noqa: E402
 import cases_flows  # noqa: E402
+import cases_history  # noqa: E402
 import cases_live  # noqa: E402
 import cases_pool  # noqa: E402
 import cases_system  # noqa: E402
@@ -546,6 +547,7 @@ CASES.update(cases_build.CASES)
 CASES.update(cases_capture.CASES)
 CASES.update(cases_control.CASES)
 CASES.update(cases_flows.CASES)
+CASES.update(cases_history.CASES)
 CASES.update(cases_live.CASES)
 CASES.update(cases_pool.CASES)
 CASES.update(cases_system.CASES)

@@ -6,9 +6,9 @@
 #                                      (defaults: 60, build-fuzz, every target)
 #
 # TARGETs (tests/fuzz/meson.build says what each feeds): parse, config,
-# ctl, health, netlink, flow_state. SECONDS is the whole run, split evenly between the
+# ctl, health, netlink, flow_state, sc_history. SECONDS is the whole run, split evenly between the
 # targets, which run one after another (at least 10 s each). The README's
-# test command gives each target 60 s (run.sh 360). What that is too short
+# test command gives each target 60 s (run.sh 420). What that is too short
 # for: 12 s a target never found the netlink parser's read past an
 # unaligned message (corpus/netlink/regress-neigh-unaligned-tail.bin);
 # 240 s a target found it in fuzz_netlink within a few minutes. Run
@@ -34,7 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-60}
 build=${2:-$root/build-fuzz}
-[ $# -gt 2 ] && shift 2 || set -- parse config ctl health netlink flow_state
+[ $# -gt 2 ] && shift 2 || set -- parse config ctl health netlink flow_state sc_history
 jobs=${FUZZ_JOBS:-1}
 
 if [ ! -f "$build/build.ninja" ]; then

@@ -21,8 +21,9 @@ With second_chance on:
    reaches be4 through the owner hop). No connection breaks, none
    changes backend, and LB 2 tracks every moved at-risk connection on
    its own backend.
-4. LB 1 starts again as after a crash: its flows file is removed first,
-   so it comes back with no tracked flows and no history, and lists the
+4. LB 1 starts again as after a crash that lost its state directory:
+   its flows and history files are removed first, so it comes back with
+   no tracked flows and no history, and lists the
    slots' second choices (rendezvous: the previous owners) and, for a
    drained backend, the slots it would own undrained. No connection
    breaks.
@@ -187,15 +188,19 @@ def with_second_chance(lab, case):
           "LB 2 tracks every moved at-risk connection on its backend")
     if restart:
         mark = [lc.mark() for lc in conns]
-        # as after a crash: no flows file, so no tracked flows come back
+        # as after a crash that lost the state directory: no tracked
+        # flows, no history come back
         flows = lab.socket_path(1) + ".state.flows"
+        history = lab.socket_path(1) + ".state.history"
         check(os.path.exists(flows), "LB 1 saved no flows file")
+        check(os.path.exists(history), "LB 1 kept no history file")
         os.remove(flows)
+        os.remove(history)
         lab.start_lb(1)
         lab.wait_next_hops({1, 2}, "LB 1 serving again")
         progress_or_dump(lab, conns, mark)
-        log("%s: LB 1 restarted without its flows file (no tracked flows, "
-            "no history): no connection broke; %d more packets handed on"
+        log("%s: LB 1 restarted without its flows and history files (no "
+            "tracked flows, no history): no connection broke; %d more packets handed on"
             % (name, redirected(lab) - moved))
     finish(lab, conns)
     return True

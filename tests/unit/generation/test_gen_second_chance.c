@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Second chance in a generation (docs/second-chance.md): the previous
- * owners a table change leaves for second_chance.window, carried while
- * the table stays and dropped when the window ends or the table's size
- * changes; the hops a packet carries (mlv_gen_sc_hops); the templates'
+/* Second chance in a generation (docs/second-chance.md): each slot's
+ * history of former owners, carried through later generations, past the
+ * window and through later changes, dropped with a removed backend or a
+ * new table size; the window after a change and its likely holders; the
+ * hops a packet carries (mlv_gen_sc_hops); the templates'
  * hop block and the MTU room it costs; and what a restarted instance,
  * which has no previous generation, still sends: after a backend joins,
  * the previous owner of each slot it takes is the slot's new second
@@ -108,130 +109,206 @@ static bool same_name(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* v's previous owners after pv, by name: a slot whose owner changed
- * names pv's owner (if still a backend); one that did not, pv's previous
- * owner while carry; never the owner now. Returns the changed slots. */
-static uint32_t check_previous(const struct mlv_gen_vip *v,
-			       const struct mlv_gen_vip *pv, bool carry)
+/* Whether every generation of g[0..n) has a backend named name. */
+static bool in_all(struct mlv_generation *const *g, uint32_t n,
+		   const char *vip, const char *name)
 {
-	uint32_t changed = 0, named = 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!has_backend(vip_named(g[k], vip), name))
+			return false;
+	return true;
+}
 
-	assert_int_equal(v->table_size, pv->table_size);
+/* The last generation's slot history of VIP "v" against a naive
+ * reference walked from the tables of the whole sequence g[0..n): for
+ * each slot, going back from the generation before the last while the
+ * table size stays, the owners that are not the owner now, are still
+ * configured in every later generation and were not seen yet, the first
+ * two (sequences of three generations or fewer, or without removals, so
+ * that the depth of two never hides an older owner). Returns how many
+ * slots have a history. */
+static uint32_t check_history(struct mlv_generation *const *g, uint32_t n)
+{
+	const struct mlv_gen_vip *v = vip_named(g[n - 1], "v");
+	uint32_t with = 0;
+
 	for (uint32_t s = 0; s < v->table_size; s++) {
 		const char *now = name_at(v, v->table[s]);
-		const char *was = name_at(pv, pv->table[s]);
-		const char *want = NULL;
+		const char *want[2] = { NULL, NULL };
+		uint32_t got = 0;
 
-		if (!same_name(now, was)) {
-			changed++;
-			want = was;
-		} else if (carry && pv->previous) {
-			want = name_at(pv, pv->previous[s]);
+		for (uint32_t k = n - 1; k-- > 0 && got < 2;) {
+			const struct mlv_gen_vip *o = vip_named(g[k], "v");
+			const char *nm;
+
+			if (o->table_size != v->table_size)
+				break;
+			nm = name_at(o, o->table[s]);
+			if (!nm || same_name(nm, now) ||
+			    !in_all(g + k + 1, n - k - 1, "v", nm) ||
+			    (got > 0 && same_name(want[0], nm)))
+				continue;
+			want[got++] = nm;
 		}
-		if (!has_backend(v, want) || same_name(want, now))
-			want = NULL;
-		named += want != NULL;
+		with += got > 0;
 		if (!v->previous) {
-			assert_null(want);
+			assert_int_equal(got, 0);
 			continue;
 		}
-		if (!same_name(name_at(v, v->previous[s]), want))
-			fail_msg("slot %u: previous %s, want %s", s,
+		if (!same_name(name_at(v, v->previous[s]), want[0]) ||
+		    !same_name(name_at(v, v->earlier[s]), want[1]))
+			fail_msg("slot %u: history %s, %s; want %s, %s", s,
 				 name_at(v, v->previous[s]) ?: "-",
-				 want ?: "-");
+				 name_at(v, v->earlier[s]) ?: "-",
+				 want[0] ?: "-", want[1] ?: "-");
 	}
-	if (named == 0)
+	if (with == 0) {
 		assert_null(v->previous);
-	return changed;
+		assert_null(v->earlier);
+	}
+	return with;
+}
+
+/* The likely holder of every slot: the previous owner while the window
+ * is open, none after it (no backend drains here). */
+static void check_holders(const struct mlv_gen_vip *v, bool open)
+{
+	for (uint32_t s = 0; s < v->table_size; s++) {
+		const struct mlv_gen_backend *h = mlv_gen_likely_holder(v, s);
+		const char *want = open && v->previous ?
+				   name_at(v, v->previous[s]) : NULL;
+
+		assert_true(same_name(h ? h->name : NULL, want));
+	}
 }
 
 /* A backend joins, the window opens; a rebuild without a table change
- * keeps the hops and the deadline; the window's end drops them. Only the
- * second-chance VIP has them, and only its templates the hop block. */
+ * keeps the history and the deadline; the window's end closes it but
+ * keeps the history, which stays through later changes to other slots.
+ * Only the second-chance VIP has one, and only its templates the hop
+ * block. */
 static void test_window(void **state)
 {
 	struct mlv_config *c4 = cfg_of("maglev", 1009, true, false);
 	struct mlv_config *c5 = cfg_of("maglev", 1009, true, true);
-	struct mlv_generation *g1, *g2, *g3, *g4;
+	struct mlv_config *no1 = cfg_of("maglev", 1009, false, true);
+	struct mlv_generation *g[5];
 	const struct mlv_gen_vip *v;
 	(void)state;
 
-	g1 = gen_at(c4, NULL, 1000);
-	assert_null(vip_named(g1, "v")->previous);
-	assert_true(vip_named(g1, "v")->second_chance);
-	assert_false(vip_named(g1, "off")->second_chance);
-	assert_false(vip_named(g1, "ipip")->second_chance);
-	assert_int_equal(mlv_gen_sc_expiry(g1), 0);
+	g[0] = gen_at(c4, NULL, 1000);
+	assert_null(vip_named(g[0], "v")->previous);
+	assert_true(vip_named(g[0], "v")->second_chance);
+	assert_false(vip_named(g[0], "off")->second_chance);
+	assert_false(vip_named(g[0], "ipip")->second_chance);
+	assert_int_equal(mlv_gen_sc_expiry(g[0]), 0);
 
-	g2 = gen_at(c5, g1, 2000);
-	v = vip_named(g2, "v");
+	g[1] = gen_at(c5, g[0], 2000);
+	v = vip_named(g[1], "v");
 	assert_non_null(v->previous);
-	assert_true(check_previous(v, vip_named(g1, "v"), true) > 0);
+	assert_true(check_history(g, 2) > 0);
 	assert_int_equal(v->previous_until_ms, 2000 + 60000);
-	assert_null(vip_named(g2, "off")->previous);
-	assert_null(vip_named(g2, "ipip")->previous);
-	assert_int_equal(mlv_gen_sc_expiry(g2), 62000);
+	assert_true(v->window_open);
+	assert_true(v->features & MLV_VIP_F_HOLDERS);
+	check_holders(v, true);
+	assert_null(vip_named(g[1], "off")->previous);
+	assert_null(vip_named(g[1], "ipip")->previous);
+	assert_int_equal(mlv_gen_sc_expiry(g[1]), 62000);
 
 	/* the templates: 12 bytes of hops after the GUE header over IPv4 */
 	assert_int_equal(v->backends[0].encap[0].sc_off, 14 + 20 + 8 + 4);
 	assert_int_equal(v->backends[0].encap[0].len, 14 + 20 + 8 + 4 + 12);
-	assert_int_equal(vip_named(g2, "off")->backends[0].encap[0].sc_off, 0);
-	assert_int_equal(v->mtu_room + 12, vip_named(g2, "off")->mtu_room);
+	assert_int_equal(vip_named(g[1], "off")->backends[0].encap[0].sc_off, 0);
+	assert_int_equal(v->mtu_room + 12, vip_named(g[1], "off")->mtu_room);
 
-	g3 = gen_at(c5, g2, 30000);
-	v = vip_named(g3, "v");
-	assert_int_equal(check_previous(v, vip_named(g2, "v"), true), 0);
-	assert_non_null(v->previous);
+	g[2] = gen_at(c5, g[1], 30000);
+	v = vip_named(g[2], "v");
+	assert_true(check_history(g, 3) > 0);
 	assert_int_equal(v->previous_until_ms, 62000);
+	assert_true(v->window_open);
 
-	g4 = gen_at(c5, g3, 62000);
-	assert_null(vip_named(g4, "v")->previous);
-	assert_int_equal(mlv_gen_sc_expiry(g4), 0);
+	/* the window ends: the same history, no likely holder */
+	g[3] = gen_at(c5, g[2], 62000);
+	v = vip_named(g[3], "v");
+	assert_true(check_history(g, 4) > 0);
+	assert_false(v->window_open);
+	assert_false(v->features & MLV_VIP_F_HOLDERS);
+	check_holders(v, false);
+	assert_int_equal(mlv_gen_sc_expiry(g[3]), 0);
+	assert_int_equal(mlv_gen_sc_window_left_ms(v, 62000), 0);
 
-	mlv_gen_free(g4);
-	mlv_gen_free(g3);
-	mlv_gen_free(g2);
-	mlv_gen_free(g1);
-	mlv_config_free(c5);
-	mlv_config_free(c4);
-}
+	/* long after, another change: the slots s-5 took keep s-5's
+	 * predecessors unless they moved again, and a window opens */
+	g[4] = gen_at(no1, g[3], 900000);
+	v = vip_named(g[4], "v");
+	assert_true(check_history(g, 5) > 0);
+	assert_true(v->window_open);
+	assert_int_equal(mlv_gen_sc_expiry(g[4]), 960000);
 
-/* A second change inside the window: the new changes name their owner
- * before it, the rest keep theirs, a removed backend is never a hop, and
- * the deadline moves; a new table size has no previous owners. */
-static void test_changes_in_window(void **state)
-{
-	struct mlv_config *c4 = cfg_of("rendezvous", 1009, true, false);
-	struct mlv_config *c5 = cfg_of("rendezvous", 1009, true, true);
-	struct mlv_config *no1 = cfg_of("rendezvous", 1009, false, true);
-	struct mlv_config *big = cfg_of("rendezvous", 1013, false, true);
-	struct mlv_generation *g1, *g2, *g3, *g4;
-	const struct mlv_gen_vip *v;
-	(void)state;
-
-	g1 = gen_at(c4, NULL, 1000);
-	g2 = gen_at(c5, g1, 2000);
-	g3 = gen_at(no1, g2, 5000);
-	v = vip_named(g3, "v");
-	assert_true(check_previous(v, vip_named(g2, "v"), true) > 0);
-	assert_int_equal(v->previous_until_ms, 65000);
-	for (uint32_t s = 0; s < v->table_size; s++)
-		assert_false(same_name(name_at(v, v->previous[s]), "s-1"));
-	g4 = gen_at(big, g3, 6000);
-	assert_null(vip_named(g4, "v")->previous);
-
-	mlv_gen_free(g4);
-	mlv_gen_free(g3);
-	mlv_gen_free(g2);
-	mlv_gen_free(g1);
-	mlv_config_free(big);
+	for (int k = 4; k >= 0; k--)
+		mlv_gen_free(g[k]);
 	mlv_config_free(no1);
 	mlv_config_free(c5);
 	mlv_config_free(c4);
 }
 
+/* A second change inside the window: s-5 joins, then s-1, which takes
+ * slots from s-5 among others: those slots name s-5 and, before it,
+ * their first owner; the deadline moves. s-1 joining as s-5 leaves
+ * instead: a removed backend is never a hop. A new table size has no
+ * history. */
+static void test_changes_in_window(void **state)
+{
+	static const char *const kinds[] = { "rendezvous", "ring", "maglev" };
+	(void)state;
+
+	for (int k = 0; k < 3; k++) {
+		struct mlv_config *base = cfg_of(kinds[k], 1009, false, false);
+		struct mlv_config *add5 = cfg_of(kinds[k], 1009, false, true);
+		struct mlv_config *both = cfg_of(kinds[k], 1009, true, true);
+		struct mlv_config *swap = cfg_of(kinds[k], 1009, true, false);
+		struct mlv_config *big = cfg_of(kinds[k], 1013, true, true);
+		struct mlv_generation *g[4];
+		const struct mlv_gen_vip *v;
+		uint32_t two = 0;
+
+		g[0] = gen_at(base, NULL, 1000);
+		g[1] = gen_at(add5, g[0], 2000);
+		g[2] = gen_at(both, g[1], 5000);
+		v = vip_named(g[2], "v");
+		assert_true(check_history(g, 3) > 0);
+		assert_int_equal(v->previous_until_ms, 65000);
+		for (uint32_t s = 0; s < v->table_size; s++)
+			two += v->earlier[s] != NONE;
+		/* some slots changed twice and keep both former owners */
+		print_message("%s: %u slots keep two former owners\n",
+			      kinds[k], two);
+		assert_true(two > 0);
+		mlv_gen_free(g[2]);
+
+		g[2] = gen_at(swap, g[1], 5000);
+		v = vip_named(g[2], "v");
+		assert_true(check_history(g, 3) > 0);
+		for (uint32_t s = 0; s < v->table_size; s++) {
+			assert_false(same_name(name_at(v, v->previous[s]), "s-5"));
+			assert_false(same_name(name_at(v, v->earlier[s]), "s-5"));
+		}
+		g[3] = gen_at(big, g[2], 6000);
+		assert_null(vip_named(g[3], "v")->previous);
+		assert_null(vip_named(g[3], "v")->earlier);
+		for (int i = 3; i >= 0; i--)
+			mlv_gen_free(g[i]);
+		mlv_config_free(big);
+		mlv_config_free(swap);
+		mlv_config_free(both);
+		mlv_config_free(add5);
+		mlv_config_free(base);
+	}
+}
+
 /* The hops of slot s for a packet to backend b, by name: the previous
- * owner, the owner, the second choice, without b, none, repeats or a
+ * owner, the owner, the earlier owner, the drained s-2 where it would
+ * own the slot, the second choice, without b, none, repeats or a
  * backend that is down, at most two. */
 static void check_hops(const struct mlv_gen_vip *v, uint32_t s,
 		       const struct mlv_gen_backend *b)
@@ -239,9 +316,10 @@ static void check_hops(const struct mlv_gen_vip *v, uint32_t s,
 	/* the undrained owner counts when it is the draining s-2
 	 * (test_drained_everywhere checks the undrained table itself) */
 	const char *u = v->undrained ? name_at(v, v->undrained[s]) : NULL;
-	const char *cand[4] = {
+	const char *cand[5] = {
 		v->previous ? name_at(v, v->previous[s]) : NULL,
 		name_at(v, v->table[s]),
+		v->earlier ? name_at(v, v->earlier[s]) : NULL,
 		same_name(u, "s-2") && strcmp(s2_state, "drain") == 0 ? u : NULL,
 		name_at(v, v->second[s]),
 	};
@@ -249,7 +327,7 @@ static void check_hops(const struct mlv_gen_vip *v, uint32_t s,
 	const struct mlv_gen_backend *hops[MLV_SC_MAX_HOPS];
 	uint32_t n_want = 0, n;
 
-	for (int c = 0; c < 4 && n_want < 2; c++) {
+	for (int c = 0; c < 5 && n_want < 2; c++) {
 		if (cand[c] && strcmp(cand[c], "s-2") == 0 &&
 		    strcmp(s2_state, "down") == 0)
 			continue;
@@ -271,14 +349,11 @@ static void check_hops(const struct mlv_gen_vip *v, uint32_t s,
 	}
 }
 
-static void hops_of_all(void)
+/* Every slot of v, for a new flow and for a tracked flow to each
+ * backend; returns the slots with more candidates than hops. */
+static uint32_t hops_of_vip(const struct mlv_gen_vip *v)
 {
-	struct mlv_config *c4 = cfg_of("maglev", 1009, true, false);
-	struct mlv_config *c5 = cfg_of("maglev", 1009, true, true);
-	struct mlv_generation *g1 = gen_at(c4, NULL, 1000);
-	struct mlv_generation *g2 = gen_at(c5, g1, 2000);
-	const struct mlv_gen_vip *v = vip_named(g2, "v");
-	uint32_t three = 0;
+	uint32_t more = 0;
 
 	for (uint32_t s = 0; s < v->table_size; s++) {
 		/* a new flow: to the owner */
@@ -286,14 +361,34 @@ static void hops_of_all(void)
 		/* a tracked flow elsewhere: to each backend in turn */
 		for (uint32_t b = 0; b < v->n_backends; b++)
 			check_hops(v, s, &v->backends[b]);
-		three += v->previous[s] != NONE && v->previous[s] != v->second[s];
+		more += v->previous && v->previous[s] != NONE &&
+			v->previous[s] != v->second[s];
 	}
+	return more;
+}
+
+static void hops_of_all(void)
+{
+	struct mlv_config *base = cfg_of("maglev", 1009, false, false);
+	struct mlv_config *add5 = cfg_of("maglev", 1009, false, true);
+	struct mlv_config *both = cfg_of("maglev", 1009, true, true);
+	struct mlv_generation *g1 = gen_at(base, NULL, 1000);
+	struct mlv_generation *g2 = gen_at(add5, g1, 2000);
+	struct mlv_generation *g3 = gen_at(both, g2, 3000);
+	uint32_t earlier = 0;
+
 	/* some slots offer three candidates, so the cap of two is exercised */
-	assert_true(three > 0);
+	assert_true(hops_of_vip(vip_named(g2, "v")) > 0);
+	assert_true(hops_of_vip(vip_named(g3, "v")) > 0);
+	for (uint32_t s = 0; s < vip_named(g3, "v")->table_size; s++)
+		earlier += vip_named(g3, "v")->earlier[s] != NONE;
+	assert_true(earlier > 0);
+	mlv_gen_free(g3);
 	mlv_gen_free(g2);
 	mlv_gen_free(g1);
-	mlv_config_free(c5);
-	mlv_config_free(c4);
+	mlv_config_free(both);
+	mlv_config_free(add5);
+	mlv_config_free(base);
 }
 
 /* Every slot, for a new flow and for a tracked flow to each backend; and

@@ -536,9 +536,9 @@ static bool render_table(const json_t *r, FILE *out)
 	if (json_is_object(json_object_get(r, "second_chance"))) {
 		const json_t *sc = json_object_get(r, "second_chance");
 
-		fprintf(out, "\nsecond chance: window %lld ms; %lld slots also "
-			"carry their previous owner, for %lld ms more\n",
-			num(sc, "window_ms"), num(sc, "previous_slots"),
+		fprintf(out, "\nsecond chance: %lld slots carry their previous "
+			"owner as a hop; window %lld ms, %lld ms left\n",
+			num(sc, "previous_slots"), num(sc, "window_ms"),
 			num(sc, "window_left_ms"));
 	}
 	if (json_is_array(json_object_get(r, "hops"))) {
