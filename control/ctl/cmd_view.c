@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "control/health/health.h"
+
 /* ---- vips ---- */
 
 /* The VIP's cumulative drops by reason (MLV_VIP_DROP_REASONS), as
@@ -31,6 +33,25 @@ static json_t *vip_drops_json(const struct mlv_ctl_state *st,
 		}
 	}
 	return o;
+}
+
+/* Where the running config's checks of VIP name go: "direct",
+ * "data_path", or "none" (no checks, or a VIP the config lacks). */
+static const char *health_via(const struct mlv_ctl_state *st,
+			      const char *name)
+{
+	const struct mlv_config *cfg = mlv_ctl_config(st);
+
+	for (uint32_t i = 0; cfg && i < cfg->n_vips; i++) {
+		const struct mlv_health_config *h = &cfg->vips[i].health;
+
+		if (strcmp(cfg->vips[i].name, name) != 0)
+			continue;
+		if (h->type == MLV_HEALTH_NONE)
+			return "none";
+		return mlv_health_via_name(h->via);
+	}
+	return "none";
 }
 
 static json_t *vip_json(const struct mlv_ctl_state *st,
@@ -63,7 +84,11 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 				      json_integer(v->flow_limit.rate)) ||
 		  json_object_set_new(o, "quic", json_boolean(v->quic)) ||
 		  json_object_set_new(o, "echo_reply",
-				      json_boolean(v->echo_reply)))) {
+				      json_boolean(v->echo_reply)) ||
+		  json_object_set_new(o, "second_chance",
+				      json_boolean(v->second_chance)) ||
+		  json_object_set_new(o, "health_via",
+				      json_string(health_via(st, v->name))))) {
 		json_decref(o);
 		return NULL;
 	}

@@ -13,8 +13,8 @@ is what keeps them), and the window goes on where it was. A damaged file is refu
 daemon starts without it."""
 import os
 
-from daemon_util import (CONTROL, Daemon, check, ctl_ok, null_config, vip,
-                         wait_ctl)
+from daemon_util import (CONTROL, Daemon, check, ctl_ok, maglevctl,
+                         null_config, run, vip, wait_ctl)
 
 
 def sc_vip(backends):
@@ -50,12 +50,28 @@ def sc_state():
     return ctl_ok("table", vip="web")["second_chance"]
 
 
+def check_vips_view():
+    """vips shows second chance before it is needed: in JSON and in
+    maglevctl's FEATURES column."""
+    v = ctl_ok("vips")["vips"][0]
+    check(v["second_chance"] is True and v["health_via"] == "none",
+          f"vips: {v}")
+    r = run([maglevctl(), "-s", CONTROL["socket"], "vips"])
+    rows = {ln.split()[0]: ln.split() for ln in r.stdout.splitlines()
+            if ln.strip()}
+    head = rows.get("VIP", [])
+    check(r.returncode == 0 and "FEATURES" in head and
+          "second-chance" in rows["web"][head.index("FEATURES")].split(","),
+          f"maglevctl vips: {r.stdout} {r.stderr}")
+
+
 def case_history_across_restart(maglevd, src, work):
     history = CONTROL["socket"] + ".state.history"
     three, four = ("b1", "b2", "b3"), ("b1", "b2", "b3", "b4")
 
     d, cfg = start(maglevd, work, three, "a")
     try:
+        check_vips_view()
         before = owners()
         check(not os.path.exists(history),
               "a history file with no table change yet")

@@ -35,6 +35,7 @@ usage: test_health_data_path.py [--forwarding ipip|gue|l2dsr]
                                     [--lab routed|plain]"""
 import argparse
 import ipaddress
+import os
 import re
 import subprocess
 import sys
@@ -287,6 +288,28 @@ def check_vip_address(hr, backends):
                           vip, be, h["vip_address"], lablib.vip(family)))
 
 
+def check_vips_view(lab):
+    """vips says where each VIP's checks go, in JSON and in maglevctl's
+    FEATURES column, before anything fails."""
+    got = {v["name"]: v["health_via"] for v in lab.ctl(1, "vips")["vips"]}
+    for vip, via in VIA.items():
+        check(got.get(vip) == via, "vips: %s's checks go %r, the config "
+              "says %r" % (vip, got.get(vip), via))
+    p = subprocess.run([os.path.join(lab.build, "tools", "bin", "maglevctl",
+                                     "maglevctl"), "-s", lab.socket_path(1),
+                        "vips"], capture_output=True, text=True, timeout=30)
+    rows = {ln.split()[0]: ln.split() for ln in p.stdout.splitlines()
+            if ln.strip()}
+    col = rows.get("VIP", []).index("FEATURES") if "FEATURES" in \
+        rows.get("VIP", []) else None
+    check(p.returncode == 0 and col is not None, "maglevctl vips: %s %s"
+          % (p.stdout, p.stderr))
+    for vip, via in VIA.items():
+        shown = "check=data-path" in rows[vip][col].split(",")
+        check(shown == (via == "data_path"), "maglevctl vips: %s's "
+              "FEATURES %r, its checks go %s" % (vip, rows[vip][col], via))
+
+
 def test(lab, args):
     victim = "be%d" % VICTIM
     backends = ["be%d" % i for i in range(1, lab.n_backends + 1)]
@@ -300,6 +323,7 @@ def test(lab, args):
                       READY_S, vips, backends)
     br, hr = snapshot(lab)
     check_vip_address(hr, backends)
+    check_vips_view(lab)
     log("every backend up in every VIP after %.2fs; data-path checks: %s"
         % (took, ", ".join("%s %s %r" % (v, b, hr[(v, b)].get("last_result"))
                            for v in sorted(DATA_PATH_VIPS) for b in backends)))

@@ -316,6 +316,9 @@ static void test_vips(void **state)
 		assert_int_equal(int_of(o, "new_flows_per_second"), 0);
 		assert_true(json_is_false(json_object_get(o, "quic")));
 		assert_true(json_is_false(json_object_get(o, "echo_reply")));
+		/* the fixture: no second chance, health {type: none} */
+		assert_true(json_is_false(json_object_get(o, "second_chance")));
+		assert_string_equal(text_of(o, "health_via"), "none");
 		assert_int_equal(int_of(o, "packets"), 43 + i);
 		assert_int_equal(int_of(o, "bytes"), 1000 * (i + 1));
 		assert_int_equal(int_of(o, "new_flows"), 0);

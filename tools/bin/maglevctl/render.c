@@ -295,6 +295,11 @@ static void features_cell(struct table *t, const json_t *v)
 		ADD("%squic", n ? "," : "");
 	if (json_is_true(json_object_get(v, "echo_reply")))
 		ADD("%sping", n ? "," : "");
+	if (json_is_true(json_object_get(v, "second_chance")))
+		ADD("%ssecond-chance", n ? "," : "");
+	if (json_is_string(json_object_get(v, "health_via")) &&
+	    strcmp(str(v, "health_via"), "data_path") == 0)
+		ADD("%scheck=data-path", n ? "," : "");
 #undef ADD
 	table_cell(t, "%s", n ? buf : "-");
 }
