@@ -371,8 +371,9 @@ static void redirected(uint8_t *want, const uint8_t *in, uint32_t len,
 }
 
 /* Run frame through d's program as arriving on its device: it must
- * return action and count ctr and extra (or NO_CTR) once each, nothing
- * else. Returns the output length; the output lands in out. */
+ * return action and count ctr and extra (or NO_CTR) once each, and
+ * sc_carried (every frame here carries the encapsulator's block),
+ * nothing else. Returns the output length; the output lands in out. */
 static uint32_t run(const struct decap *d, const uint8_t *frame, uint32_t len,
 		    uint8_t *out, int action, int ctr, int extra)
 {
@@ -390,8 +391,8 @@ static uint32_t run(const struct decap *d, const uint8_t *frame, uint32_t len,
 	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++) {
 		uint64_t n = after[i] - before[i];
 
-		bad |= n != (i == (unsigned)ctr || i == (unsigned)extra ?
-			     1u : 0u);
+		bad |= n != (i == (unsigned)ctr || i == (unsigned)extra ||
+			     i == MLV_DECAP_CTR_SC_CARRIED ? 1u : 0u);
 		if (n && off < sizeof(moved))
 			off += (size_t)snprintf(moved + off, sizeof(moved) - off,
 						" %s+%llu",

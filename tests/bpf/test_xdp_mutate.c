@@ -15,7 +15,8 @@
  *  - exactly one outcome counter moves, by one: both programs count
  *    every outcome, so those counters also sum to the frames run; of
  *    the decapsulator's other counters at most one moves (second
- *    chance's reason for not sending a frame on);
+ *    chance's reason for not sending a frame on), besides sc_carried
+ *    for a frame with a valid second-chance block;
  *  - the counters are the ones an independent reference classifier
  *    below expects (written from the programs' documented rules, byte
  *    offsets and no shared code), so a frame counted under the wrong
@@ -327,6 +328,7 @@ struct outcome {
 	uint32_t out_len;
 	int ctr;                 /* the one outcome counter that moved, or -1 */
 	int extra;               /* another counter that moved, or -1 */
+	bool tally;              /* the program's tally counter moved */
 	uint8_t out[FRAME_CAP];
 };
 
@@ -336,6 +338,8 @@ struct prog {
 	int fd;
 	unsigned n_ctr;
 	unsigned n_outcomes;     /* counters [0, n_outcomes): one per frame */
+	int tally;               /* a counter that moves beside the others
+				    (decap: sc_carried), checked apart; -1 */
 	void (*read)(uint64_t *out);
 	const char *(*ctr_name)(unsigned c);
 	/* per-frame checks beyond the common ones */
@@ -398,11 +402,14 @@ static void run_frame(struct prog *p, const uint8_t *in, uint32_t len,
 				     &o->out_len, &o->action);
 	p->read(after);
 	o->ctr = o->extra = -1;
+	o->tally = false;
 	for (unsigned i = 0; i < p->n_ctr; i++) {
 		uint64_t d = after[i] - before[i];
 
 		CHECK(d <= 1, "%s moved by %" PRIu64, p->ctr_name(i), d);
-		if (d && i < p->n_outcomes) {
+		if (d && (int)i == p->tally) {
+			o->tally = true;
+		} else if (d && i < p->n_outcomes) {
 			moved++;
 			o->ctr = (int)i;
 		} else if (d) {
@@ -888,7 +895,7 @@ static void steer_seeds(void)
 
 static struct prog steer_prog = {
 	.name = "xdp_steer", .id = 1, .n_ctr = MLV_STEER_CTR__COUNT,
-	.n_outcomes = MLV_STEER_CTR__COUNT,
+	.n_outcomes = MLV_STEER_CTR__COUNT, .tally = -1,
 	.read = steer_read, .ctr_name = mlv_xdp_steer_counter_name,
 	.check = steer_check,
 };
@@ -992,6 +999,7 @@ struct decap_want {
 	uint32_t inner;          /* offset of the inner IP header */
 	uint8_t inner_version;
 	uint8_t outer_ecn;
+	bool carried;            /* sc_carried: a valid block, decapsulated */
 };
 
 /* What GUE private data is to second chance. */
@@ -1198,6 +1206,7 @@ static struct decap_want decap_expect(const uint8_t *f, uint32_t len)
 	else if (sc == SC_VALID)
 		w.extra = sc_expect(f, f + l4 - hlen, family, f + l4,
 				    w.inner_version, f + len);
+	w.carried = sc == SC_VALID;
 	return w;
 }
 
@@ -1254,6 +1263,9 @@ static void decap_check(const uint8_t *in, uint32_t len,
 	      mlv_decap_counter_name((unsigned)o->extra),
 	      w.extra < 0 ? "nothing" :
 	      mlv_decap_counter_name((unsigned)w.extra));
+	CHECK(o->tally == w.carried, "sc_carried %s, expected %s",
+	      o->tally ? "moved" : "did not move",
+	      w.carried ? "to move" : "not to");
 	switch (w.ctr) {
 	case MLV_DECAP_CTR_DECAP_IPIP:
 	case MLV_DECAP_CTR_DECAP_GUE:
@@ -1279,6 +1291,7 @@ static void decap_read(uint64_t *out)
 static struct prog decap_prog = {
 	.name = "xdp_decap", .id = 3, .n_ctr = MLV_DECAP_CTR__COUNT,
 	.n_outcomes = MLV_DECAP_CTR__OUTCOMES,
+	.tally = MLV_DECAP_CTR_SC_CARRIED,
 	.read = decap_read, .ctr_name = mlv_decap_counter_name,
 	.check = decap_check,
 };

@@ -65,10 +65,14 @@ def roll_out(lab, backends, second_chance):
         log("LB %d now has %s" % (lb, backends))
 
 
-def decap_counters(lab, be):
-    out = lab.lab("exec", "be%d" % be, os.path.join(
+def decap_status(lab, be):
+    return lab.lab("exec", "be%d" % be, os.path.join(
         lab.build, "tools", "bin", "maglev-decap", "maglev-decap"),
         "status", "eth0")
+
+
+def decap_counters(lab, be):
+    out = decap_status(lab, be)
     ctr = {}
     for line in out.splitlines():
         f = line.split()
@@ -243,10 +247,29 @@ CASES = [
 ]
 
 
+def check_ready(lab, carried_before):
+    """Every backend says it is ready for second chance, and received
+    hop-carrying frames since carried_before (per backend), before any
+    hand-on was needed."""
+    for be in range(1, lab.n_backends + 1):
+        out = decap_status(lab, be)
+        check("second chance readiness: ready" in out,
+              "be%d is not ready for second chance:\n%s" % (be, out))
+        got = decap_counters(lab, be)["sc_carried"]
+        log("be%d: ready for second chance; %d hop-carrying frames "
+            "received" % (be, got - carried_before[be]))
+        check(got > carried_before[be], "be%d counted no hop-carrying "
+              "frame (sc_carried)" % be)
+
+
 def test(lab):
+    carried = {be: decap_counters(lab, be).get("sc_carried", 0)
+               for be in range(1, lab.n_backends + 1)}
     done = 0
     for case in CASES:
         done += with_second_chance(lab, case)
+        if case is CASES[0]:
+            check_ready(lab, carried)
         done += without_second_chance(lab, case)
     if done == 0:
         raise lablib.Skip("void: in no case did a connection of LB 1 "

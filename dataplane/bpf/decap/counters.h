@@ -10,7 +10,10 @@
  * the tc egress program, one each; the sc_* counters are second chance's
  * (dataplane/bpf/decap/redirect.h): why a decapsulated GUE frame with a
  * second-chance block was not sent on, or why one sent on (redirected)
- * was more than a segment of a connection held elsewhere. X-macro shared by the BPF
+ * was more than a segment of a connection held elsewhere; sc_carried
+ * counts every such frame that passed the checks (decapsulated or sent
+ * on), so that a backend shows it receives hops before any of them is
+ * needed. X-macro shared by the BPF
  * program (indices) and tools/bin/maglev-decap (names for `status`). */
 #ifndef MLV_BPF_DECAP_COUNTERS_H
 #define MLV_BPF_DECAP_COUNTERS_H
@@ -72,7 +75,9 @@
 	X(SC_TTL, "sc_ttl",                                                \
 	  "second chance: flow not here, outer TTL/hop limit 1: decapsulated") \
 	X(SC_NO_ROUTE, "sc_no_route",                                      \
-	  "second chance: flow not here, no route or forwarding to the hop: decapsulated")
+	  "second chance: flow not here, no route or forwarding to the hop: decapsulated") \
+	X(SC_CARRIED, "sc_carried",                                        \
+	  "second chance: a GUE frame with a valid hop block, held here or sent on")
 
 enum mlv_decap_counter {
 #define MLV_DECAP_CTR_ENUM(name, text, help) MLV_DECAP_CTR_##name,

@@ -314,6 +314,7 @@ int mlv_xdp_decap(struct xdp_md *ctx)
 	if (verdict)
 		return count(verdict, XDP_PASS);
 	if (plan.sc == MLV_SC_BLOCK_VALID) {
+		decap_count(MLV_DECAP_CTR_SC_CARRIED);
 		action = mlv_sc_redirect(ctx, &c, plan.inner_proto,
 					 ETH_HLEN + plan.outer_len, plan.family,
 					 &plan.sc_hdr, &plan.sc_ctr);

@@ -31,6 +31,7 @@
 #include "dataplane/bpf/decap/structs.h"
 #include "tools/bin/maglev-decap/attach_args.h"
 #include "tools/bin/maglev-decap/decap_ctl.h"
+#include "tools/bin/maglev-decap/readiness.h"
 #include "tools/bin/maglev-decap/synack_tc.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
@@ -267,8 +268,10 @@ static void put_label(const char *v)
 	}
 }
 
-/* The counters as one Prometheus family, a sample per counter. */
-static void print_prometheus(const char *dev, const uint64_t *ctr)
+/* The counters as one Prometheus family, a sample per counter; the
+ * readiness checks (n of them) as another, 1 for each that holds. */
+static void print_prometheus(const char *dev, const uint64_t *ctr,
+			     const struct mlv_sc_check *chk, size_t n)
 {
 	printf("# HELP maglev_decap_frames_total frames maglev-decap counted, "
 	       "by counter (maglev-decap --help)\n"
@@ -279,6 +282,26 @@ static void print_prometheus(const char *dev, const uint64_t *ctr)
 		printf("\",counter=\"%s\"} %" PRIu64 "\n",
 		       mlv_decap_counter_name(i), ctr[i]);
 	}
+	if (!n)
+		return;
+	printf("# HELP maglev_decap_second_chance_ready whether a host "
+	       "setting second chance's redirects need holds (maglev-decap "
+	       "status)\n"
+	       "# TYPE maglev_decap_second_chance_ready gauge\n");
+	for (size_t i = 0; i < n; i++) {
+		printf("maglev_decap_second_chance_ready{dev=\"");
+		put_label(dev);
+		printf("\",check=\"%s\"} %d\n", chk[i].name, chk[i].ok);
+	}
+}
+
+/* Whether any of addrs[0..n) is IPv6. */
+static bool any_v6(const struct mlv_ip *addrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addrs[i].family == 6)
+			return true;
+	return false;
 }
 
 static int cmd_status(const char *dev, bool prometheus)
@@ -292,6 +315,8 @@ static int cmd_status(const char *dev, bool prometheus)
 	char why[256] = "", text[MLV_IP_PREFIX_STRLEN];
 	int ifindex = ifindex_of(dev), rc = EXIT_FAILED;
 	uint32_t path_mtu = 0, tc_id = 0, sc_flags = 0;
+	struct mlv_sc_check chk[MLV_SC_CHECKS_MAX];
+	size_t n_chk = 0, missing = 0;
 
 	if (!ifindex)
 		return EXIT_FAILED;
@@ -311,8 +336,16 @@ static int cmd_status(const char *dev, bool prometheus)
 			dev);
 		goto out;
 	}
+	/* what redirects need, while second chance is on here */
+	if (!(sc_flags & MLV_DECAP_SC_OFF))
+		n_chk = mlv_sc_readiness("/proc/sys", dev,
+					 any_v6(addrs, n_addrs < MLV_DECAP_ARGS_MAX_ADDRS ?
+						n_addrs : MLV_DECAP_ARGS_MAX_ADDRS),
+					 n_ports > 0, chk);
+	for (size_t i = 0; i < n_chk; i++)
+		missing += !chk[i].ok;
 	if (prometheus) {
-		print_prometheus(dev, ctr);
+		print_prometheus(dev, ctr, chk, n_chk);
 		rc = EXIT_OK;
 		goto out;
 	}
@@ -344,6 +377,13 @@ static int cmd_status(const char *dev, bool prometheus)
 	       sc_flags & MLV_DECAP_SC_OFF ? "off (nothing handed on)" : "on",
 	       sc_flags & MLV_DECAP_SC_DRAIN ?
 	       ", draining (new connections go on to their next hop)" : "");
+	if (n_chk)
+		printf("second chance readiness: %s\n", missing ?
+		       "NOT READY (packets that need a hand-on are "
+		       "decapsulated here instead)" : "ready");
+	for (size_t i = 0; i < n_chk; i++)
+		printf("  %-7s %-22s %s\n", chk[i].ok ? "ok" : "MISSING",
+		       chk[i].name, chk[i].detail);
 	for (unsigned i = 0; i < MLV_DECAP_CTR__COUNT; i++)
 		printf("%-18s %12" PRIu64 "  %s\n", mlv_decap_counter_name(i),
 		       ctr[i], mlv_decap_counter_help(i));
