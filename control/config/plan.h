@@ -46,6 +46,10 @@ struct mlv_plan_vip {
 	uint32_t slots_moved;          /* of those, the ones whose backend changes */
 	uint64_t tracked;              /* tracked connections now (approximate) */
 	uint64_t tracked_moved;        /* of those, the ones re-selected */
+	uint64_t tracked_at_risk;      /* the others whose slot changes owner:
+					  kept here, at risk if they move to
+					  another instance (an estimate) */
+	bool second_chance;            /* the new VIP hands those on */
 };
 
 struct mlv_plan {

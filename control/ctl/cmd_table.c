@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/generation/moves.h"
 #include "control/generation/second_chance.h"
 #include "control/tables/maglev.h"
 #include "control/tables/builder.h"
@@ -376,36 +377,58 @@ static uint32_t changed_set(const struct mlv_gen_vip *v, bool add,
 	return n;
 }
 
-/* How many of the VIP's tracked connections the change would move.
- * Conntrack pins a tracked flow to its backend while that backend stays
- * usable, so adding a backend moves none (only new flows see the new
- * table) and removing one moves exactly its own flows (they are
- * re-selected). Counts are the generation's racy active counts
- * (mlv_gen_backend_tracked); the total is summed from the same reads so
- * the fraction never exceeds 1. */
+/* How many of the VIP's tracked connections the change would move, and
+ * how many it would leave at risk. Conntrack pins a tracked flow to its
+ * backend while that backend stays usable, so adding a backend moves none
+ * (only new flows see the new table) and removing one moves exactly its
+ * own flows (they are re-selected). But a pinned flow whose slot changes
+ * owner is pinned by this instance only: moved to another instance (a
+ * restart without the flows file, a routing change) it goes to the new
+ * owner, unless second chance hands it on (mlv_gen_tracked_at_risk, from
+ * kept[s]: slot s keeps its owner). Counts are the generation's racy
+ * active counts (mlv_gen_backend_tracked); the total is summed from the
+ * same reads so the fraction never exceeds 1. */
 static json_t *tracked_moves(const struct mlv_generation *gen,
 			     const struct mlv_gen_vip *v, bool add,
-			     const char *name)
+			     const char *name, const uint8_t *kept)
 {
-	uint64_t total = 0, moved = 0;
+	uint64_t total = 0, moved = 0, risk;
+	bool *leaves = calloc((size_t)v->n_backends + 1, sizeof(*leaves));
 
+	if (!leaves)
+		return NULL;
 	for (uint32_t i = 0; i < v->n_backends; i++) {
 		uint64_t a = mlv_gen_backend_tracked(gen, &v->backends[i]);
 
 		total += a;
-		if (!add && strcmp(v->backends[i].name, name) == 0)
+		leaves[i] = !v->backends[i].usable;
+		if (!add && strcmp(v->backends[i].name, name) == 0) {
 			moved = a;
+			leaves[i] = true;
+		}
 	}
-	return json_pack("{s:I, s:I, s:f, s:s}",
+	risk = mlv_gen_tracked_at_risk(gen, v, kept, leaves);
+	free(leaves);
+	return json_pack("{s:I, s:I, s:f, s:I, s:b, s:s, s:s}",
 			 "connections", (json_int_t)total,
 			 "moved", (json_int_t)moved,
 			 "fraction_moved", total ? (double)moved / total : 0.0,
+			 "at_risk_if_moved", (json_int_t)risk,
+			 "second_chance", v->second_chance,
 			 "explanation", add ?
 			 "tracked connections stay pinned to their backends by "
 			 "conntrack; only new flows use the new table" :
 			 "the removed backend's tracked connections are "
 			 "re-selected; every other tracked connection stays "
-			 "pinned by conntrack");
+			 "pinned by conntrack",
+			 "at_risk_explanation", v->second_chance ?
+			 "pinned by this instance only; moved to another "
+			 "instance they reach their backends through second "
+			 "chance's hops" :
+			 "pinned by this instance only; moved to another "
+			 "instance (a restart without the flows file, a routing "
+			 "change) they go to the new owner and reset: the VIP "
+			 "has no second chance");
 }
 
 json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
@@ -419,6 +442,7 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 	struct mlv_table_spec spec;
 	uint32_t *from_old = NULL;
 	uint16_t *slots = NULL;
+	uint8_t *kept = NULL;
 	uint64_t weight = 100;     /* the config's default backend weight */
 	uint32_t n, moved = 0, own = 0;
 	json_t *reply = NULL, *tracked;
@@ -440,7 +464,8 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 	set = calloc((size_t)v->n_backends + 1, sizeof(*set));
 	from_old = calloc((size_t)v->n_backends + 1, sizeof(*from_old));
 	slots = malloc((size_t)v->table_size * sizeof(*slots));
-	if (!set || !from_old || !slots)
+	kept = calloc((size_t)v->table_size + 1, sizeof(*kept));
+	if (!set || !from_old || !slots || !kept)
 		goto out;
 	n = changed_set(v, add, name, (uint32_t)weight, set, from_old);
 	/* the VIP's own builder: whatif answers for the table it would get */
@@ -463,6 +488,7 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 
 		if (after != before)
 			moved++;
+		kept[i] = after == before;
 		/* the slots the changed backend owns: before for a removal,
 		 * after for an addition; moving just those would be ideal */
 		if (add ? after == ADDED
@@ -470,7 +496,9 @@ json_t *mlv_ctl_cmd_whatif(struct mlv_ctl_state *st, const json_t *args)
 			   strcmp(v->backends[before].name, name) == 0))
 			own++;
 	}
-	tracked = tracked_moves(gen, v, add, name);
+	tracked = tracked_moves(gen, v, add, name, kept);
+	if (!tracked)
+		goto out;
 	reply = json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:I, s:f, s:o, s:o}",
 			  "ok", 1, "vip", v->name, "action", action,
 			  "table", mlv_table_kind_name(v->table_kind),
@@ -486,5 +514,6 @@ out:
 	free(set);
 	free(from_old);
 	free(slots);
+	free(kept);
 	return reply;
 }

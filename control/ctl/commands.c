@@ -534,7 +534,7 @@ static json_t *plan_json(const struct mlv_plan *plan)
 
 		if (json_array_append_new(vips, json_pack(
 			"{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, "
-			"s:I, s:I, s:f, s:I, s:I}",
+			"s:I, s:I, s:f, s:I, s:I, s:I, s:b}",
 			"name", e->name, "change", plan_change_names[e->change],
 			"backends", e->backends,
 			"backends_added", (json_int_t)e->backends_added,
@@ -550,7 +550,9 @@ static json_t *plan_json(const struct mlv_plan *plan)
 			"fraction_moved", e->table_size ?
 			(double)e->slots_moved / e->table_size : 0.0,
 			"tracked", (json_int_t)e->tracked,
-			"tracked_moved", (json_int_t)e->tracked_moved))) {
+			"tracked_moved", (json_int_t)e->tracked_moved,
+			"tracked_at_risk", (json_int_t)e->tracked_at_risk,
+			"second_chance", e->second_chance))) {
 			json_decref(vips);
 			return NULL;
 		}

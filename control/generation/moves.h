@@ -31,11 +31,28 @@ uint64_t mlv_gen_backend_tracked(const struct mlv_generation *gen,
 uint64_t mlv_gen_vip_tracked(const struct mlv_generation *gen,
 			     const struct mlv_gen_vip *vip);
 
+/* The tracked connections of old's backends that stay but whose slot
+ * changes owner: safe while they stay on this instance (conntrack keeps
+ * them), at risk if they move to another, which sends them to the new
+ * owner. Per backend b of old not in leaves (leaves[i]: re-selected
+ * anyway; NULL: none), its tracked connections times the share of its
+ * slots in old whose owner changes (kept[s] == 0); all of them for a
+ * backend that owns no slot in old (drained, or at weight 0). An
+ * estimate: a backend's connections are spread over its slots as the
+ * flow hash spreads them. Any thread holding gen; kept has
+ * old->table_size entries. */
+uint64_t mlv_gen_tracked_at_risk(const struct mlv_generation *gen,
+				 const struct mlv_gen_vip *old,
+				 const uint8_t *kept, const bool *leaves);
+
 /* For every VIP of plan: slots_moved (slots of next's table whose backend,
  * by name, differs from the same slot of cur's; all of them when the
  * table size changed), tracked (cur's tracked connections of the VIP) and
  * tracked_moved (those on backends that leave next or stop being usable
- * there, so conntrack re-selects them; all of them for a removed VIP).
+ * there, so conntrack re-selects them; all of them for a removed VIP),
+ * tracked_at_risk (mlv_gen_tracked_at_risk: the others whose slot changes
+ * owner) and second_chance (next's VIP has it, so those reach their
+ * backends from another instance too).
  * A VIP in neither generation gets zeros. MLV_OK, or MLV_E_NOMEM (the
  * plan's moves then partly filled). */
 enum mlv_err mlv_gen_plan_moves(const struct mlv_generation *cur,

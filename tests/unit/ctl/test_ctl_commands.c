@@ -889,6 +889,39 @@ static uint32_t moved_by_name(const struct mlv_gen_vip *v,
 	return moved;
 }
 
+/* The tracked connections of v that a table built from set would leave
+ * on a backend whose slot changes owner, estimated backend by backend
+ * from the two tables by name: tracked[i] (of v's backend i) times the
+ * share of its slots whose owner changes, rounded to nearest; all of
+ * them for a backend that owns no slot; none for skip. */
+static uint64_t at_risk_by_name(const struct mlv_gen_vip *v,
+				const struct mlv_maglev_backend *set, uint32_t n,
+				const uint64_t *tracked, const char *skip)
+{
+	uint16_t *slots = malloc(v->table_size * sizeof(*slots));
+	uint64_t risk = 0;
+
+	assert_non_null(slots);
+	assert_int_equal(mlv_maglev_build(set, n, v->table_size, slots, NULL),
+			 MLV_OK);
+	for (uint32_t b = 0; b < v->n_backends; b++) {
+		uint64_t own = 0, lost = 0;
+
+		if (skip && strcmp(v->backends[b].name, skip) == 0)
+			continue;
+		for (uint32_t i = 0; i < v->table_size; i++) {
+			if (v->table[i] != b)
+				continue;
+			own++;
+			lost += strcmp(set[slots[i]].name,
+				       v->backends[b].name) != 0;
+		}
+		risk += own ? (tracked[b] * lost + own / 2) / own : tracked[b];
+	}
+	free(slots);
+	return risk;
+}
+
 /* The reply waits for the workers: it comes once they answer, however
  * many polls that takes, and keeps the request's id. */
 /* ---- conns ---- */
@@ -1170,6 +1203,34 @@ static void test_whatif(void **state)
 	assert_float_equal(json_real_value(json_object_get(tr, "fraction_moved")),
 			   0.0, 1e-12);
 	assert_non_null(strstr(text_of(tr, "explanation"), "pinned"));
+	/* but pinned by this instance only: the ones whose slot web-0
+	 * takes are at risk if they move; no second chance covers them */
+	{
+		const uint64_t tracked[4] = { 6, 2, 0, 4 };
+		uint64_t want = at_risk_by_name(web, set, n, tracked, NULL);
+
+		assert_true(want > 0 && want < 12);
+		assert_int_equal(int_of(tr, "at_risk_if_moved"), want);
+		assert_true(json_is_false(json_object_get(tr, "second_chance")));
+		assert_non_null(strstr(text_of(tr, "at_risk_explanation"),
+				       "reset"));
+	}
+	json_decref(r);
+	/* removing web-1: its 6 are re-selected, not at risk; of the
+	 * others, those whose slots change owner are */
+	n = 0;
+	for (uint32_t i = 1; i < web->n_backends; i++)
+		set[n++] = (struct mlv_maglev_backend){ web->backends[i].name,
+							web->backends[i].weight };
+	r = call_ok(fx, "{\"command\": \"whatif\", \"args\": {\"vip\": \"web\", "
+		    "\"action\": \"remove\", \"backend\": \"web-1\"}}");
+	{
+		const uint64_t tracked[4] = { 6, 2, 0, 4 };
+
+		assert_int_equal(int_of(json_object_get(r, "tracked"),
+					"at_risk_if_moved"),
+				 at_risk_by_name(web, set, n, tracked, "web-1"));
+	}
 	json_decref(r);
 
 	/* the drained web-3 owns nothing: removing it moves nothing */

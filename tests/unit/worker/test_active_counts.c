@@ -270,6 +270,9 @@ static void test_moves_count_only_this_change(void **state)
 	assert_int_equal(mlv_gen_plan_moves(old, same, &plan), MLV_OK);
 	assert_int_equal(entry.tracked, 4);
 	assert_int_equal(entry.tracked_moved, 0);
+	/* and no slot changes owner: a-1's flow is at no risk either */
+	assert_int_equal(entry.tracked_at_risk, 0);
+	assert_false(entry.second_chance);
 	/* a-1 goes down with it: a-1's flow moves */
 	assert_int_equal(mlv_gen_plan_moves(old, worse, &plan), MLV_OK);
 	assert_int_equal(entry.tracked_moved, 1);

@@ -623,12 +623,18 @@ static bool render_whatif(const json_t *r, FILE *out)
 		num(r, "slots_moved"), num(r, "table_size"), 100.0 * frac,
 		add ? "it would own" : "it owns", num(r, "backend_slots"),
 		100.0 * min);
-	if (json_is_object(tracked))
+	if (json_is_object(tracked)) {
 		fprintf(out, "tracked connections moved: %lld of %lld (%.3f%%): "
 			"%s\n", num(tracked, "moved"), num(tracked, "connections"),
 			100.0 * json_number_value(json_object_get(tracked,
 							"fraction_moved")),
 			str(tracked, "explanation"));
+		fprintf(out, "tracked connections whose slot changes owner: "
+			"about %lld of %lld, %s\n",
+			num(tracked, "at_risk_if_moved"),
+			num(tracked, "connections"),
+			str(tracked, "at_risk_explanation"));
+	}
 	return true;
 }
 
@@ -689,6 +695,13 @@ static void print_plan(const json_t *plan, FILE *out)
 			fprintf(out, "    %-24s %lld of %lld tracked connection(s) "
 				"re-selected\n", "", num(v, "tracked_moved"),
 				num(v, "tracked"));
+		if (strcmp(change, "changed") == 0)
+			fprintf(out, "    %-24s about %lld more change slot owner: "
+				"kept here; moved to another instance %s\n",
+				"", num(v, "tracked_at_risk"),
+				json_is_true(json_object_get(v, "second_chance")) ?
+				"they reach their backends through second "
+				"chance" : "they reset (no second chance)");
 	}
 }
 
