@@ -68,17 +68,34 @@ static bool parse_cursor(const char *s, uint32_t *worker, uint32_t *bucket,
 	return true;
 }
 
-/* "addr:port" (or "[addr]:port"), or the address alone for a port-less
- * flow. IPv6 entries keep only the client's last four bytes: "*::a.b.c.d"
- * says so. */
+/* "addr:port", or the address alone for a port-less flow. An IPv6
+ * entry keeps its key as a fingerprint and only the client address's
+ * last 32 bits (dataplane/packet/conntrack.h), shown as the address's
+ * last two groups after "*" ("*:0:101" for fd00:99::101); its VIP side
+ * is the VIP's own address and port when the flow's VIP is known
+ * ("[2001:db8::10]:80"), else "*". */
 static void endpoint(char *buf, size_t len, const struct mlv_ct_view *v,
-		     const uint8_t addr[4], uint16_t port_be, bool client)
+		     const uint8_t addr[4], uint16_t port_be, bool client,
+		     const struct mlv_gen_vip *vip)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[MLV_IP_STRLEN];
 
+	if (v->family == 6 && client) {
+		snprintf(buf, len, "*:%x:%x", addr[0] << 8 | addr[1],
+			 addr[2] << 8 | addr[3]);
+		return;
+	}
 	if (v->family == 6) {
-		snprintf(buf, len, client ? "*::%u.%u.%u.%u" : "*",
-			 addr[0], addr[1], addr[2], addr[3]);
+		if (!vip || vip->family != 6) {
+			snprintf(buf, len, "*");
+		} else if (mlv_gen_vip_one_port(vip)) {
+			snprintf(buf, len, "[%s]:%u",
+				 mlv_ctl_vip_addr(vip, a, sizeof(a)),
+				 ntohs(vip->port_be));
+		} else {
+			snprintf(buf, len, "%s",
+				 mlv_ctl_vip_addr(vip, a, sizeof(a)));
+		}
 		return;
 	}
 	inet_ntop(AF_INET, addr, a, sizeof(a));
@@ -129,13 +146,17 @@ static bool add_conn(struct conns_wait *cw, const struct mlv_ctl_conn_page *pg,
 	if ((cw->vip[0] && (!v || strcmp(v->name, cw->vip) != 0)) ||
 	    (cw->backend[0] && (!b || strcmp(b->name, cw->backend) != 0)))
 		return true;
-	endpoint(client, sizeof(client), &view, view.src, view.sport, true);
-	endpoint(vaddr, sizeof(vaddr), &view, view.dst, view.dport, false);
-	o = json_pack("{s:I, s:s, s:i, s:s, s:s?, s:s, s:s?, s:s, s:I, s:I}",
+	endpoint(client, sizeof(client), &view, view.src, view.sport, true,
+		 v);
+	endpoint(vaddr, sizeof(vaddr), &view, view.dst, view.dport, false,
+		 v);
+	o = json_pack("{s:I, s:s, s:i, s:s, s:b, s:s?, s:s, s:s?, s:s, s:I, "
+		      "s:I}",
 		      "worker", (json_int_t)cw->worker,
 		      "protocol", mlv_proto_name(view.proto),
 		      "family", (int)view.family,
 		      "client", client,
+		      "client_complete", view.family == 4,
 		      "vip", v ? v->name : NULL, "vip_address", vaddr,
 		      "backend", b ? b->name : NULL,
 		      "state", mlv_ctl_ct_state_name(e->state),

@@ -1066,6 +1066,40 @@ static void test_conns(void **state)
 		    "no VIP named");
 }
 
+/* An IPv6 flow: the client's last 32 bits as the address's last two
+ * groups, marked incomplete; the VIP side is the VIP's own address and
+ * port (the flow's VIP is known through its backend). */
+static void test_conns_ipv6(void **state)
+{
+	struct ctl_fx *fx = *state;
+	const struct mlv_gen_vip *dns = gen_vip(fx, "dns");
+	const struct mlv_gen_backend *d1 = mlv_gen_find_backend_named(dns, "dns-1");
+	struct mlv_flow_key k = { .family = 6, .proto = dns->protocol,
+				  .dport = dns->port_be };
+	struct mlv_ct_probe pr = { .hit = NULL };
+	json_t *r, *c;
+	uint32_t h;
+
+	assert_int_equal(dns->family, 6);
+	/* the client fd00:99::1:101, port 5353 */
+	assert_int_equal(inet_pton(AF_INET6, "fd00:99::1:101", k.src), 1);
+	memcpy(k.dst, dns->address, 16);
+	k.sport = htons(5353);
+	h = mlv_flow_hash(&k);
+	mlv_ct_probe(fx->ct[0], &k, h, 0, &pr);
+	assert_true(mlv_ct_insert(fx->ct[0], &k, h, 0, &pr, d1->uid, 0, 0, 0));
+	r = call_ok(fx, "{\"command\": \"conns\", \"args\": {\"vip\": \"dns\"}}");
+	assert_int_equal(int_of(r, "count"), 1);
+	c = json_array_get(json_object_get(r, "conns"), 0);
+	assert_int_equal(int_of(c, "family"), 6);
+	assert_string_equal(text_of(c, "client"), "*:1:101");
+	assert_true(json_is_false(json_object_get(c, "client_complete")));
+	assert_string_equal(text_of(c, "vip"), "dns");
+	assert_string_equal(text_of(c, "vip_address"), "[2001:db8::10]:53");
+	assert_string_equal(text_of(c, "backend"), "dns-1");
+	json_decref(r);
+}
+
 static void test_lookup_deferred_answer(void **state)
 {
 	struct ctl_fx *fx = *state;
@@ -1640,6 +1674,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vip_drops, setup_running,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_conns, setup_running,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_conns_ipv6, setup_running,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_backends, setup_running, teardown),
 		cmocka_unit_test_setup_teardown(test_health_down_shown, setup_running, teardown),

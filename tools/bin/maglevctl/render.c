@@ -837,7 +837,7 @@ static bool render_conns(const json_t *r, FILE *out)
 	struct table t;
 	size_t i;
 	json_t *c;
-	bool ok;
+	bool ok, partial_clients = false;
 
 	table_init(&t, 9);
 	table_cell(&t, "PROTO");
@@ -852,6 +852,8 @@ static bool render_conns(const json_t *r, FILE *out)
 	json_array_foreach(json_object_get(r, "conns"), i, c) {
 		bool gone = !json_is_string(json_object_get(c, "backend"));
 
+		partial_clients |= json_is_false(json_object_get(c,
+							"client_complete"));
 		table_cell(&t, "%s", str(c, "protocol"));
 		table_cell(&t, "%s", str(c, "client"));
 		table_cell(&t, "%s", str(c, "vip"));
@@ -866,6 +868,12 @@ static bool render_conns(const json_t *r, FILE *out)
 	table_free(&t);
 	fprintf(out, "%lld flow(s) listed, %lld tracked flow(s) read\n",
 		num(r, "count"), num(r, "scanned"));
+	if (partial_clients)
+		fprintf(out, "IPv6 clients: a tracked IPv6 flow keeps only the "
+			"client address's last 32 bits (shown *:xxxx:xxxx) and a "
+			"fingerprint of the rest and of the ports, so its port "
+			"is not known; `maglevctl lookup VIP CLIENT PORT` finds "
+			"one flow by its full address\n");
 	if (json_is_string(json_object_get(r, "next")))
 		fprintf(out, "more: add --cursor %s%s%s%s\n", str(r, "next"),
 			json_is_string(json_object_get(r, "partial")) ? " (" : "",
