@@ -260,6 +260,9 @@ static void walk_map(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_map *map,
 		     const struct mlv_ynode *node, void *obj)
 {
 	struct mlv_cfg_seen seen;
+	/* keys an unknown key's "did you mean" named: a required one of
+	 * them is not reported missing as well (the typo says it all) */
+	bool suggested[MLV_CFG_MAX_KEYS] = { false };
 	const struct mlv_ynode *v;
 	unsigned i;
 
@@ -276,11 +279,12 @@ static void walk_map(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_map *map,
 		if (idx < 0) {
 			const char *hint = suggest_key(map, key->text);
 
-			if (hint != NULL)
+			if (hint != NULL) {
 				mlv_cfg_error(ctx, key->pos,
 					      "unknown key '%s' (did you mean '%s'?)",
 					      key->text, hint);
-			else
+				suggested[mlv_cfg_key_index(map, hint)] = true;
+			} else
 				mlv_cfg_error(ctx, key->pos, "unknown key '%s'",
 					      key->text);
 			continue;
@@ -297,7 +301,9 @@ static void walk_map(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_map *map,
 		const struct mlv_cfg_key *k = &map->keys[i];
 
 		if (seen.values[i] == NULL) {
-			if (k->required) {
+			if (k->required && suggested[i]) {
+				seen.bad[i] = true;
+			} else if (k->required) {
 				mlv_cfg_error(ctx, node->pos,
 					      "missing required key '%s' in %s",
 					      k->name, map->what);

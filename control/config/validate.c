@@ -59,7 +59,10 @@ void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
 	    (h->type == MLV_HEALTH_UDP || h->type == MLV_HEALTH_DNS)) {
 		if (mlv_cfg_given(seen, "via"))
 			mlv_cfg_error(ctx, mlv_cfg_pos(seen, "via"),
-				      "health via: data_path needs type tcp or http (this check is %s)",
+				      "health via: data_path needs type tcp or http (this check is %s): "
+				      "remove via (a %s check goes straight to the backend), or check "
+				      "a TCP port the backends serve on the VIP's address",
+				      h->type == MLV_HEALTH_UDP ? "udp" : "dns",
 				      h->type == MLV_HEALTH_UDP ? "udp" : "dns");
 		h->via = MLV_HEALTH_VIA_DIRECT;
 	}
@@ -620,6 +623,45 @@ void mlv_cfg_finish_announce(struct mlv_cfg_ctx *ctx, void *obj,
 			      reserved[cfg->announce_table - 253]);
 }
 
+/* A UDP VIP checked by tcp or http tests a TCP service: on the VIP's own
+ * port (health.port unset or equal to it) one the VIP does not have (a
+ * backend would look down, and fail open), through the data path on
+ * another port of the VIP's address one the VIP does not name. Both are
+ * warnings: a TCP service beside a UDP one exists (DNS), but an operator
+ * should say so in the VIP's own health. */
+static void check_udp_health(struct mlv_cfg_ctx *ctx,
+			     const struct mlv_vip_config *vip,
+			     const struct mlv_cfg_seen *seen)
+{
+	const struct mlv_health_config *h = &vip->health;
+	bool own = mlv_cfg_given(seen, "health");
+	const char *type = h->type == MLV_HEALTH_TCP ? "tcp" : "http";
+	struct mlv_src_pos at = own ? mlv_cfg_pos(seen, "health") : vip->pos;
+
+	if (vip->protocol != IPPROTO_UDP || mlv_vip_port_wild(vip) ||
+	    (h->type != MLV_HEALTH_TCP && h->type != MLV_HEALTH_HTTP))
+		return;
+	if (h->port == 0 || h->port == vip->port)
+		mlv_cfg_warn(ctx, at,
+			     "VIP '%s' is UDP but its health check is %s on the "
+			     "VIP's own port %u%s%s: that checks a TCP service it "
+			     "does not have (a backend would look down, and "
+			     "fail open); use type udp or dns, or set health.port "
+			     "to a TCP port the backends serve",
+			     vip->name, type, vip->port,
+			     h->via == MLV_HEALTH_VIA_DATA_PATH ?
+			     " through the data path" : "",
+			     own ? "" : " (from defaults.health)");
+	else if (h->via == MLV_HEALTH_VIA_DATA_PATH && !own)
+		mlv_cfg_warn(ctx, at,
+			     "VIP '%s' is UDP but inherits defaults.health: a %s "
+			     "check through the data path to port %u of the "
+			     "VIP's address, a TCP service there rather than "
+			     "the VIP (shared with any VIP checked the same "
+			     "way); give the VIP its own health, type udp or "
+			     "dns", vip->name, type, h->port);
+}
+
 void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			const struct mlv_cfg_seen *seen)
 {
@@ -655,20 +697,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			      vip->name);
 	mlv_cfg_check_vip_ports_hash(ctx, vip, seen);
 	mlv_cfg_check_acl(ctx, vip, seen);
-	if (vip->protocol == IPPROTO_UDP && vip->health.port == 0 &&
-	    !mlv_vip_port_wild(vip) &&   /* an error already: no one port */
-	    (vip->health.type == MLV_HEALTH_TCP ||
-	     vip->health.type == MLV_HEALTH_HTTP))
-		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "health") ?
-				  mlv_cfg_pos(seen, "health") : vip->pos,
-			     "VIP '%s' is UDP but its health check is %s on the "
-			     "VIP's own port %u%s: that checks a TCP service it "
-			     "does not have (a backend would look down, and "
-			     "fail open); use type udp or dns, or set health.port",
-			     vip->name,
-			     vip->health.type == MLV_HEALTH_TCP ? "tcp" : "http",
-			     vip->port, mlv_cfg_given(seen, "health") ? "" :
-			     " (from defaults.health)");
+	check_udp_health(ctx, vip, seen);
 	if (vip->n_backends == 0)
 		mlv_cfg_warn(ctx, mlv_cfg_given(seen, "backends") ?
 				  mlv_cfg_pos(seen, "backends") : vip->pos,

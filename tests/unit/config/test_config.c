@@ -376,6 +376,38 @@ static void test_unknown_keys(void **state)
 	unload(&l);
 }
 
+/* A typo in a required key is one error, the "did you mean", not also a
+ * missing key before it; a required key missing with no typo near it is
+ * still reported. */
+static void test_typo_in_required_key(void **state)
+{
+	const char *y = DP
+		"vips:\n"
+		"  - name: v\n"
+		"    adress: 192.0.2.1\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    backends: []\n"
+		"  - name: w\n"
+		"    port: 80\n"
+		"    protocol: tcp\n"
+		"    backends: []\n";
+	struct load l;
+	(void)state;
+
+	load(&l, y);
+	expect_rejected(&l);
+	expect_error(&l, y, "adress", "unknown key 'adress' (did you mean 'address'?)");
+	expect_error(&l, y, "name: w", "missing required key 'address' in a VIP");
+	for (size_t i = 0; i < l.d.n; i++)
+		if (strstr(l.d.items[i].message, "missing required key") &&
+		    l.d.items[i].pos.line == pos_of(y, "name: v", 0).line)
+			fail_msg("also reported missing: %s",
+				 l.d.items[i].message);
+	assert_int_equal(l.d.n_errors, 2);
+	unload(&l);
+}
+
 static void test_wrong_types(void **state)
 {
 	const char *y =
@@ -769,6 +801,9 @@ static void test_udp_and_dns_checks(void **state)
 		"     backends: [{name: b1, address: 10.0.0.11}]}\n"
 		"  - {name: web, address: 192.0.2.2, port: 8, protocol: udp,\n"
 		"     health: {type: http, port: 80},\n"
+		"     backends: [{name: b1, address: 10.0.0.11}]}\n"
+		"  - {name: own, address: 192.0.2.3, port: 9, protocol: udp,\n"
+		"     health: {type: tcp, port: 9},\n"
 		"     backends: [{name: b1, address: 10.0.0.11}]}\n";
 	const char *bad = DP
 		"vips:\n"
@@ -789,7 +824,11 @@ static void test_udp_and_dns_checks(void **state)
 	/* blind inherits tcp on its own UDP port 7; web checks port 80 */
 	expect_diag(&l, MLV_DIAG_WARNING, y, "{name: blind", 0,
 		    "VIP 'blind' is UDP but its health check is tcp on the VIP's own port 7 (from defaults.health)");
-	assert_int_equal(l.d.n, 1);
+	/* own names its own port 9 as health.port: the same TCP service
+	 * it does not have, warned at its health */
+	expect_diag(&l, MLV_DIAG_WARNING, y, "{type: tcp, port: 9}", 0,
+		    "VIP 'own' is UDP but its health check is tcp on the VIP's own port 9:");
+	assert_int_equal(l.d.n, 2);
 	assert_int_equal(mlv_health_check_config(l.cfg, why, sizeof(why)), MLV_OK);
 	unload(&l);
 
@@ -1994,6 +2033,7 @@ int main(void)
 		cmocka_unit_test(test_backends_sorted_by_name),
 		cmocka_unit_test(test_two_arm_and_families_accepted),
 		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_typo_in_required_key),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_new_flow_limits),

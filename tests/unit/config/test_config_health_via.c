@@ -77,11 +77,55 @@ static void test_inheritance(void **state)
 	unload(&l);
 }
 
+/* A UDP VIP that inherits a tcp or http check through the data path is
+ * warned, never silent: on its own port (no health.port) as a TCP
+ * service it does not have; on another port of its address as a check
+ * of something else than the VIP, shared with VIPs checked the same
+ * way. Its own udp check is not warned. */
+static void test_udp_inherits_data_path(void **state)
+{
+	const char *own_port = DP
+		"defaults:\n"
+		"  health: {type: http, via: data_path, path: /healthz}\n"
+		"vips:\n"
+		"  - {name: dns, address: 192.0.2.1, port: 53, protocol: udp,\n"
+		"     forwarding: gue, " BE "}\n";
+	const char *other_port = DP
+		"defaults:\n"
+		"  health: {type: http, port: 8080, via: data_path}\n"
+		"vips:\n"
+		"  - {name: dns, address: 192.0.2.1, port: 53, protocol: udp,\n"
+		"     forwarding: gue, " BE "}\n"
+		"  - {name: ok, address: 192.0.2.1, port: 54, protocol: udp,\n"
+		"     health: {type: udp}, " BE "}\n";
+	struct load l;
+	(void)state;
+
+	load(&l, own_port);
+	expect_ok(&l);
+	expect_diag(&l, MLV_DIAG_WARNING, own_port, "{name: dns", 0,
+		    "VIP 'dns' is UDP but its health check is http on the "
+		    "VIP's own port 53 through the data path (from "
+		    "defaults.health)");
+	assert_int_equal(l.d.n, 1);
+	unload(&l);
+
+	load(&l, other_port);
+	expect_ok(&l);
+	expect_diag(&l, MLV_DIAG_WARNING, other_port, "{name: dns", 0,
+		    "VIP 'dns' is UDP but inherits defaults.health: a http "
+		    "check through the data path to port 8080");
+	assert_int_equal(l.d.n, 1);
+	unload(&l);
+}
+
 static void test_datagram_checks_refused(void **state)
 {
 	static const struct { const char *type, *msg; } cases[] = {
-		{ "udp", "health via: data_path needs type tcp or http (this check is udp)" },
-		{ "dns, query: example.org", "health via: data_path needs type tcp or http (this check is dns)" },
+		{ "udp", "health via: data_path needs type tcp or http (this check is udp): "
+			 "remove via (a udp check goes straight to the backend)" },
+		{ "dns, query: example.org", "health via: data_path needs type tcp or http (this check is dns): "
+			 "remove via (a dns check goes straight to the backend)" },
 	};
 	(void)state;
 
@@ -177,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_direct_by_default),
 		cmocka_unit_test(test_inheritance),
+		cmocka_unit_test(test_udp_inherits_data_path),
 		cmocka_unit_test(test_datagram_checks_refused),
 		cmocka_unit_test(test_family_mismatch),
 		cmocka_unit_test(test_bad_value),
