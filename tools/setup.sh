@@ -34,6 +34,25 @@ HUGEPAGES=${MAGLEVD_HUGEPAGES:-1024}   # 2 MB pages: 2 GB for DPDK
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
+usage() {
+  cat <<EOF
+usage: tools/setup.sh [-h|--help]
+
+Prepares a fresh Debian 12 machine, as root, to build, run and test
+maglevd: installs debian/control's Build-Depends and the packages the
+tests, the lab, the fuzzers and the package test use (apt-get), and
+reserves hugepages (MAGLEVD_HUGEPAGES 2 MB pages, default 1024; until the
+next boot). Idempotent: a second run installs nothing and changes nothing
+that is already right. Takes no other arguments.
+EOF
+}
+
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  "") ;;
+  *) usage >&2; exit 2 ;;
+esac
+
 if [ "$(id -u)" -ne 0 ]; then
   log "must run as root (installs packages, reserves hugepages)"
   exit 1

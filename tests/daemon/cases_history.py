@@ -65,6 +65,29 @@ def check_vips_view():
           f"maglevctl vips: {r.stdout} {r.stderr}")
 
 
+def check_hops_text(hops_by_name):
+    """maglevctl table --hops: a summary before the slot list that adds up
+    to the JSON's hops, and the window in words, not milliseconds."""
+    r = run([maglevctl(), "-s", CONTROL["socket"], "table", "web", "--hops"])
+    check(r.returncode == 0, f"maglevctl table --hops: {r.stderr}")
+    lines = r.stdout.splitlines()
+    want = [sum(1 for row in hops_by_name if len(row) - 1 == k)
+            for k in (2, 1, 0)]
+    summary = (f"hops of {len(hops_by_name)} slots: {want[0]} with two, "
+               f"{want[1]} with one, {want[2]} with none")
+    check(summary in lines, f"no '{summary}' in:\n{r.stdout[:1500]}")
+    check(lines.index(summary) < lines.index("SLOT\tBACKEND\tHOPS"),
+          "the summary does not come before the slot list")
+    for name in ("b1", "b2", "b3", "b4"):
+        n = sum(1 for row in hops_by_name if name in row[1:])
+        check(any(ln.split() == [name, str(n)] for ln in lines),
+              f"{name} is a hop in {n} slots; maglevctl says:\n"
+              f"{r.stdout[:1500]}")
+    check(any(ln.startswith("second chance: ") and "window 10m, open, " in ln
+              and ln.endswith(" left") for ln in lines),
+          f"the window in words:\n{r.stdout[:800]}")
+
+
 def case_history_across_restart(maglevd, src, work):
     history = CONTROL["socket"] + ".state.history"
     three, four = ("b1", "b2", "b3"), ("b1", "b2", "b3", "b4")
@@ -79,6 +102,7 @@ def case_history_across_restart(maglevd, src, work):
             f.write(open(null_config(work, vips=sc_vip(four))).read())
         ctl_ok("reload")
         after_change = hops()
+        check_hops_text(after_change)
         sc_change = sc_state()
         now = owners()
         check(os.path.exists(history), f"{history} not written at the "

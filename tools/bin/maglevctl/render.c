@@ -52,6 +52,65 @@ static void print_duration(FILE *out, double s)
 	fprintf(out, "%llus\n", t % 60);
 }
 
+/* ms as "1h2m3s", "4m47s", "12s" or "350ms", into buf. */
+static const char *duration_text(char *buf, size_t len, long long ms)
+{
+	long long t = ms / 1000;
+	size_t n = 0;
+
+	if (ms < 1000) {
+		snprintf(buf, len, "%lldms", ms < 0 ? 0 : ms);
+		return buf;
+	}
+	buf[0] = '\0';
+	if (t >= 3600)
+		n += (size_t)snprintf(buf + n, len - n, "%lldh", t / 3600);
+	if (t >= 60 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%lldm", t / 60 % 60);
+	if (t % 60 && n < len)
+		snprintf(buf + n, len - n, "%llds", t % 60);
+	return buf;
+}
+
+/* The hops' summary before the slot list: slots by how many hops their
+ * packets carry, and each backend by how many slots name it as a hop. */
+static void hops_summary(const json_t *hops, const json_t *backends,
+			 FILE *out)
+{
+	size_t n_b = json_array_size(backends), i, k;
+	size_t by_count[8] = { 0 };
+	size_t *as_hop = calloc(n_b + 1, sizeof(*as_hop));
+	struct table t;
+	json_t *row, *h;
+
+	if (!as_hop)
+		return;
+	json_array_foreach(hops, i, row) {
+		size_t nh = json_array_size(row) ? json_array_size(row) - 1 : 0;
+
+		by_count[nh < 7 ? nh : 7]++;
+		json_array_foreach(row, k, h) {
+			json_int_t idx = json_integer_value(h);
+
+			if (k > 0 && idx >= 0 && (size_t)idx < n_b)
+				as_hop[idx]++;
+		}
+	}
+	fprintf(out, "\nhops of %zu slots: %zu with two, %zu with one, %zu "
+		"with none\n", json_array_size(hops), by_count[2], by_count[1],
+		by_count[0]);
+	table_init(&t, 2);
+	table_cell(&t, "BACKEND");
+	table_cell(&t, "HOP_IN_SLOTS");
+	for (i = 0; i < n_b; i++) {
+		table_cell(&t, "%s", str(json_array_get(backends, i), "name"));
+		table_cell(&t, "%zu", as_hop[i]);
+	}
+	table_print(&t, out);
+	table_free(&t);
+	free(as_hop);
+}
+
 /* ---- status ---- */
 
 static void ports_table(const json_t *ports, struct table *t)
@@ -541,12 +600,21 @@ static bool render_table(const json_t *r, FILE *out)
 	if (json_is_object(json_object_get(r, "second_chance"))) {
 		const json_t *sc = json_object_get(r, "second_chance");
 
+		char w[32], left[32];
+
+		if (num(sc, "window_left_ms") > 0)
+			snprintf(left, sizeof(left), "open, %s left",
+				 duration_text(w, sizeof(w),
+					       num(sc, "window_left_ms")));
+		else
+			snprintf(left, sizeof(left), "closed");
 		fprintf(out, "\nsecond chance: %lld slots carry their previous "
-			"owner as a hop; window %lld ms, %lld ms left\n",
-			num(sc, "previous_slots"), num(sc, "window_ms"),
-			num(sc, "window_left_ms"));
+			"owner as a hop; window %s, %s\n",
+			num(sc, "previous_slots"),
+			duration_text(w, sizeof(w), num(sc, "window_ms")), left);
 	}
 	if (json_is_array(json_object_get(r, "hops"))) {
+		hops_summary(json_object_get(r, "hops"), backends, out);
 		fprintf(out, "\nSLOT\tBACKEND\tHOPS\n");
 		json_array_foreach(json_object_get(r, "hops"), i, b) {
 			size_t k;
