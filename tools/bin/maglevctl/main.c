@@ -6,7 +6,7 @@
  *
  * Exit status: 0 the daemon replied ok; 1 it replied with an error;
  * 2 bad usage; 3 no reply (cannot connect, connection lost, timeout, a
- * reply that is not JSON); 4 drain --wait ran out of time with tracked
+ * reply that is not JSON); 4 drain --wait ran out of time with open
  * connections left.
  */
 #include <errno.h>
@@ -62,8 +62,8 @@ static void usage(FILE *out)
 "commands:\n", DEFAULT_TIMEOUT_S);
 	render_command_list(out);
 	fprintf(out, "  %-44s %s\n", "drain VIP BACKEND --wait [-t SECONDS]",
-		"then wait until it holds no tracked connection (default "
-		"300 s)");
+		"then wait until it holds no open connection on this "
+		"instance (default 300 s)");
 	fprintf(out, "  %-44s %s\n", "top [VIP] [-i SECONDS] [-n COUNT]",
 		"live per-VIP and per-backend rates (top --help)");
 }

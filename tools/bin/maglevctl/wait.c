@@ -105,6 +105,7 @@ int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 	json_t *pairs = drained_pairs(drain_reply);
 	double start = now_s(), deadline = start + wait_s;
 	json_int_t active = 0, inactive = 0, last = -1;
+	unsigned quiet = 0;
 	int rc;
 
 	if (!pairs) {
@@ -116,7 +117,12 @@ int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 			rc = MAGLEVCTL_EXIT_NO_REPLY;
 			break;
 		}
-		if (active + inactive == 0) {
+		/* what is left is what is open: closing entries wait out
+		 * their timeout in conntrack but carry nothing; a handshake
+		 * under way turns active within a poll, so it takes two
+		 * quiet polls in a row */
+		quiet = active == 0 ? quiet + 1 : 0;
+		if (quiet >= MAGLEVCTL_WAIT_QUIET_POLLS) {
 			rc = 0;
 			break;
 		}
@@ -124,12 +130,11 @@ int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 			rc = MAGLEVCTL_EXIT_WAIT_TIMEOUT;
 			break;
 		}
-		if (!json_out && active + inactive != last)
-			fprintf(out, "waiting: %lld tracked connection(s) "
-				"(%lld active, %lld inactive)\n",
-				(long long)(active + inactive),
+		if (!json_out && active != last)
+			fprintf(out, "waiting: %lld open connection(s) on this "
+				"instance (%lld opening or closing)\n",
 				(long long)active, (long long)inactive);
-		last = active + inactive;
+		last = active;
 		fflush(out);
 		nanosleep(&(struct timespec){ .tv_nsec = POLL_MS * 1000000L }, NULL);
 	}
@@ -140,17 +145,16 @@ int maglevctl_wait_drained(maglevctl_exchange_fn exchange, const char *path,
 		fprintf(out, "{\"ok\": %s, \"drained\": %s, \"remaining\": %lld, "
 			"\"active\": %lld, \"inactive\": %lld, "
 			"\"waited_s\": %.1f}\n", rc == 0 ? "true" : "false",
-			rc == 0 ? "true" : "false",
-			(long long)(active + inactive), (long long)active,
-			(long long)inactive, now_s() - start);
+			rc == 0 ? "true" : "false", (long long)active,
+			(long long)active, (long long)inactive, now_s() - start);
 	else if (rc == 0)
-		fprintf(out, "drained: no tracked connection left (%.1f s)\n",
-			now_s() - start);
+		fprintf(out, "drained: no open connection left on this instance "
+			"(%.1f s)%s\n", now_s() - start, inactive ?
+			"; closing entries wait out their timeouts" : "");
 	else
-		fprintf(out, "timeout after %d s: %lld tracked connection(s) "
-			"remain (%lld active, %lld inactive)\n", wait_s,
-			(long long)(active + inactive), (long long)active,
-			(long long)inactive);
+		fprintf(out, "timeout after %d s: %lld open connection(s) remain "
+			"on this instance (%lld opening or closing)\n", wait_s,
+			(long long)active, (long long)inactive);
 	json_decref(pairs);
 	return rc;
 }
