@@ -405,6 +405,18 @@ enum mlv_err mlv_daemon_ctl_open(struct mlv_daemon *d)
 	return MLV_OK;
 }
 
+/* mlv_ctl_state.check_path_counters: the data-path checks' programs'
+ * counters, once they are attached. */
+static bool check_path_counters(void *ctx, uint64_t *out)
+{
+	const struct mlv_daemon *d = ctx;
+
+	if (!d->check_path)
+		return false;
+	mlv_check_path_counters(d->check_path, out);
+	return true;
+}
+
 static uint32_t port_stats(void *ctx, const struct mlv_port_stats **out)
 {
 	return mlv_daemon_port_stats(ctx, out);
@@ -429,6 +441,7 @@ void mlv_daemon_ctl_workers(struct mlv_daemon *d)
 	st->port_stats = port_stats;
 	st->stats = d->stats;
 	st->health = d->health;
+	st->check_path_counters = check_path_counters;
 }
 
 /* XDP steering counters for /metrics, per steered interface; an

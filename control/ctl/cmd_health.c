@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "control/health/health.h"
+#include "dataplane/bpf/check_path/counters.h"
 
 /* One (VIP, backend); a pair the engine does not check (no engine entry:
  * the generation came before the sync) has "checked": false. */
@@ -45,6 +46,31 @@ static json_t *pair_json(const struct mlv_health *h, const char *vip,
 		json_decref(o);
 		return NULL;
 	}
+	return o;
+}
+
+/* The data-path checks' packets (carried, returned, dropped), or null
+ * when no check goes through the data path. */
+static json_t *data_path_json(const struct mlv_ctl_state *st)
+{
+	static const char *const names[] = {
+#define MLV_CP_NAME(id, name, help) name,
+		MLV_CP_COUNTERS(MLV_CP_NAME)
+#undef MLV_CP_NAME
+	};
+	uint64_t v[MLV_CP_CTR__COUNT];
+	json_t *o;
+
+	if (!st->check_path_counters ||
+	    !st->check_path_counters(st->ctx, v))
+		return json_null();
+	o = json_object();
+	for (int c = 0; o && c < MLV_CP_CTR__COUNT; c++)
+		if (json_object_set_new(o, names[c],
+					json_integer((json_int_t)v[c]))) {
+			json_decref(o);
+			return NULL;
+		}
 	return o;
 }
 
@@ -107,9 +133,10 @@ json_t *mlv_ctl_cmd_health(struct mlv_ctl_state *st, const json_t *args)
 	}
 	if (!backends || !vips)
 		goto oom;
-	return json_pack("{s:b, s:I, s:o, s:o, s:o}", "ok", 1,
+	return json_pack("{s:b, s:I, s:o, s:o, s:o, s:o}", "ok", 1,
 			 "generation", (json_int_t)gen->number,
 			 "engine", engine_json(st->health),
+			 "data_path", data_path_json(st),
 			 "vips", vips, "backends", backends);
 oom:
 	json_decref(backends);

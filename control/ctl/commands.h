@@ -203,6 +203,12 @@ struct mlv_ctl_state {
 	/* The health-check engine (control/health/health.h) behind backend_state,
 	 * for the `health` command; NULL: "health checks not available". */
 	const struct mlv_health *health;
+	/* The data-path checks' packet counters (dataplane/bpf/check_path/
+	 * counters.h), summed over CPUs, into out; false when no check goes
+	 * through the data path (the programs are not attached). NULL: the
+	 * same. A callback keeps this library free of libbpf. Control
+	 * thread. */
+	bool (*check_path_counters)(void *ctx, uint64_t *out);
 
 	/* Reload the config file and publish it (req: see struct
 	 * mlv_ctl_reload_req). On failure the running generation is

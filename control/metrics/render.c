@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "control/ctl/port_stats.h"
+#include "dataplane/bpf/check_path/counters.h"
 #include "control/tables/maglev.h"
 #include "control/metrics/page_internal.h"
 
@@ -382,6 +383,31 @@ static void page_health(struct mlv_metrics_page *p)
 	       "due health checks waiting for a free slot", hs.waiting);
 }
 
+static void page_check_path(struct mlv_metrics_page *p)
+{
+	static const char *const names[] = {
+#define MLV_CP_NAME(id, name, help) name,
+		MLV_CP_COUNTERS(MLV_CP_NAME)
+#undef MLV_CP_NAME
+	};
+	static const char name[] = "maglevd_health_data_path_packets_total";
+	uint64_t v[MLV_CP_CTR__COUNT];
+	struct mlv_expo_label l = { .name = "counter" };
+
+	if (!p->st->check_path_counters ||
+	    !p->st->check_path_counters(p->st->ctx, v))
+		return;
+	mlv_expo_family(p->f, name, MLV_EXPO_COUNTER,
+			"packets of health checks through the data path: "
+			"carried (re-addressed to the VIP and encapsulated), "
+			"returned (replies re-addressed to the check's "
+			"socket), dropped (could not be carried)");
+	for (int c = 0; c < MLV_CP_CTR__COUNT; c++) {
+		l.value = names[c];
+		mlv_expo_sample_u64(p->f, name, &l, 1, v[c]);
+	}
+}
+
 static void page_xdp(struct mlv_metrics_page *p)
 {
 	static const char *const outcomes[] = {
@@ -554,6 +580,7 @@ enum mlv_err mlv_metrics_render(struct mlv_metrics_renderer *r,
 	page_conntrack(&p);
 	err = mlv_metrics_page_lb(&p);
 	page_health(&p);
+	page_check_path(&p);
 	page_xdp(&p);
 	page_ports(&p);
 	page_announce(&p);

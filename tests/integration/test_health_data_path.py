@@ -288,6 +288,21 @@ def check_vip_address(hr, backends):
                           vip, be, h["vip_address"], lablib.vip(family)))
 
 
+def check_path_counters(lab):
+    """The data-path checks' packets: carried and returned grow while the
+    checks pass (the health reply and /metrics say the same), none
+    dropped."""
+    first = lab.ctl(1, "health")["data_path"]
+    check(isinstance(first, dict), "health: no data_path counters: %r"
+          % (first,))
+    lablib.wait_until(lambda: lab.ctl(1, "health")["data_path"]["returned"]
+                      > first["returned"], "data-path check replies", 10)
+    now = lab.ctl(1, "health")["data_path"]
+    check(now["carried"] > first["carried"] and now["dropped"] == 0,
+          "data_path counters %r then %r" % (first, now))
+    log("data-path check packets: %r" % now)
+
+
 def check_vips_view(lab):
     """vips says where each VIP's checks go, in JSON and in maglevctl's
     FEATURES column, before anything fails."""
@@ -324,6 +339,7 @@ def test(lab, args):
     br, hr = snapshot(lab)
     check_vip_address(hr, backends)
     check_vips_view(lab)
+    check_path_counters(lab)
     log("every backend up in every VIP after %.2fs; data-path checks: %s"
         % (took, ", ".join("%s %s %r" % (v, b, hr[(v, b)].get("last_result"))
                            for v in sorted(DATA_PATH_VIPS) for b in backends)))

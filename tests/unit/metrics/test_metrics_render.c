@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "control/health/health.h"
+#include "dataplane/bpf/check_path/counters.h"
 #include "control/metrics/expo.h"
 #include "control/metrics/render.h"
 #include "tests/support/ctl_fixture.h"
@@ -735,6 +736,49 @@ static void test_health_engine(void **state)
 	assert_false(tm_has(page, "maglevd_backend_packets_total"));
 	assert_false(tm_has(page, "maglevd_worker_rx_packets_total"));
 	assert_false(tm_has(page, "maglevd_conntrack_entries"));
+	/* no data-path checks attached: their family is left out */
+	assert_false(tm_has(page, "maglevd_health_data_path_packets_total"));
+	free(page);
+	checked_free(&c);
+}
+
+/* mlv_ctl_state.check_path_counters: carried 11, returned 7, dropped 2,
+ * once attached (ctx points at whether they are). */
+static bool fake_check_path(void *ctx, uint64_t *out)
+{
+	if (!*(bool *)ctx)
+		return false;
+	out[MLV_CP_CTR_CARRIED] = 11;
+	out[MLV_CP_CTR_RETURNED] = 7;
+	out[MLV_CP_CTR_DROPPED] = 2;
+	return true;
+}
+
+/* The data-path checks' packets, one sample per counter, while the
+ * programs are attached; nothing before. */
+static void test_check_path_counters(void **state)
+{
+	struct checked_state c;
+	bool attached = false;
+	char *page;
+
+	(void)state;
+	checked_init(&c, 9);
+	c.st.check_path_counters = fake_check_path;
+	c.st.ctx = &attached;
+	page = tm_render(&c.src, NULL);
+	assert_false(tm_has(page, "maglevd_health_data_path_packets_total"));
+	free(page);
+	attached = true;
+	page = tm_render(&c.src, NULL);
+	tm_check_structure(page);
+	assert_true(tm_has(page, "# TYPE maglevd_health_data_path_packets_total counter"));
+	assert_true(tm_value(page, "maglevd_health_data_path_packets_total"
+			     "{counter=\"carried\"}") == 11);
+	assert_true(tm_value(page, "maglevd_health_data_path_packets_total"
+			     "{counter=\"returned\"}") == 7);
+	assert_true(tm_value(page, "maglevd_health_data_path_packets_total"
+			     "{counter=\"dropped\"}") == 2);
 	free(page);
 	checked_free(&c);
 }
@@ -1176,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_no_backend_series),
 		cmocka_unit_test(test_health_engine),
+		cmocka_unit_test(test_check_path_counters),
 		cmocka_unit_test(test_health_check_histogram),
 		cmocka_unit_test(test_announce),
 		cmocka_unit_test(test_process_families),
