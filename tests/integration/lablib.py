@@ -122,7 +122,9 @@ class Lab:
 
     def up(self):
         self.is_up = True   # even half-way: down() must run
-        self.lab("up", "--forwarding", self.forwarding, "--vdev", self.vdev,
+        # --force: a test's lab is its own, whatever an earlier run left
+        self.lab("up", "--force", "--forwarding", self.forwarding,
+                 "--vdev", self.vdev,
                  "--backends", self.n_backends, "--clients", self.n_clients,
                  *(["--bgp"] if self.bgp else []))
         log("lab up: %s, %s, %d backends; source ports from %d "

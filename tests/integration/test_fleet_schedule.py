@@ -116,7 +116,8 @@ def decap_counters(lab, be):
     ctr = {}
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 2 and f[1].isdigit() and (
+        # sc_carried counts every frame with hops, not a hand-on
+        if len(f) >= 2 and f[1].isdigit() and f[0] != "sc_carried" and (
                 f[0].startswith("sc_") or f[0] in HANDON):
             ctr[f[0]] = int(f[1])
     return ctr
@@ -239,12 +240,13 @@ class Schedule:
 
     def wait_window_end(self):
         """Every second-chance VIP on both instances is past its window
-        (no slot carries a previous owner)."""
+        (window_left_ms 0: a connection no entry tracks goes to the
+        slot's owner first; the former owners stay hops)."""
         def ended():
             for lb in (1, 2):
                 for t in self.tables(lb).values():
                     sc = t["second_chance"]
-                    if sc and sc["previous_slots"]:
+                    if sc and sc["window_left_ms"]:
                         return False
             return True
         t0 = time.monotonic()

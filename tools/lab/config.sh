@@ -66,13 +66,30 @@ defaults:
   icmp_echo: reply            # ping a VIP through maglevd
   health: {type: $CFG_HEALTH_TYPE, port: $LAB_HTTP_PORT, path: /healthz, expect: 200,
            interval: $CFG_HEALTH_INTERVAL, timeout: $CFG_HEALTH_TIMEOUT,
-           rise: $CFG_HEALTH_RISE, fall: $CFG_HEALTH_FALL}
+           rise: $CFG_HEALTH_RISE, fall: $CFG_HEALTH_FALL$(health_via_key)}
+$(second_chance_section)
 vips:
 YAML
   emit_vip web4 "$LAB_VIP4" "$LAB_HTTP_PORT" tcp 4
   emit_vip web6 "$LAB_VIP6" "$LAB_HTTP_PORT" tcp 6
   emit_vip echo4 "$LAB_VIP4" "$LAB_UDP_PORT" udp 4
   emit_vip echo6 "$LAB_VIP6" "$LAB_UDP_PORT" udp 6
+}
+
+# --health-via data_path: the defaults' checks go through the data path.
+health_via_key() {
+  [ "$CFG_HEALTH_VIA" = data_path ] && printf ', via: data_path'
+  return 0
+}
+
+# --second-chance: on the VIPs it reaches (gue TCP; the others ignore
+# defaults.second_chance).
+second_chance_section() {
+  case $CFG_SECOND_CHANCE in
+    off) ;;
+    on) echo "  second_chance: {enabled: true}" ;;
+    *) echo "  second_chance: {enabled: true, window: $CFG_SECOND_CHANCE}" ;;
+  esac
 }
 
 # The routed lab: the VIP routes this LB's BIRD exports (tools/lab/bgp.sh).
@@ -144,6 +161,8 @@ config_defaults() {
   CFG_HEALTH_TIMEOUT=300ms
   CFG_HEALTH_RISE=2
   CFG_HEALTH_FALL=3
+  CFG_SECOND_CHANCE=off
+  CFG_HEALTH_VIA=direct
   local i spec=""
   for i in $(seq "$LAB_BACKENDS"); do spec+="be$i,"; done
   parse_backend_spec "${spec%,}"
@@ -151,6 +170,23 @@ config_defaults() {
 
 check_forwarding() {
   case $1 in ipip|gue|l2dsr) ;; *) die "forwarding '$1': ipip, gue or l2dsr" ;; esac
+}
+
+config_usage() {
+  cat <<EOF
+usage: tools/lab/lab config [OPTIONS]
+Prints a maglevd config for the lab (edit it, or write it to
+$LAB_STATE/lbN/maglevd.yaml and reload):
+  --instance 1|2                  the LB it is for (addresses, next hop)
+  --forwarding ipip|gue|l2dsr     --vdev af_xdp|af_packet
+  --backends be1,be2:200,be3:100:drain   (name[:weight[:active|drain]], or none)
+  --next-hop auto|gw|MAC          auto (default), gw: br0's MAC
+  --health http|tcp|none          --interval D --timeout D --rise N --fall N
+  --health-via direct|data_path   where the checks go (docs/health.md)
+  --second-chance off|on|WINDOW   on the gue TCP VIPs (docs/second-chance.md);
+                                  on: the default window (5m)
+  --conntrack N                   entries per worker
+EOF
 }
 
 # config_parse_args ARGS...: the options of "lab config" into CFG_*.
@@ -168,7 +204,14 @@ config_parse_args() {
       --rise) CFG_HEALTH_RISE=$2; shift 2 ;;
       --fall) CFG_HEALTH_FALL=$2; shift 2 ;;
       --conntrack) CFG_CONNTRACK=$2; shift 2 ;;
-      *) die "config: unknown option '$1' (see lab help)" ;;
+      --second-chance)
+        [[ $2 =~ ^(off|on|[0-9]+(ms|s|m|h))$ ]] || die "--second-chance: off, on or a window (30s, 10m)"
+        CFG_SECOND_CHANCE=$2; shift 2 ;;
+      --health-via)
+        case $2 in direct|data_path) ;; *) die "--health-via: direct or data_path" ;; esac
+        CFG_HEALTH_VIA=$2; shift 2 ;;
+      -h|--help) config_usage; exit 0 ;;
+      *) die "config: unknown option '$1' (lab config --help)" ;;
     esac
   done
 }
