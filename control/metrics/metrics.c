@@ -170,6 +170,7 @@ static enum mlv_err start_mhd(struct mlv_metrics *m,
 		/* the limits are admit()'s; MHD's own, above them, leaves
 		 * room for the evicted connections it has not closed yet */
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(2u * m->max_connections),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MLV_METRICS_CONN_MEMORY,
 		/* whole seconds, rounded up */
 		MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)((m->timeout_ms + 999u) / 1000u),

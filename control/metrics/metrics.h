@@ -42,12 +42,20 @@
 #include "control/metrics/render.h"
 
 /* A scrape takes milliseconds to ask for: 5 s is generous for any
- * client and short enough that a stalled one frees its slot soon. 8
- * connections an address leave room for a few Prometheus servers behind
- * one NAT; 128 in all is 16 such addresses, a few MB of buffers. */
-#define MLV_METRICS_DEFAULT_MAX_CONNECTIONS 128u
-#define MLV_METRICS_DEFAULT_MAX_PER_ADDRESS 8u
+ * client and short enough that a stalled one frees its slot soon. An
+ * idle connection costs a socket and its epoll entry, and its buffers
+ * are bounded (MLV_METRICS_CONN_MEMORY), so the limits are set far above
+ * what slow clients can fill, rather than turning newcomers away: a
+ * thousand clients trickling their headers from the scrape's own
+ * address, each back the moment it is closed, still leave it a slot. */
+#define MLV_METRICS_DEFAULT_MAX_CONNECTIONS 4096u
+#define MLV_METRICS_DEFAULT_MAX_PER_ADDRESS 2048u
 #define MLV_METRICS_DEFAULT_TIMEOUT_MS 5000u
+/* Bytes of buffers a connection may hold (libmicrohttpd's pool: the
+ * request's headers, the reply's): a scrape's request is a few hundred
+ * bytes; a larger one is answered 431 and closed. 4096 connections hold
+ * at most 32 MiB. The page itself is not in the pool. */
+#define MLV_METRICS_CONN_MEMORY 8192u
 /* A scrape's request arrives within a millisecond or so of its
  * connection; 100 ms covers a loaded host, and a client trickling its
  * headers has had far longer by the time a newer one needs its slot. */

@@ -208,8 +208,8 @@ static void test_defaults_applied(void **state)
 	assert_int_equal(c->control_socket_mode, 0660);
 	assert_string_equal(c->metrics_listen, "127.0.0.1:9478");
 	assert_int_equal(c->metrics_limits.timeout_ms, 5000);
-	assert_int_equal(c->metrics_limits.max_connections, 128);
-	assert_int_equal(c->metrics_limits.max_per_address, 8);
+	assert_int_equal(c->metrics_limits.max_connections, 4096);
+	assert_int_equal(c->metrics_limits.max_per_address, 2048);
 	assert_int_equal(c->default_table_size, MLV_MAGLEV_DEFAULT_SIZE);
 	assert_int_equal(c->default_forwarding, MLV_FWD_IPIP);
 	assert_int_equal(c->default_health.type, MLV_HEALTH_NONE);

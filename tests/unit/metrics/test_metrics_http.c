@@ -275,12 +275,19 @@ struct env {
 	struct mlv_metrics *m;
 };
 
-static struct mlv_metrics *start(struct ctl_fx *fx, const char *listen,
-				 uint32_t max_conn, uint32_t timeout_ms)
+/* The limits the eviction tests work against: a few connections an
+ * address, so that a handful of clients reach them. */
+#define TIGHT_MAX_CONNECTIONS 128u
+#define TIGHT_PER_ADDRESS 8u
+
+static struct mlv_metrics *start_limits(struct ctl_fx *fx, const char *listen,
+					uint32_t max_conn, uint32_t per_address,
+					uint32_t timeout_ms)
 {
 	struct mlv_metrics_params p = {
 		.listen = listen, .src = { .ctl = &fx->st },
-		.max_connections = max_conn, .timeout_ms = timeout_ms,
+		.max_connections = max_conn, .max_per_address = per_address,
+		.timeout_ms = timeout_ms,
 	};
 	struct mlv_metrics *m = NULL;
 	char err[256] = "";
@@ -292,6 +299,12 @@ static struct mlv_metrics *start(struct ctl_fx *fx, const char *listen,
 	return m;
 }
 
+static struct mlv_metrics *start(struct ctl_fx *fx, const char *listen,
+				 uint32_t max_conn, uint32_t timeout_ms)
+{
+	return start_limits(fx, listen, max_conn, 0, timeout_ms);
+}
+
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
@@ -299,6 +312,19 @@ static int setup(void **state)
 	assert_non_null(e);
 	ctl_fx_init(&e->fx);
 	e->m = start(&e->fx, "127.0.0.1:0", 0, 0);
+	*state = e;
+	return 0;
+}
+
+/* The server with TIGHT_* limits. */
+static int setup_tight(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	ctl_fx_init(&e->fx);
+	e->m = start_limits(&e->fx, "127.0.0.1:0", TIGHT_MAX_CONNECTIONS,
+			    TIGHT_PER_ADDRESS, 0);
 	*state = e;
 	return 0;
 }
@@ -637,7 +663,7 @@ static void slowloris(struct env *e, const char *from,
 	enum { SLOW = 40 };
 	struct client slow[SLOW];
 	struct trickle t = { .slow = slow, .n_slow = SLOW, .every_ms = 100 };
-	uint32_t some = MLV_METRICS_DEFAULT_MAX_PER_ADDRESS;
+	uint32_t some = TIGHT_PER_ADDRESS;
 
 	for (int i = 0; i < SLOW; i++)
 		client_open_from(&slow[i], mlv_metrics_port(e->m), AF_INET,
@@ -650,7 +676,7 @@ static void slowloris(struct env *e, const char *from,
 		      " evicted\n", st->refused, st->evicted);
 	/* the ones over the limit are closed, one way or the other */
 	assert_true(st->evicted + st->refused >=
-		    SLOW - MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
+		    SLOW - TIGHT_PER_ADDRESS);
 	for (int i = 0; i < SLOW; i++)
 		client_close(&slow[i]);
 }
@@ -662,7 +688,7 @@ static void test_slowloris_other_address(void **state)
 	struct mlv_metrics_server_stats st;
 
 	slowloris(*state, ATTACKER, &st);
-	assert_true(st.connections <= MLV_METRICS_DEFAULT_MAX_PER_ADDRESS);
+	assert_true(st.connections <= TIGHT_PER_ADDRESS);
 }
 
 /* From the scrape's own address (Prometheus on the same host as the
@@ -678,6 +704,74 @@ static void test_slowloris_same_address(void **state)
 	assert_true(st.evicted >= 1);   /* the scrape took a slow one's slot */
 }
 
+/* Raise the soft fd limit toward want (up to the hard one); the limit
+ * now. */
+static rlim_t fds_for(rlim_t want)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < want && rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	return rl.rlim_cur;
+}
+
+/* With the default limits: 1000 clients from the scrape's own address,
+ * each trickling a request that never ends and back the moment the
+ * server closes it (its request deadline, 5 s), while scrapes come every
+ * 300 ms for 7 s: each is answered within SCRAPE_WITHIN_MS, none
+ * refused. */
+static void test_reconnecting_slow_clients(void **state)
+{
+	enum { SLOW = 1000, SPARE = 200, SCRAPES = 24 };
+	struct env *e = *state;
+	struct client *slow;
+	struct trickle t;
+	struct mlv_metrics_server_stats st;
+	uint32_t some = SLOW / 2;
+	uint64_t back = 0;
+
+	if (fds_for(SLOW + SPARE) < SLOW + SPARE) {
+		print_message("fd limit too low for %d clients\n", SLOW);
+		skip();
+		return;
+	}
+	slow = calloc(SLOW, sizeof(*slow));
+	assert_non_null(slow);
+	t = (struct trickle){ .slow = slow, .n_slow = SLOW, .every_ms = 100 };
+	for (int i = 0; i < SLOW; i++)
+		client_open(&slow[i], mlv_metrics_port(e->m), AF_INET,
+			    "GET /metrics HTTP/1.1\r\n");
+	pump(e->m, NULL, 0, connections_at_least, &some);
+	for (int k = 0; k < SCRAPES; k++) {
+		/* the ones the server closed come back at once */
+		for (int i = 0; i < SLOW; i++) {
+			if (!slow[i].done)
+				continue;
+			client_close(&slow[i]);
+			client_open(&slow[i], mlv_metrics_port(e->m), AF_INET,
+				    "GET /metrics HTTP/1.1\r\n");
+			back++;
+		}
+		scrape_in_time(e->m, &t);
+		t.until_ms = mono_ms() + 300;
+		pump(e->m, NULL, 0, trickle_until, &t);
+	}
+	mlv_metrics_stats(e->m, &st);
+	/* the deadline closed them, and they came back */
+	assert_true(back >= SLOW / 2);
+	print_message("%d slow clients, %" PRIu64 " of them back after a "
+		      "close: %u connections, %" PRIu64 " refused, %"
+		      PRIu64 " evicted\n", SLOW, back, st.connections,
+		      st.refused, st.evicted);
+	assert_int_equal(st.refused, 0);
+	for (int i = 0; i < SLOW; i++)
+		client_close(&slow[i]);
+	free(slow);
+}
+
 /* 2000 idle connections from one address (fewer if the fd limit is
  * lower) do not keep a scrape waiting either. */
 static void test_idle_flood(void **state)
@@ -687,7 +781,7 @@ static void test_idle_flood(void **state)
 	struct env *e = *state;
 	struct rlimit rl;
 	struct client *idle;
-	uint32_t some = MLV_METRICS_DEFAULT_MAX_PER_ADDRESS;
+	uint32_t some = TIGHT_PER_ADDRESS;
 	size_t n = WANT;
 
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -746,6 +840,8 @@ static void test_log_rate(void **state)
 	unsigned lines = 0;
 	struct mlv_metrics_params p = {
 		.listen = "127.0.0.1:0", .src = { .ctl = &e->fx.st },
+		.max_connections = TIGHT_MAX_CONNECTIONS,
+		.max_per_address = TIGHT_PER_ADDRESS,
 		.log = count_line, .log_ctx = &lines,
 	};
 	struct mlv_metrics_server_stats st;
@@ -897,11 +993,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slowloris_other_address, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_slowloris_same_address, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_idle_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slowloris_other_address, setup_tight, teardown),
+		cmocka_unit_test_setup_teardown(test_slowloris_same_address, setup_tight, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_flood, setup_tight, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnecting_slow_clients, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_request_deadline, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_log_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_rate, setup_tight, teardown),
 		cmocka_unit_test_setup_teardown(test_ipv6_listen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_parameters, setup, teardown),
 	};
