@@ -336,8 +336,11 @@ enum mlv_err mlv_sc_history_save(const char *path,
 			 mlv_strerror(err));
 		return err;
 	}
-	err = mlv_file_replace(path, buf, len, 0600, MLV_FILE_DURABLE, why,
-			       why_len);
+	/* not synced: written at every table change, it must not hold the
+	 * control thread for the disk; a process crash keeps it (the page
+	 * cache does), a host crash leaves the last file the disk kept or
+	 * a damaged one, which the reader refuses */
+	err = mlv_file_replace(path, buf, len, 0600, 0, why, why_len);
 	free(buf);
 	return err;
 }

@@ -89,7 +89,8 @@ size_t mlv_sc_history_max_size(uint32_t vips, uint32_t max_table,
 			       uint32_t max_backends);
 
 /* Write h to path (mlv_file_replace: a checked directory, a temporary
- * file renamed over it, synced). MLV_OK or an error with why. */
+ * file renamed over it; not synced, see sc_history.c). MLV_OK or an
+ * error with why. */
 enum mlv_err mlv_sc_history_save(const char *path,
 				 const struct mlv_sc_history *h, char *why,
 				 size_t why_len);
