@@ -24,6 +24,8 @@
 #include "daemon/daemon.h"
 #include "control/base/log.h"
 #include "daemon/notify.h"
+#include "daemon/port_stats.h"
+#include "dataplane/worker/bond.h"
 #include "daemon/stats_file.h"
 
 /* How soon to retry reclaiming a replaced generation: workers pass a
@@ -34,7 +36,7 @@
 enum {
 	EV_SIGNAL = 1, EV_STATS, EV_RECLAIM, EV_CTL, EV_HEALTH, EV_WATCH,
 	EV_WATCH_TIMER, EV_RTNL, EV_NEXT_HOP_TICK, EV_WATCHDOG, EV_METRICS,
-	EV_RATES,
+	EV_RATES, EV_BONDS,
 };
 
 /* How often the control socket samples the counters for the rates in
@@ -50,6 +52,7 @@ struct loop {
 	int tick_tfd;            /* next-hop retries and re-checks */
 	int watchdog_tfd;
 	int rates_tfd;
+	int bonds_tfd;           /* bonded ports' members, every link_monitor */
 	bool reclaim_armed;
 	bool stats_failing;      /* log a failing stats file once, not per write */
 	struct mlv_config_watch watch;
@@ -189,6 +192,33 @@ static void reclaim(struct loop *l)
 		l->reclaim_armed = pending;
 }
 
+/* Bonded ports: fail over from (and back to) members whose kernel
+ * interface lost (regained) carrier, which their drivers do not report
+ * (dataplane/worker/bond.h); log what moved. */
+static void watch_bonds(struct loop *l)
+{
+	struct mlv_daemon *d = l->d;
+	bool moved = false;
+
+	for (uint32_t i = 0; i < d->ports.n; i++)
+		if (d->ports.port[i].bond && d->ports.port[i].started)
+			moved |= mlv_bond_steer(d->ports.port[i].port_id);
+	if (moved)
+		mlv_daemon_watch_links(d);
+}
+
+/* The shortest link_monitor of the bonded ports; 0: none. */
+static uint32_t bond_period_ms(const struct mlv_config *cfg)
+{
+	uint32_t ms = 0;
+
+	for (uint32_t i = 0; i < cfg->n_ports; i++)
+		if (cfg->ports[i].bond.enabled &&
+		    (!ms || cfg->ports[i].bond.link_monitor_ms < ms))
+			ms = cfg->ports[i].bond.link_monitor_ms;
+	return ms;
+}
+
 static void sample_rates(struct loop *l)
 {
 	struct timespec ts;
@@ -254,6 +284,13 @@ static enum mlv_err setup(struct loop *l, int sigfd)
 		mlv_err_log("rate sample timer: %s", strerror(errno));
 		return MLV_E_IO;
 	}
+	if (bond_period_ms(d->cfg)) {
+		l->bonds_tfd = periodic(l->ep, bond_period_ms(d->cfg), EV_BONDS);
+		if (l->bonds_tfd < 0) {
+			mlv_err_log("bond timer: %s", strerror(errno));
+			return MLV_E_IO;
+		}
+	}
 	sample_rates(l);
 	write_stats(l);
 	return MLV_OK;
@@ -308,6 +345,11 @@ static void dispatch(struct loop *l, uint32_t tag, int sigfd)
 	case EV_RATES:
 		drain_timer(l->rates_tfd);
 		sample_rates(l);
+		mlv_daemon_watch_links(l->d);   /* link changes into the log */
+		break;
+	case EV_BONDS:
+		drain_timer(l->bonds_tfd);
+		watch_bonds(l);
 		break;
 	}
 }
@@ -316,6 +358,7 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 {
 	struct loop l = { .d = d, .ep = -1, .stats_tfd = -1, .reclaim_tfd = -1,
 			  .tick_tfd = -1, .watchdog_tfd = -1, .rates_tfd = -1,
+			  .bonds_tfd = -1,
 			  .watch = { .inotify_fd = -1, .timer_fd = -1 } };
 	enum mlv_err err = setup(&l, sigfd);
 
@@ -379,6 +422,8 @@ enum mlv_err mlv_daemon_control_loop(struct mlv_daemon *d, int sigfd)
 		close(l.watchdog_tfd);
 	if (l.rates_tfd >= 0)
 		close(l.rates_tfd);
+	if (l.bonds_tfd >= 0)
+		close(l.bonds_tfd);
 	if (l.ep >= 0)
 		close(l.ep);
 	return err;

@@ -21,6 +21,13 @@ struct mlv_daemon;
 uint32_t mlv_daemon_port_stats(struct mlv_daemon *d,
 			       const struct mlv_port_stats **out);
 
+/* Log what changed since the last call in each started port's link and,
+ * for a bonded port, its members' links and which carry the traffic (a
+ * failover), at info (up) or warning (down) level; the first call logs a
+ * bond's starting state. Cheap: link states without waiting. Control
+ * thread, periodically. */
+void mlv_daemon_watch_links(struct mlv_daemon *d);
+
 /* Free what the readings hold. */
 void mlv_daemon_port_stats_free(struct mlv_daemon *d);
 

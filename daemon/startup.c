@@ -312,7 +312,7 @@ static enum mlv_err launch(struct mlv_daemon *d)
 
 /* The kernel interface behind each port, from the driver (net_af_xdp,
  * net_af_packet and net_tap report it; PCI, pcap files, null, ring do
- * not), for next_hop: auto. */
+ * not; a bond: its primary member's), for next_hop: auto. */
 static void find_ifindexes(struct mlv_daemon *d)
 {
 	for (uint32_t i = 0; i < d->ports.n; i++) {
@@ -321,6 +321,16 @@ static void find_ifindexes(struct mlv_daemon *d)
 		d->port_ifindex[i] = 0;
 		if (rte_eth_dev_info_get(d->ports.port[i].port_id, &info) == 0)
 			d->port_ifindex[i] = (int)info.if_index;
+		/* a bond has no interface of its own: its primary member's
+		 * (the kernel side of net_af_packet / net_af_xdp members) */
+		if (d->ports.port[i].bond) {
+			uint16_t m;
+
+			if (rte_eth_dev_get_port_by_name(d->cfg->ports[i].bond.members[0],
+							 &m) == 0 &&
+			    rte_eth_dev_info_get(m, &info) == 0)
+				d->port_ifindex[i] = (int)info.if_index;
+		}
 	}
 	/* host_tap: the served port's kernel side is its TAP */
 	int served, h = host_port(d->cfg, &served);

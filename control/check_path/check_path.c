@@ -176,6 +176,16 @@ enum mlv_err mlv_check_path_records(const struct mlv_health_tunnel *t,
 		out->has_mac = 1;
 		memcpy(out->mac, t->mac.bytes, sizeof(out->mac));
 	}
+	if (t->forwarding == MLV_FWD_IPIP &&
+	    t->outer_source.ip.family != MLV_AF_NONE) {
+		/* the outer header is of the backend's family */
+		if (t->outer_source.ip.family != t->backend.family ||
+		    t->outer_source.len > alen * 8)
+			return MLV_E_INVAL;
+		out->has_src = 1;
+		out->src_len = t->outer_source.len;
+		memcpy(out->src_prefix, t->outer_source.ip.bytes, alen);
+	}
 	memcpy(in_key->vip, t->vip.bytes, alen);
 	in_key->port = htons(t->port);
 	in_key->local_port = htons(t->local_port);
@@ -195,9 +205,17 @@ enum mlv_err mlv_check_path_add(struct mlv_check_path *cp,
 	enum mlv_err err = mlv_check_path_records(t, &ok, &ov, &ik, &iv);
 
 	if (err) {
+		bool one = t->backend.family == t->vip.family &&
+			   (t->vip.family == MLV_AF_INET ||
+			    t->vip.family == MLV_AF_INET6);
+
 		if (why && why_len)
-			snprintf(why, why_len, "the backend and the VIP are "
-				 "not of one family");
+			snprintf(why, why_len, "%s",
+				 one && t->forwarding == MLV_FWD_IPIP
+				 ? "the ipip source prefix is not of the "
+				   "backend's family"
+				 : "the backend and the VIP are not of one "
+				   "family");
 		return err;
 	}
 	if (bpf_map_update_elem(cp->out_fd, &ok, &ov, BPF_ANY)) {

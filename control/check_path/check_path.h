@@ -56,8 +56,9 @@ enum mlv_err mlv_check_path_attach(struct mlv_check_path *cp, int ifindex,
 bool mlv_check_path_attached(const struct mlv_check_path *cp, int ifindex);
 
 /* The map records of t: what cp_out and cp_in hold for it. Pure; any
- * thread. MLV_E_INVAL when t's addresses are not of one family or its
- * forwarding is unknown. */
+ * thread. MLV_E_INVAL when t's addresses are not of one family, its
+ * forwarding is unknown, or its ipip outer_source is of another family or
+ * longer than its addresses. */
 enum mlv_err mlv_check_path_records(const struct mlv_health_tunnel *t,
 				    struct mlv_cp_out_key *out_key,
 				    struct mlv_cp_out *out,

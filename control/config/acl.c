@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A VIP's source ACL in the config: `allow:` and `deny:` lists of CIDR
- * prefixes (schema_internal.h, MLV_CT_PREFIX_LIST), and the checks that
- * need both lists and the VIP's address. The semantics are the
+/* CIDR prefixes in the config: one (MLV_CT_PREFIX, such as ipip_source)
+ * or a VIP's source ACL, `allow:` and `deny:` lists of them
+ * (schema_internal.h, MLV_CT_PREFIX_LIST), and the checks that need both
+ * lists and the VIP's address. The semantics are the
  * generation's (control/generation/acl.h, docs/forwarding.md). */
 #include "control/config/schema_internal.h"
 
@@ -58,6 +59,43 @@ enum mlv_cfg_item mlv_cfg_prefix_item(struct mlv_cfg_ctx *ctx,
 	}
 	e->pos = it->pos;
 	return MLV_CFG_ITEM_OK;
+}
+
+bool mlv_cfg_convert_prefix(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
+			    const struct mlv_ynode *n, struct mlv_ip_prefix *dst)
+{
+	char canon[MLV_IP_PREFIX_STRLEN];
+	struct mlv_ip_prefix p;
+	const char *why = mlv_ip_prefix_parse(n->text, &p);
+	int fam = k->min == MLV_AF_INET6 ? 6 : 4;
+
+	if (why == mlv_ip_prefix_host_bits) {
+		mlv_cfg_error(ctx, n->pos,
+			      "'%s' for '%s' has address bits set past its "
+			      "length: write %s (or a longer length)", n->text,
+			      k->name, canonical_text(n->text, canon,
+						      sizeof(canon)));
+		return false;
+	}
+	if (why != NULL) {
+		mlv_cfg_error(ctx, n->pos, "'%s' for '%s' is not a CIDR prefix: %s",
+			      n->text, k->name, why);
+		return false;
+	}
+	if (p.ip.family != k->min) {
+		mlv_cfg_error(ctx, n->pos, "'%s' must be an IPv%d prefix, got %s",
+			      k->name, fam, n->text);
+		return false;
+	}
+	if (p.len < k->max) {
+		mlv_cfg_error(ctx, n->pos,
+			      "'%s' %s holds more addresses than a flow hash "
+			      "spreads over: use /%lld to /%d", k->name, n->text,
+			      (long long)k->max, fam == 4 ? 32 : 128);
+		return false;
+	}
+	*dst = p;
+	return true;
 }
 
 /* One entry of both lists, for sorting. */

@@ -104,6 +104,12 @@ struct mlv_acl_prefix_config {
 	struct mlv_src_pos pos;
 };
 
+/* The shortest ipip_source / ipip_source6 prefixes: the flow hash picks
+ * at most the last 16 bits of an outer IPv4 source (one word of its
+ * header checksum, added per packet) and the last 32 of an IPv6 one. */
+#define MLV_IPIP_SOURCE_MIN_LEN 16
+#define MLV_IPIP_SOURCE6_MIN_LEN 96
+
 /* Prefixes of one VIP's source ACL at most, allow and deny together. */
 #define MLV_VIP_ACL_MAX 1000000u
 
@@ -136,6 +142,11 @@ struct mlv_vip_config {
 	uint32_t source_prefix6;   /* hash: source, IPv6 source bits kept */
 	uint16_t mss_clamp;        /* MLV_MSS_CLAMP_OFF, _AUTO or bytes */
 	struct mlv_second_chance_config second_chance;
+	/* ipip: the prefix the outer IPv4 / IPv6 source is taken from by
+	 * the flow hash (docs/forwarding.md, "Outer sources"); family
+	 * MLV_AF_NONE: the transmitting port's address. */
+	struct mlv_ip_prefix ipip_source;
+	struct mlv_ip_prefix ipip_source6;
 	/* Source ACL (docs/forwarding.md, "Source ACLs"): prefixes of the
 	 * VIP's family, none in both lists; both empty: no ACL. */
 	uint32_t n_allow;
@@ -167,6 +178,31 @@ static inline uint16_t mlv_vip_port_last(const struct mlv_vip_config *v)
 const char *mlv_vip_port_format(uint16_t port, uint16_t port_last,
 				char *buf, size_t len);
 
+/* A bonded port's modes (DPDK net_bonding): one member carries the
+ * traffic, another takes over when its link fails; or IEEE 802.3ad
+ * (LACP) over all members with a partner switch. */
+enum mlv_bond_mode { MLV_BOND_ACTIVE_BACKUP = 0, MLV_BOND_8023AD };
+
+#define MLV_BOND_MAX_MEMBERS 8
+#define MLV_BOND_DEVICE_PREFIX "net_bonding"   /* DPDK's driver name */
+#define MLV_BOND_NAME_MAX 64    /* DPDK's RTE_ETH_NAME_MAX_LEN, with the NUL */
+
+/* `bond:` of a port: `device` is then the bonded device maglevd creates
+ * (a name starting with net_bonding) over the member devices, which the
+ * EAL arguments or PCI probing provide. */
+struct mlv_bond_config {
+	bool enabled;                /* the port has a bond: mapping */
+	enum mlv_bond_mode mode;
+	uint32_t n_members;          /* 2..MLV_BOND_MAX_MEMBERS */
+	char **members;              /* DPDK device names; the first is the
+					primary of active-backup */
+	bool has_mac;                /* the bond's MAC; else the first
+					member's */
+	struct mlv_mac mac;
+	uint32_t link_monitor_ms;    /* how often member links are polled */
+	struct mlv_src_pos pos;
+};
+
 struct mlv_port_config {
 	char name[MLV_NAME_MAX];
 	char device[MLV_PATH_MAX];   /* DPDK port: PCI address or vdev name */
@@ -192,6 +228,7 @@ struct mlv_port_config {
 	/* Set on the port the loader adds for host_tap: the name of the
 	 * port it serves; "" on configured ports. */
 	char host_for[MLV_NAME_MAX];
+	struct mlv_bond_config bond;
 	struct mlv_src_pos pos;
 };
 
@@ -284,6 +321,8 @@ struct mlv_config {
 	enum mlv_hash_fields default_hash;
 	uint16_t default_mss_clamp;    /* TCP VIPs only */
 	struct mlv_second_chance_config default_second_chance; /* gue TCP VIPs */
+	struct mlv_ip_prefix default_ipip_source;   /* ipip VIPs; none: family 0 */
+	struct mlv_ip_prefix default_ipip_source6;
 
 	uint32_t n_vips;
 	struct mlv_vip_config *vips;   /* in file order */

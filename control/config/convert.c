@@ -58,6 +58,8 @@ const char *mlv_cfg_type_desc(const struct mlv_cfg_key *k)
 		return "a list";
 	case MLV_CT_PREFIX_LIST:
 		return "a list of CIDR prefixes";
+	case MLV_CT_PREFIX:
+		return "a CIDR prefix";
 	case MLV_CT_MAP:
 		return "a mapping";
 	}
@@ -486,6 +488,8 @@ bool mlv_cfg_convert_scalar(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k
 		return mlv_cfg_convert_port_spec(ctx, k, n, obj);
 	case MLV_CT_MSS_CLAMP:
 		return convert_mss_clamp(ctx, k, n, dst);
+	case MLV_CT_PREFIX:
+		return mlv_cfg_convert_prefix(ctx, k, n, dst);
 	case MLV_CT_STRING_LIST:
 	case MLV_CT_PREFIX_LIST:
 	case MLV_CT_MAP:

@@ -31,6 +31,13 @@ void mlv_config_free(struct mlv_config *cfg)
 	for (i = 0; cfg->includes && i < cfg->n_includes; i++)
 		free(cfg->includes[i]);
 	free(cfg->includes);
+	for (i = 0; cfg->ports && i < cfg->n_ports; i++) {
+		struct mlv_bond_config *b = &cfg->ports[i].bond;
+
+		for (uint32_t m = 0; b->members && m < b->n_members; m++)
+			free(b->members[m]);
+		free(b->members);
+	}
 	free(cfg->ports);
 	if (cfg->vips != NULL)
 		for (i = 0; i < cfg->n_vips; i++)

@@ -30,6 +30,8 @@ static bool other_settings_differ(const struct mlv_vip_config *a,
 	       a->new_flows_burst != b->new_flows_burst ||
 	       a->quic != b->quic ||
 	       a->mss_clamp != b->mss_clamp ||
+	       memcmp(&a->ipip_source, &b->ipip_source, sizeof(a->ipip_source)) ||
+	       memcmp(&a->ipip_source6, &b->ipip_source6, sizeof(a->ipip_source6)) ||
 	       a->second_chance.enabled != b->second_chance.enabled ||
 	       a->second_chance.window_ms != b->second_chance.window_ms ||
 	       memcmp(&a->health, &b->health, sizeof(a->health)) != 0 ||

@@ -147,6 +147,31 @@ static const struct mlv_cfg_map conntrack_map = {
 	.n_keys = N_KEYS(conntrack_keys),
 };
 
+static const struct mlv_cfg_enum bond_mode_names[] = {
+	{ "active-backup", MLV_BOND_ACTIVE_BACKUP },
+	{ "802.3ad", MLV_BOND_8023AD },
+	{ NULL, 0 },
+};
+
+#define BC_ struct mlv_bond_config
+static const struct mlv_cfg_key bond_keys[] = {
+	{ .name = "members", .type = MLV_CT_STRING_LIST, FIELD(BC_, members),
+	  .aux = offsetof(BC_, n_members), .max = MLV_BOND_MAX_MEMBERS,
+	  .required = true },
+	{ .name = "mode", .type = MLV_CT_ENUM, FIELD(BC_, mode),
+	  .def = "active-backup", .sub = bond_mode_names },
+	{ .name = "mac", .type = MLV_CT_MAC, FIELD(BC_, mac),
+	  .aux = offsetof(BC_, has_mac), .doc_default = "the first member's" },
+	{ .name = "link_monitor", .type = MLV_CT_DURATION,
+	  FIELD(BC_, link_monitor_ms), .min = 10, .max = 10000, .def = "100ms" },
+};
+#undef BC_
+
+static const struct mlv_cfg_map bond_map = {
+	.what = "bond", .doc_name = NULL, .keys = bond_keys,
+	.n_keys = N_KEYS(bond_keys), .finish = mlv_cfg_finish_bond,
+};
+
 #define PC struct mlv_port_config
 static const struct mlv_cfg_key port_keys[] = {
 	{ .name = "name", .type = MLV_CT_NAME, FIELD(PC, name), .min = 1,
@@ -173,6 +198,8 @@ static const struct mlv_cfg_key port_keys[] = {
 	  .min = 1, .max = 32, .def = "24" },
 	{ .name = "host_prefix6", .type = MLV_CT_UINT, FIELD(PC, host_prefix6),
 	  .min = 1, .max = 128, .def = "64" },
+	{ .name = "bond", .type = MLV_CT_MAP, FIELD(PC, bond),
+	  .doc_default = "none", .sub = &bond_map },
 };
 #undef PC
 
@@ -331,6 +358,12 @@ static const struct mlv_cfg_key defaults_keys[] = {
 	  .def = "5tuple", .sub = hash_names },
 	{ .name = "second_chance", .type = MLV_CT_MAP,
 	  FIELD(CF, default_second_chance), .sub = &second_chance_map },
+	{ .name = "ipip_source", .type = MLV_CT_PREFIX,
+	  FIELD(CF, default_ipip_source), .min = MLV_AF_INET,
+	  .max = MLV_IPIP_SOURCE_MIN_LEN, .doc_default = "none" },
+	{ .name = "ipip_source6", .type = MLV_CT_PREFIX,
+	  FIELD(CF, default_ipip_source6), .min = MLV_AF_INET6,
+	  .max = MLV_IPIP_SOURCE6_MIN_LEN, .doc_default = "none" },
 };
 
 static const struct mlv_cfg_map defaults_map = {
@@ -425,6 +458,13 @@ static const struct mlv_cfg_key vip_keys[] = {
 	/* gue TCP VIPs only: the VIP's finish hook refuses it elsewhere */
 	{ .name = "second_chance", .type = MLV_CT_MAP, FIELD(VC, second_chance),
 	  .doc_default = "defaults.second_chance", .sub = &second_chance_map },
+	/* ipip VIPs only: the VIP's finish hook refuses them elsewhere */
+	{ .name = "ipip_source", .type = MLV_CT_PREFIX, FIELD(VC, ipip_source),
+	  .min = MLV_AF_INET, .max = MLV_IPIP_SOURCE_MIN_LEN,
+	  .doc_default = "defaults.ipip_source" },
+	{ .name = "ipip_source6", .type = MLV_CT_PREFIX, FIELD(VC, ipip_source6),
+	  .min = MLV_AF_INET6, .max = MLV_IPIP_SOURCE6_MIN_LEN,
+	  .doc_default = "defaults.ipip_source6" },
 	{ .name = "allow", .type = MLV_CT_PREFIX_LIST, FIELD(VC, allow),
 	  .aux = offsetof(VC, n_allow), .max = MLV_VIP_ACL_MAX,
 	  .doc_default = "[]" },

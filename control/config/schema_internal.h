@@ -49,6 +49,8 @@ enum mlv_cfg_type {
 	MLV_CT_STRING_LIST, /* char ** at offset, uint32_t count at aux */
 	MLV_CT_PREFIX_LIST, /* struct mlv_acl_prefix_config * at offset,
 			       uint32_t count at aux; at most max entries */
+	MLV_CT_PREFIX,      /* struct mlv_ip_prefix; min = its MLV_AF_*,
+			       max = the shortest length taken */
 	MLV_CT_MAP,         /* nested struct at offset; sub = mlv_cfg_map */
 	MLV_CT_LIST,        /* array pointer at offset, uint32_t count at aux;
 			       sub = mlv_cfg_list */
@@ -183,6 +185,12 @@ typedef enum mlv_cfg_item (*mlv_cfg_item_fn)(struct mlv_cfg_ctx *ctx,
 enum mlv_cfg_item mlv_cfg_prefix_item(struct mlv_cfg_ctx *ctx,
 				      const struct mlv_cfg_key *k,
 				      const struct mlv_ynode *it, void *elem);
+/* One CIDR prefix for key k (MLV_CT_PREFIX) into the struct
+ * mlv_ip_prefix at dst: of family k->min, at least k->max bits long, no
+ * address bits past its length. Returns false, with an error at n, when
+ * refused (dst untouched). */
+bool mlv_cfg_convert_prefix(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
+			    const struct mlv_ynode *n, struct mlv_ip_prefix *dst);
 /* A VIP's finish-hook checks of its allow / deny lists: the VIP's
  * family, no prefix in both lists, at most MLV_VIP_ACL_MAX in all. */
 void mlv_cfg_check_acl(struct mlv_cfg_ctx *ctx, struct mlv_vip_config *vip,

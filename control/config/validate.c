@@ -166,6 +166,90 @@ static void add_host_port(struct mlv_cfg_ctx *ctx, struct mlv_config *cfg,
 	host->pos = p->pos;
 }
 
+void mlv_cfg_finish_bond(struct mlv_cfg_ctx *ctx, void *obj,
+			 const struct mlv_cfg_seen *seen)
+{
+	struct mlv_bond_config *b = obj;
+	const struct mlv_ynode **items;
+
+	b->enabled = true;
+	b->pos = seen->node->pos;
+	if (!mlv_cfg_given(seen, "members"))
+		return;     /* required: reported by the walk */
+	if (b->n_members < 2) {
+		mlv_cfg_error(ctx, mlv_cfg_pos(seen, "members"),
+			      "a bond needs two members or more, got %u",
+			      b->n_members);
+		return;
+	}
+	items = mlv_cfg_list_items(ctx, mlv_cfg_value(seen, "members"),
+				   b->n_members);
+	if (items == NULL)
+		return;
+	for (uint32_t i = 0; i < b->n_members; i++) {
+		if (strncmp(b->members[i], MLV_BOND_DEVICE_PREFIX,
+			    strlen(MLV_BOND_DEVICE_PREFIX)) == 0)
+			mlv_cfg_error(ctx, items[i]->pos,
+				      "bond member '%s' is a bonded device; members are the NICs (or vdevs) under the bond",
+				      b->members[i]);
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(b->members[i], b->members[j]) == 0) {
+				mlv_cfg_error(ctx, items[i]->pos,
+					      "bond member '%s' is listed twice",
+					      b->members[i]);
+				break;
+			}
+	}
+	free(items);
+}
+
+/* Bonds: a bonded port's device is the bond maglevd creates (DPDK's
+ * bonding driver takes only names of its own prefix), and no device is
+ * both a member and a port, or a member of two bonds. */
+static void check_bonds(struct mlv_cfg_ctx *ctx, const struct mlv_config *cfg,
+			const struct mlv_ynode **items)
+{
+	for (uint32_t i = 0; i < cfg->n_ports; i++) {
+		const struct mlv_port_config *p = &cfg->ports[i];
+
+		if (p->bond.enabled &&
+		    strncmp(p->device, MLV_BOND_DEVICE_PREFIX,
+			    strlen(MLV_BOND_DEVICE_PREFIX)) != 0)
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "device"),
+				      "port '%s' has a bond, so its device is the bonded device maglevd creates: name it %s<something> (e.g. %s0), not '%s'",
+				      p->name, MLV_BOND_DEVICE_PREFIX,
+				      MLV_BOND_DEVICE_PREFIX, p->device);
+		if (p->bond.enabled && strlen(p->device) >= MLV_BOND_NAME_MAX)
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "device"),
+				      "port '%s': a bonded device's name is at most %u bytes (DPDK's limit)",
+				      p->name, MLV_BOND_NAME_MAX - 1);
+		if (!p->bond.enabled &&
+		    strncmp(p->device, MLV_BOND_DEVICE_PREFIX,
+			    strlen(MLV_BOND_DEVICE_PREFIX)) == 0)
+			mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "device"),
+				      "port '%s': device '%s' is a bonded device; describe it with a bond: mapping (members, mode) instead of EAL arguments",
+				      p->name, p->device);
+		for (uint32_t m = 0; p->bond.enabled && m < p->bond.n_members; m++) {
+			const char *dev = p->bond.members[m];
+
+			for (uint32_t j = 0; j < cfg->n_ports; j++) {
+				const struct mlv_port_config *q = &cfg->ports[j];
+
+				if (strcmp(q->device, dev) == 0)
+					mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "bond"),
+						      "bond member '%s' of port '%s' is also the device of port '%s'",
+						      dev, p->name, q->name);
+				for (uint32_t k = 0; j < i && q->bond.enabled &&
+				     k < q->bond.n_members; k++)
+					if (strcmp(q->bond.members[k], dev) == 0)
+						mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "bond"),
+							      "bond member '%s' of port '%s' is already a member of port '%s'",
+							      dev, p->name, q->name);
+			}
+		}
+	}
+}
+
 void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			      const struct mlv_cfg_seen *seen)
 {
@@ -224,6 +308,7 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 				exception = p;
 		}
 	}
+	check_bonds(ctx, cfg, items);
 	add_host_port(ctx, cfg, items, exception);
 	free(items);
 }
@@ -247,6 +332,31 @@ void mlv_cfg_init_vip(struct mlv_cfg_ctx *ctx, void *elem)
 	vip->hash = ctx->cfg->default_hash;
 	vip->mss_clamp = ctx->cfg->default_mss_clamp;
 	vip->second_chance = ctx->cfg->default_second_chance;
+	vip->ipip_source = ctx->cfg->default_ipip_source;
+	vip->ipip_source6 = ctx->cfg->default_ipip_source6;
+}
+
+/* ipip_source / ipip_source6 choose outer sources of ipip packets: on a
+ * VIP forwarded otherwise, setting one is an error (gue varies its UDP
+ * source port, l2dsr has no outer header) and the defaults do not reach
+ * it. */
+static void check_ipip_source(struct mlv_cfg_ctx *ctx,
+			      struct mlv_vip_config *vip,
+			      const struct mlv_cfg_seen *seen)
+{
+	static const char *const keys[] = { "ipip_source", "ipip_source6" };
+
+	if (vip->forwarding == MLV_FWD_IPIP)
+		return;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (mlv_cfg_given(seen, keys[i]))
+			mlv_cfg_error(ctx, mlv_cfg_pos(seen, keys[i]),
+				      "%s is only used with forwarding: ipip (VIP '%s' is %s): "
+				      "gue spreads flows by its UDP source port",
+				      keys[i], vip->name,
+				      mlv_forwarding_name(vip->forwarding));
+	memset(&vip->ipip_source, 0, sizeof(vip->ipip_source));
+	memset(&vip->ipip_source6, 0, sizeof(vip->ipip_source6));
 }
 
 /* A VIP's traffic may arrive on any port and leaves by that port's
@@ -676,6 +786,7 @@ void mlv_cfg_finish_vip(struct mlv_cfg_ctx *ctx, void *obj,
 			      "gue_port is only used with forwarding: gue (VIP '%s' uses %s)",
 			      vip->name, fwd_name(vip->forwarding));
 	check_mss_clamp(ctx, vip, seen);
+	check_ipip_source(ctx, vip, seen);
 	check_second_chance(ctx, vip, seen);
 	check_backends(ctx, vip, seen);
 	mlv_cfg_check_quic(ctx, vip, seen);

@@ -15,6 +15,10 @@ void mlv_cfg_finish_health(struct mlv_cfg_ctx *ctx, void *obj,
  * frame of the largest port MTU behind the headroom. */
 void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			      const struct mlv_cfg_seen *seen);
+/* A port's bond: marks it enabled; two members at least, none twice,
+ * none a bonded device itself. */
+void mlv_cfg_finish_bond(struct mlv_cfg_ctx *ctx, void *obj,
+			 const struct mlv_cfg_seen *seen);
 /* control: build_cpus is a CPU list (control/config/cpu_list.h). */
 void mlv_cfg_finish_control(struct mlv_cfg_ctx *ctx, void *obj,
 			    const struct mlv_cfg_seen *seen);

@@ -54,6 +54,27 @@ static const char *health_via(const struct mlv_ctl_state *st,
 	return "none";
 }
 
+/* The VIP's ipip_source (six: ipip_source6) as JSON: its prefix, or null
+ * when its outer sources are the ports' addresses. */
+static json_t *ipip_source(const struct mlv_ctl_state *st, const char *name,
+			   bool six)
+{
+	const struct mlv_config *cfg = mlv_ctl_config(st);
+	char buf[MLV_IP_PREFIX_STRLEN];
+
+	for (uint32_t i = 0; cfg && i < cfg->n_vips; i++) {
+		const struct mlv_ip_prefix *p = six ? &cfg->vips[i].ipip_source6 :
+						      &cfg->vips[i].ipip_source;
+
+		if (strcmp(cfg->vips[i].name, name) != 0)
+			continue;
+		if (p->ip.family == MLV_AF_NONE)
+			break;
+		return json_string(mlv_ip_prefix_format(p, buf, sizeof(buf)));
+	}
+	return json_null();
+}
+
 static json_t *vip_json(const struct mlv_ctl_state *st,
 			const struct mlv_generation *gen,
 			const struct mlv_gen_vip *v)
@@ -88,7 +109,11 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 		  json_object_set_new(o, "second_chance",
 				      json_boolean(v->second_chance)) ||
 		  json_object_set_new(o, "health_via",
-				      json_string(health_via(st, v->name))))) {
+				      json_string(health_via(st, v->name))) ||
+		  json_object_set_new(o, "ipip_source",
+				      ipip_source(st, v->name, false)) ||
+		  json_object_set_new(o, "ipip_source6",
+				      ipip_source(st, v->name, true)))) {
 		json_decref(o);
 		return NULL;
 	}

@@ -46,6 +46,34 @@ bool mlv_port_xstat_is_error(const char *name)
 	return false;
 }
 
+static json_t *link_json(enum mlv_port_link l)
+{
+	return l == MLV_PORT_LINK_UP ? json_string("up") :
+	       l == MLV_PORT_LINK_DOWN ? json_string("down") : json_null();
+}
+
+static json_t *members_json(const struct mlv_port_stats *p)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; a && i < p->n_members; i++) {
+		const struct mlv_port_member *m = &p->members[i];
+
+		if (json_array_append_new(a, json_pack(
+			    "{s:s, s:s, s:b, s:I, s:I, s:I, s:I}",
+			    "device", m->device ? m->device : "",
+			    "link", m->up ? "up" : "down", "active", m->active,
+			    "rx_packets", (json_int_t)m->rx_packets,
+			    "tx_packets", (json_int_t)m->tx_packets,
+			    "rx_errors", (json_int_t)m->rx_errors,
+			    "tx_errors", (json_int_t)m->tx_errors))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 json_t *mlv_port_stats_json(const struct mlv_port_stats *p, bool xstats)
 {
 	json_t *o = json_pack("{s:s, s:s, s:{}}", "name", p->name,
@@ -57,6 +85,11 @@ json_t *mlv_port_stats_json(const struct mlv_port_stats *p, bool xstats)
 		if (json_object_set_new(c, names[i],
 					json_integer((json_int_t)p->v[i])))
 			goto fail;
+	if (o && json_object_set_new(o, "link", link_json(p->link)))
+		goto fail;
+	if (o && p->n_members &&
+	    json_object_set_new(o, "members", members_json(p)))
+		goto fail;
 	if (!o || !xstats)
 		return o;
 	x = json_object();

@@ -55,6 +55,24 @@ struct mlv_port_xstat {
 	uint64_t value;
 };
 
+/* Members of a bonded port (`bond:`) at most. */
+#define MLV_PORT_MAX_MEMBERS 8
+
+/* One member of a bonded port: its link, whether it carries traffic
+ * (active-backup's member in use; a member of the 802.3ad aggregate),
+ * and its own NIC's frame and error counters. */
+struct mlv_port_member {
+	const char *device;      /* its DPDK device name */
+	bool up;
+	bool active;
+	uint64_t rx_packets, tx_packets;
+	uint64_t rx_errors, tx_errors;   /* ierrors + imissed, oerrors */
+};
+
+/* A port's link as its PMD reports it. */
+enum mlv_port_link { MLV_PORT_LINK_UNKNOWN = 0, MLV_PORT_LINK_UP,
+		     MLV_PORT_LINK_DOWN };
+
 struct mlv_port_stats {
 	const char *name;        /* the port's configured name */
 	const char *device;      /* its DPDK device name */
@@ -62,6 +80,9 @@ struct mlv_port_stats {
 	uint64_t v[MLV_PORT_CTR__COUNT];
 	uint32_t n_xstats;
 	const struct mlv_port_xstat *xstats;
+	enum mlv_port_link link;
+	uint32_t n_members;      /* a bonded port's members; 0: no bond */
+	struct mlv_port_member members[MLV_PORT_MAX_MEMBERS];
 };
 
 /* Names of the list above. */
@@ -74,8 +95,11 @@ const char *mlv_port_counter_help(enum mlv_port_counter c);
  * of errors, drops, misses, discards and mbuf shortages, by name. */
 bool mlv_port_xstat_is_error(const char *name);
 
-/* {"name", "device", "counters": {...}} and, with xstats, "xstats":
- * {name: value} of every extended statistic; NULL when out of memory. */
+/* {"name", "device", "link": "up" | "down" | null, "counters": {...}},
+ * with "members": [{"device", "link", "active", "rx_packets",
+ * "tx_packets", "rx_errors", "tx_errors"}] for a bonded port and, with
+ * xstats, "xstats": {name: value} of every extended statistic; NULL when
+ * out of memory. */
 json_t *mlv_port_stats_json(const struct mlv_port_stats *p, bool xstats);
 
 /* [one object per port] (above). */

@@ -739,8 +739,20 @@ static enum mlv_err build_encap(const struct mlv_config *cfg,
 						return MLV_E_CONFIG;
 					memcpy(ep.dst_mac, mlv_gen_port_next_hop(
 						       tx, b->address.family), 6);
+					const struct mlv_ip_prefix *pfx =
+						b->address.family == MLV_AF_INET6 ?
+						&cfg->vips[v].ipip_source6 :
+						&cfg->vips[v].ipip_source;
+
 					ep.outer_family = b->address.family;
 					memcpy(ep.outer_src, src->bytes, 16);
+					if (vip->forwarding == MLV_FWD_IPIP &&
+					    pfx->ip.family == b->address.family) {
+						/* a source prefix: its address,
+						 * the flow hash's host bits */
+						memcpy(ep.outer_src, pfx->ip.bytes, 16);
+						ep.outer_src_len = pfx->len;
+					}
 					memcpy(ep.outer_dst, b->address.bytes, 16);
 				}
 				if (mlv_encap_tmpl_init(&tmpls[(size_t)bi * gen->n_tx + s], &ep) != 0)

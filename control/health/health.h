@@ -178,6 +178,11 @@ struct mlv_health_tunnel {
 	uint16_t gue_port;             /* gue: outer UDP destination port */
 	bool has_mac;                  /* l2dsr: the backend's configured MAC */
 	struct mlv_mac mac;
+	/* ipip: the VIP's ipip_source (ipip_source6) prefix of the backend's
+	 * family, the outer source taken from it by the connection's flow
+	 * hash as the data plane takes it; family MLV_AF_NONE: none, the
+	 * packet's own source */
+	struct mlv_ip_prefix outer_source;
 };
 
 /* How the engine announces its data-path connections. open is called

@@ -74,6 +74,7 @@ struct health_spec {
 	uint16_t gue_port;
 	bool has_mac;
 	struct mlv_mac mac;
+	struct mlv_ip_prefix outer_source;   /* ipip; family 0: none */
 	/* The check's two texts, by type: http: the request path and the
 	 * Host header; udp: the datagram sent and the text the reply must
 	 * contain ("" = any reply); dns: the name queried and "". */

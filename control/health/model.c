@@ -51,12 +51,14 @@ uint64_t health_spec_hash(const struct health_spec *s)
 	mlv_siphash24_update(&st, &expect, sizeof(expect));
 	mlv_siphash24_update(&st, &s->address, sizeof(s->address));
 	if (s->via == MLV_HEALTH_VIA_DATA_PATH) {
-		uint32_t dp[3] = { (uint32_t)s->forwarding, s->gue_port,
-				   s->has_mac };
+		uint32_t dp[4] = { (uint32_t)s->forwarding, s->gue_port,
+				   s->has_mac, s->outer_source.len };
 
 		mlv_siphash24_update(&st, dp, sizeof(dp));
 		mlv_siphash24_update(&st, &s->vip, sizeof(s->vip));
 		mlv_siphash24_update(&st, &s->mac, sizeof(s->mac));
+		mlv_siphash24_update(&st, &s->outer_source.ip,
+				     sizeof(s->outer_source.ip));
 	}
 	mlv_siphash24_update(&st, s->path, strlen(s->path) + 1);
 	mlv_siphash24_update(&st, s->host, strlen(s->host) + 1);
@@ -76,6 +78,8 @@ bool health_spec_equal(const struct health_spec *a,
 	       a->forwarding == b->forwarding && a->gue_port == b->gue_port &&
 	       a->has_mac == b->has_mac &&
 	       memcmp(&a->mac, &b->mac, sizeof(a->mac)) == 0 &&
+	       mlv_ip_equal(&a->outer_source.ip, &b->outer_source.ip) &&
+	       a->outer_source.len == b->outer_source.len &&
 	       strcmp(a->path, b->path) == 0 && strcmp(a->host, b->host) == 0;
 }
 

@@ -216,6 +216,7 @@ static bool tunnel_open(struct mlv_health *h, struct health_conn *c,
 		.gue_port = s->gue_port,
 		.has_mac = s->has_mac,
 		.mac = s->mac,
+		.outer_source = s->outer_source,
 	};
 	if (!h->opts.tunnel.open) {
 		finish(h, p, MLV_HEALTH_RESULT_FAILED,

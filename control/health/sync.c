@@ -35,6 +35,11 @@ static void spec_of(const struct mlv_vip_config *v,
 		s->has_mac = v->forwarding == MLV_FWD_L2DSR && b->has_mac;
 		if (s->has_mac)
 			s->mac = b->mac;
+		/* the outer header is of the backend's family */
+		if (v->forwarding == MLV_FWD_IPIP)
+			s->outer_source = b->address.family == MLV_AF_INET6
+						  ? v->ipip_source6
+						  : v->ipip_source;
 	}
 	if (hc->type == MLV_HEALTH_HTTP) {
 		s->expect_status = hc->expect_status;

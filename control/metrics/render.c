@@ -444,6 +444,75 @@ static void page_xdp(struct mlv_metrics_page *p)
 
 /* ---- NIC counters per port (control/ctl/port_stats.h) ---- */
 
+/* Each port's link and, for a bonded port, each member's link, whether
+ * it carries traffic and its own frame and error counters. */
+static void page_port_links(struct mlv_metrics_page *p,
+			    const struct mlv_port_stats *ps, uint32_t n)
+{
+	static const char *const dir[2] = { "rx", "tx" };
+	struct mlv_expo_label l[3] = { { .name = "port" }, { .name = "member" },
+				       { .name = "direction" } };
+	bool bond = false;
+
+	mlv_expo_family(p->f, "maglevd_port_link_up", MLV_EXPO_GAUGE,
+			"1 while the port's link is up (a bonded port: while "
+			"a member's is), 0 while it is down");
+	for (uint32_t i = 0; i < n; i++) {
+		bond |= ps[i].n_members > 0;
+		if (ps[i].link == MLV_PORT_LINK_UNKNOWN)
+			continue;
+		l[0].value = ps[i].name;
+		mlv_expo_sample_u64(p->f, "maglevd_port_link_up", l, 1,
+				    ps[i].link == MLV_PORT_LINK_UP);
+	}
+	if (!bond)
+		return;
+	/* each family's samples together, as the exposition format wants */
+	for (int f = 0; f < 4; f++) {
+		static const char *const fam[4] = {
+			"maglevd_port_member_link_up",
+			"maglevd_port_member_active",
+			"maglevd_port_member_packets_total",
+			"maglevd_port_member_errors_total",
+		};
+		static const char *const help[4] = {
+			"a bonded port's member: 1 while its link is up",
+			"a bonded port's member: 1 while it carries traffic "
+			"(active-backup: the member in use; 802.3ad: in the "
+			"aggregate)",
+			"frames a bonded port's member received (rx) and sent (tx)",
+			"a bonded port's member: frames received in error or "
+			"missed (rx), failed to send (tx)",
+		};
+
+		mlv_expo_family(p->f, fam[f], f < 2 ? MLV_EXPO_GAUGE :
+				MLV_EXPO_COUNTER, help[f]);
+		for (uint32_t i = 0; i < n; i++) {
+			l[0].value = ps[i].name;
+			for (uint32_t m = 0; m < ps[i].n_members; m++) {
+				const struct mlv_port_member *mb = &ps[i].members[m];
+				const uint64_t v[4][2] = {
+					{ mb->up, 0 }, { mb->active, 0 },
+					{ mb->rx_packets, mb->tx_packets },
+					{ mb->rx_errors, mb->tx_errors },
+				};
+
+				l[1].value = mb->device;
+				if (f < 2) {
+					mlv_expo_sample_u64(p->f, fam[f], l, 2,
+							    v[f][0]);
+					continue;
+				}
+				for (int d = 0; d < 2; d++) {
+					l[2].value = dir[d];
+					mlv_expo_sample_u64(p->f, fam[f], l, 3,
+							    v[f][d]);
+				}
+			}
+		}
+	}
+}
+
 static void page_ports(struct mlv_metrics_page *p)
 {
 	const struct mlv_port_stats *ps = NULL;
@@ -471,6 +540,7 @@ static void page_ports(struct mlv_metrics_page *p)
 			mlv_expo_sample_u64(p->f, name, l, 1, ps[i].v[c]);
 		}
 	}
+	page_port_links(p, ps, n);
 	mlv_expo_family(p->f, "maglevd_port_xstat_errors_total",
 			MLV_EXPO_COUNTER,
 			"the NIC's extended counters of errors, drops, misses "

@@ -185,8 +185,21 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 		t->len = ETH_HLEN + IPV6_HLEN;
 	}
 	if (!gue) {
+		uint32_t bits = p->outer_family == 4 ? 32 : 128;
+		uint32_t most = p->outer_family == 4 ? 16 : 32;   /* host bits */
+
 		if (p->outer_family == 4)
 			t->layout = MLV_ENCAP_LAYOUT_IPIP4;
+		if (p->outer_src_len == 0 || p->outer_src_len >= bits)
+			return 0;
+		if (bits - p->outer_src_len > most ||
+		    (p->outer_src[bits / 8 - 4] << 24 | p->outer_src[bits / 8 - 3] << 16 |
+		     p->outer_src[bits / 8 - 2] << 8 | p->outer_src[bits / 8 - 1]) &
+		    (uint32_t)(((uint64_t)1 << (bits - p->outer_src_len)) - 1))
+			return -1;   /* too short, or host bits set */
+		t->src_mask = (uint32_t)(((uint64_t)1 << (bits - p->outer_src_len)) - 1);
+		if (p->outer_family == 4)
+			t->layout = MLV_ENCAP_LAYOUT_IPIP4_SRC;
 		return 0;
 	}
 
@@ -319,6 +332,16 @@ void mlv_encap__apply_other(uint8_t *out, const struct mlv_encap_tmpl *t,
 	 * ECMP on the way to the backend keeps a flow on one path. */
 	wr32(ip, 0x60000000u | (uint32_t)inner_tos << 20 |
 		 (flow_hash & IPV6_FLOW_LABEL_MASK));
+	if (t->src_mask) {
+		/* a source prefix: its host bits (zero in the template) from
+		 * the flow hash, for the backends' NICs that hash outer
+		 * addresses only */
+		uint8_t *last = ip + 8 + 12;
+
+		wr32(last, ((uint32_t)last[0] << 24 | (uint32_t)last[1] << 16 |
+			    (uint32_t)last[2] << 8 | last[3]) |
+			   (flow_hash & t->src_mask));
+	}
 	mlv_encap__put16(ip + 4, gue ? udp_len : inner_l3_len);
 	if (gue) {
 		uint8_t *udp = out + OFF_UDP6;

@@ -7,7 +7,8 @@
  *
  * The control plane prepares one template per (backend, transmitting port)
  * in each generation with every constant byte in place; per packet the
- * worker only fills lengths, checksums, DSCP and the GUE source port.
+ * worker only fills lengths, checksums, DSCP, the GUE source port and,
+ * with a source prefix, the outer source's host bits.
  * Plain C on byte buffers, no DPDK types. Pure: any thread.
  */
 #ifndef MLV_ENCAP_H
@@ -36,6 +37,8 @@ enum mlv_encap_layout {
 	MLV_ENCAP_LAYOUT_IPIP4,     /* Ethernet + IPv4: 34 bytes */
 	MLV_ENCAP_LAYOUT_GUE4,      /* Ethernet + IPv4 + UDP + GUE: 46 bytes */
 	MLV_ENCAP_LAYOUT_L2DSR,     /* Ethernet: 14 bytes */
+	MLV_ENCAP_LAYOUT_IPIP4_SRC, /* IPIP4 with the source's host bits
+				       from the flow hash */
 };
 
 /* One cache line for every layout the workers write inline (their
@@ -45,6 +48,10 @@ struct mlv_encap_tmpl {
 	uint32_t csum_partial;  /* outer IPv4 header sum of constant fields,
 				   or the UDP pseudo-header constant part
 				   (second chance: without the hop block) */
+	uint32_t src_mask;      /* ipip with a source prefix: its host bits
+				   (the last 32 bits of the source, host
+				   order), taken from the flow hash; 0: the
+				   source is the template's */
 	uint8_t len;            /* bytes of hdr written in front of the inner IP packet
 				   (14 for L2 DSR: only the Ethernet header) */
 	uint8_t method;         /* enum mlv_encap_method */
@@ -62,7 +69,12 @@ struct mlv_encap_params {
 	uint8_t src_mac[6];      /* the transmitting port's MAC */
 	uint8_t dst_mac[6];      /* next hop (IPIP/GUE) or the backend (L2 DSR) */
 	uint8_t outer_family;    /* family of src/dst below (IPIP/GUE) */
-	uint8_t outer_src[16];   /* the transmitting port's address */
+	uint8_t outer_src[16];   /* the transmitting port's address, or a
+				    source prefix's first address */
+	uint8_t outer_src_len;   /* ipip: the prefix length of outer_src,
+				    at least /16 (IPv4) or /96 (IPv6): the
+				    host bits come from the flow hash; 0 or
+				    the full length: outer_src as is */
 	uint8_t outer_dst[16];   /* the backend's address */
 	uint8_t inner_family;    /* the VIP's family */
 	uint16_t gue_port;       /* GUE: UDP destination port, host order */
@@ -79,7 +91,10 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
  * inner IP packet of inner_l3_len bytes (the caller has already moved the
  * frame start: removed the old Ethernet/VLAN header and prepended room).
  * inner_tos is copied to the outer DSCP (ECN bits too: RFC 6040 normal
- * mode); flow_hash picks the GUE source port. Outer checksums complete. */
+ * mode); flow_hash picks the GUE source port, the IPv6 flow label and the
+ * host bits of a source prefix (flow_hash & src_mask, so the same flow
+ * has the same outer source on every instance). Outer checksums
+ * complete. */
 static inline void mlv_encap_apply(uint8_t *out,
 				   const struct mlv_encap_tmpl *t,
 				   uint16_t inner_l3_len, uint8_t inner_tos,
@@ -200,6 +215,18 @@ static inline void mlv_encap_apply(uint8_t *out,
 	} else if (t->layout == MLV_ENCAP_LAYOUT_L2DSR) {
 		memcpy(out, t->hdr, 8);
 		memcpy(out + 6, t->hdr + 6, 8);
+	} else if (t->layout == MLV_ENCAP_LAYOUT_IPIP4_SRC) {
+		/* The host bits sit in the source's last word (a prefix of
+		 * /16 or longer), zero in the template: adding them to that
+		 * word and to the checksum's sum carries nowhere. */
+		uint32_t host = flow_hash & t->src_mask;
+
+		memcpy(out, t->hdr, 16);
+		memcpy(out + 16, t->hdr + 16, 16);
+		memcpy(out + 18, t->hdr + 18, 16);
+		mlv_encap__put16(ip + 14, (uint32_t)ip[14] << 8 | ip[15] | host);
+		mlv_encap__ipv4_fill(ip, t->csum_partial + host,
+				     20u + inner_l3_len, inner_tos);
 	} else {
 		mlv_encap__apply_other(out, t, inner_l3_len, inner_tos, flow_hash);
 	}

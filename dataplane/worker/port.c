@@ -12,6 +12,7 @@
 #include "control/config/mbuf_size.h"
 #include "control/base/log.h"
 #include "dataplane/packet/encap.h"
+#include "dataplane/worker/bond.h"
 #include "dataplane/worker/worker.h"
 
 /* control/config/mbuf_size.h computes data rooms without DPDK's headers */
@@ -61,8 +62,26 @@ static enum mlv_err find_devices(struct mlv_ports *ps,
 	for (uint32_t i = 0; i < cfg->n_ports; i++) {
 		const struct mlv_port_config *pc = &cfg->ports[i];
 		uint16_t pid;
+		enum mlv_err err;
 
-		if (rte_eth_dev_get_port_by_name(pc->device, &pid) != 0) {
+		if (pc->bond.enabled) {
+			/* the bond is maglevd's to make, over its members */
+			err = mlv_bond_create(pc, mlv_lcore_socket(rte_get_main_lcore()),
+					      &pid);
+			if (err)
+				return err;
+			ps->port[i].bond = true;
+			/* the config keeps bond names below 64 bytes */
+			snprintf(ps->port[i].device, sizeof(ps->port[i].device),
+				 "%.*s", (int)sizeof(ps->port[i].device) - 1,
+				 pc->device);
+			mlv_info("port %s: bond %s (%s) over %u members, "
+				 "primary %s, links polled every %u ms",
+				 pc->name, pc->device,
+				 pc->bond.mode == MLV_BOND_8023AD ? "802.3ad" :
+				 "active-backup", pc->bond.n_members,
+				 pc->bond.members[0], pc->bond.link_monitor_ms);
+		} else if (rte_eth_dev_get_port_by_name(pc->device, &pid) != 0) {
 			list_ports(known, sizeof(known));
 			mlv_err_log("port %s: device '%s' is not a DPDK port "
 				    "(ports found: %s); add it to the EAL "
@@ -359,6 +378,10 @@ void mlv_ports_close(struct mlv_ports *ps)
 				mlv_warn("DPDK port %u: close failed: %s",
 					 p->port_id, rte_strerror(-ret));
 			p->configured = false;
+		}
+		if (p->bond) {
+			mlv_bond_free(p->device);
+			p->bond = false;
 		}
 	}
 	for (unsigned s = 0; s < RTE_MAX_NUMA_NODES; s++) {

@@ -38,6 +38,9 @@ struct mlv_port {
 	bool configured;         /* rte_eth_dev_configure succeeded: close it */
 	bool rxq_failed;         /* an RX queue setup failed: never close it */
 	bool started;            /* rte_eth_dev_start succeeded: stop it */
+	bool bond;               /* a bonded device maglevd created (`bond:`):
+				    freed after its close */
+	char device[64];         /* its DPDK name (RTE_ETH_NAME_MAX_LEN) */
 };
 
 struct mlv_ports {

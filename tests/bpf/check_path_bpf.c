@@ -12,6 +12,13 @@
  *    without a configured MAC), a SYN with an MSS option and a segment
  *    with an odd-length HTTP request each; other TCP, UDP and non-IP
  *    frames untouched;
+ *  - ipip with an ipip_source (ipip_source6) prefix: the outer source
+ *    the prefix with the host bits of maglevd's flow hash
+ *    (mlv_flow_hash of a key built here from the packet's fields), for
+ *    several check ports inside the prefix with a right IPv4 header
+ *    checksum; a host prefix as it is; gue ignoring a prefix;
+ *  - mlv_check_path_records: the prefix in the out record, refused when
+ *    of the other family or too long;
  *  - mlv_check_in: replies from the VIP re-addressed to the backend,
  *    others untouched.
  * Runs in a private network namespace. Needs root (exits 77, skipped,
@@ -34,6 +41,7 @@
 #include <netinet/in.h>
 
 #include "control/check_path/check_path.h"
+#include "dataplane/packet/flow_hash.h"
 #include "tests/bpf/bpf_test_env.h"
 #include "tc_check_path.skel.h"
 
@@ -50,6 +58,11 @@ static const uint8_t BE_MAC[6]   = { 0x02, 0, 0, 0, 0x01, 0x11 };
 #define BACKEND6 "fd00:1::5"
 #define VIP6     "2001:db8::10"
 #define CHECK_PORT 80
+/* ipip outer source prefixes (ipip_source, ipip_source6) */
+#define SRC4     "10.77.0.16/28"
+#define SRC6     "fd00:77::100/120"
+#define SRC4_ONE "10.77.1.9/32"
+#define SRC6_ONE "fd00:77::1:9/128"
 #define GUE_PORT 6080
 #define OTHER_LOCAL_PORT 40999
 
@@ -62,7 +75,13 @@ static const uint8_t BE_MAC[6]   = { 0x02, 0, 0, 0, 0x01, 0x11 };
 enum {
 	P_IPIP4 = 40001, P_GUE4, P_L2MAC4, P_L2BARE4,
 	P_IPIP6 = 40011, P_GUE6, P_L2MAC6, P_L2BARE6,
+	/* ipip with SRC4 / SRC6: N_SRC_PORTS checks each */
+	P_SRC4 = 40021,
+	P_SRC6 = 40031,
+	/* ipip with SRC4_ONE / SRC6_ONE; gue with SRC4 / SRC6 */
+	P_ONE4 = 40041, P_ONE6, P_GUESRC4, P_GUESRC6,
 };
+#define N_SRC_PORTS 6
 
 static struct tc_check_path_bpf *skel;
 static int out_fd = -1, in_fd = -1, ctr_fd = -1;
@@ -276,10 +295,10 @@ static uint32_t build_frame(uint8_t *buf, const struct seg *s)
 
 /* What check packet s must become with method (MLV_CP_*): its
  * destination the VIP, then the outer headers. dmac: the frame's
- * destination MAC. */
+ * destination MAC; osrc: ipip's outer source, NULL for s's own. */
 static uint32_t build_carried(uint8_t *buf, const struct seg *s,
 			      const char *vip, int method,
-			      const uint8_t *dmac)
+			      const uint8_t *dmac, const uint8_t *osrc)
 {
 	struct seg in = *s;
 	uint8_t inner[FRAME_CAP];
@@ -320,11 +339,13 @@ static uint32_t build_carried(uint8_t *buf, const struct seg *s,
 		return n + hlen + ulen;
 	}
 	memcpy(o + hlen, inner, ilen);
+	if (!osrc)
+		osrc = s->src;
 	if (s->family == 4)
 		ip4_header(o, (uint16_t)(20 + ilen), 0, 0x4000, 64,
-			   IPPROTO_IPIP, s->src, s->dst);
+			   IPPROTO_IPIP, osrc, s->dst);
 	else
-		ip6_header(o, (uint16_t)ilen, IPPROTO_IPV6, 64, s->src, s->dst);
+		ip6_header(o, (uint16_t)ilen, IPPROTO_IPV6, 64, osrc, s->dst);
 	return n + hlen + ilen;
 }
 
@@ -458,9 +479,10 @@ static void expect_untouched(int prog_fd, const uint8_t *in, uint32_t len)
 
 /* ---- setup: one check (tunnel) per case, as maglevd adds them ---- */
 
+/* src_prefix: the tunnel's outer_source, NULL for none. */
 static void add_tunnel(const char *backend, const char *vip,
 		       uint16_t local_port, enum mlv_forwarding fwd,
-		       bool has_mac)
+		       bool has_mac, const char *src_prefix)
 {
 	struct mlv_health_tunnel t;
 	struct mlv_cp_out_key ok;
@@ -477,6 +499,8 @@ static void add_tunnel(const char *backend, const char *vip,
 	t.gue_port = GUE_PORT;
 	t.has_mac = has_mac;
 	memcpy(t.mac.bytes, BE_MAC, 6);
+	if (src_prefix)
+		assert_null(mlv_ip_prefix_parse(src_prefix, &t.outer_source));
 	assert_int_equal(mlv_check_path_records(&t, &ok, &ov, &ik, &iv),
 			 MLV_OK);
 	assert_int_equal(bpf_map_update_elem(out_fd, &ok, &ov, BPF_ANY), 0);
@@ -495,14 +519,24 @@ static int group_setup(void **state)
 	out_fd = bpf_map__fd(skel->maps.cp_out);
 	in_fd = bpf_map__fd(skel->maps.cp_in);
 	ctr_fd = bpf_map__fd(skel->maps.cp_counters);
-	add_tunnel(BACKEND4, VIP4, P_IPIP4, MLV_FWD_IPIP, false);
-	add_tunnel(BACKEND4, VIP4, P_GUE4, MLV_FWD_GUE, false);
-	add_tunnel(BACKEND4, VIP4, P_L2MAC4, MLV_FWD_L2DSR, true);
-	add_tunnel(BACKEND4, VIP4, P_L2BARE4, MLV_FWD_L2DSR, false);
-	add_tunnel(BACKEND6, VIP6, P_IPIP6, MLV_FWD_IPIP, false);
-	add_tunnel(BACKEND6, VIP6, P_GUE6, MLV_FWD_GUE, false);
-	add_tunnel(BACKEND6, VIP6, P_L2MAC6, MLV_FWD_L2DSR, true);
-	add_tunnel(BACKEND6, VIP6, P_L2BARE6, MLV_FWD_L2DSR, false);
+	add_tunnel(BACKEND4, VIP4, P_IPIP4, MLV_FWD_IPIP, false, NULL);
+	add_tunnel(BACKEND4, VIP4, P_GUE4, MLV_FWD_GUE, false, NULL);
+	add_tunnel(BACKEND4, VIP4, P_L2MAC4, MLV_FWD_L2DSR, true, NULL);
+	add_tunnel(BACKEND4, VIP4, P_L2BARE4, MLV_FWD_L2DSR, false, NULL);
+	add_tunnel(BACKEND6, VIP6, P_IPIP6, MLV_FWD_IPIP, false, NULL);
+	add_tunnel(BACKEND6, VIP6, P_GUE6, MLV_FWD_GUE, false, NULL);
+	add_tunnel(BACKEND6, VIP6, P_L2MAC6, MLV_FWD_L2DSR, true, NULL);
+	add_tunnel(BACKEND6, VIP6, P_L2BARE6, MLV_FWD_L2DSR, false, NULL);
+	for (uint16_t i = 0; i < N_SRC_PORTS; i++) {
+		add_tunnel(BACKEND4, VIP4, P_SRC4 + i, MLV_FWD_IPIP, false,
+			   SRC4);
+		add_tunnel(BACKEND6, VIP6, P_SRC6 + i, MLV_FWD_IPIP, false,
+			   SRC6);
+	}
+	add_tunnel(BACKEND4, VIP4, P_ONE4, MLV_FWD_IPIP, false, SRC4_ONE);
+	add_tunnel(BACKEND6, VIP6, P_ONE6, MLV_FWD_IPIP, false, SRC6_ONE);
+	add_tunnel(BACKEND4, VIP4, P_GUESRC4, MLV_FWD_GUE, false, SRC4);
+	add_tunnel(BACKEND6, VIP6, P_GUESRC6, MLV_FWD_GUE, false, SRC6);
 	return 0;
 }
 
@@ -549,9 +583,10 @@ static struct seg check_seg(uint8_t family, uint16_t local_port, bool syn)
 	return s;
 }
 
-/* Both segments of the check on local_port carried with method. */
-static void carried(uint8_t family, uint16_t local_port, int method,
-		    const uint8_t *dmac)
+/* Both segments of the check on local_port carried with method; osrc:
+ * ipip's outer source, NULL for the packet's own. */
+static void carried_from(uint8_t family, uint16_t local_port, int method,
+			 const uint8_t *dmac, const uint8_t *osrc)
 {
 	const char *vip = family == 4 ? VIP4 : VIP6;
 	uint32_t hlen = family == 4 ? 20 : 40;
@@ -562,7 +597,8 @@ static void carried(uint8_t family, uint16_t local_port, int method,
 		struct seg s = check_seg(family, local_port, syn);
 		uint8_t in[FRAME_CAP], want[FRAME_CAP];
 		uint32_t len = build_frame(in, &s);
-		uint32_t want_len = build_carried(want, &s, vip, method, dmac);
+		uint32_t want_len = build_carried(want, &s, vip, method, dmac,
+						  osrc);
 
 		assert_true(tcp_csum_ok(in + 14, len - 14));
 		if (family == 6 && method == MLV_CP_GUE)
@@ -570,6 +606,12 @@ static void carried(uint8_t family, uint16_t local_port, int method,
 		expect(out_prog(), in, len, want, want_len,
 		       MLV_CP_CTR_CARRIED, inner_off);
 	}
+}
+
+static void carried(uint8_t family, uint16_t local_port, int method,
+		    const uint8_t *dmac)
+{
+	carried_from(family, local_port, method, dmac, NULL);
 }
 
 static void ipip4(void **state)
@@ -622,6 +664,205 @@ static void l2dsr_no_mac(void **state)
 	(void)state;
 	carried(4, P_L2BARE4, MLV_CP_L2DSR, GW_MAC);
 	carried(6, P_L2BARE6, MLV_CP_L2DSR, GW_MAC);
+}
+
+/* ---- ipip outer sources from a prefix ---- */
+
+/* The outer source the data plane gives the check on local_port
+ * (family's host, VIP and check port) with the prefix text: the
+ * prefix's address, its host bits (in the last 32 bits, big-endian)
+ * from mlv_flow_hash of the inner packet's flow key. */
+static void want_source(uint8_t family, uint16_t local_port,
+			const char *prefix, uint8_t out[16])
+{
+	struct mlv_ip_prefix p;
+	struct mlv_flow_key key;
+	uint32_t bits = family == 4 ? 32 : 128, mask, last;
+	uint8_t *w;
+
+	assert_null(mlv_ip_prefix_parse(prefix, &p));
+	memset(&key, 0, sizeof(key));
+	addr(key.src, family == 4 ? HOST4 : HOST6);
+	addr(key.dst, family == 4 ? VIP4 : VIP6);
+	key.sport = htons(local_port);
+	key.dport = htons(CHECK_PORT);
+	key.proto = IPPROTO_TCP;
+	key.family = family;
+	mask = (uint32_t)(((uint64_t)1 << (bits - p.len)) - 1);
+	memcpy(out, p.ip.bytes, 16);
+	w = out + bits / 8 - 4;
+	last = (uint32_t)w[0] << 24 | (uint32_t)w[1] << 16 |
+	       (uint32_t)w[2] << 8 | w[3];
+	last |= mlv_flow_hash(&key) & mask;
+	w[0] = (uint8_t)(last >> 24);
+	w[1] = (uint8_t)(last >> 16);
+	w[2] = (uint8_t)(last >> 8);
+	w[3] = (uint8_t)last;
+}
+
+/* Whether a's first p.len bits are the prefix's. */
+static bool in_prefix(const uint8_t *a, const char *prefix)
+{
+	struct mlv_ip_prefix p;
+	uint32_t full;
+
+	assert_null(mlv_ip_prefix_parse(prefix, &p));
+	full = p.len / 8u;
+	if (memcmp(a, p.ip.bytes, full))
+		return false;
+	if (p.len % 8 == 0)
+		return true;
+	return ((a[full] ^ p.ip.bytes[full]) &
+		(uint8_t)(0xff00 >> (p.len % 8))) == 0;
+}
+
+/* Checks on N_SRC_PORTS ports under prefix: each frame byte for byte
+ * with the flow hash's source; from the program's own output, a source
+ * inside the prefix and (IPv4) a header checksum that sums right; not
+ * all the same source. */
+static void ipip_source_case(uint8_t family, uint16_t first_port,
+			     const char *prefix)
+{
+	uint32_t hlen = family == 4 ? 20 : 40;
+	uint32_t soff = family == 4 ? 12 : 8;
+	uint8_t first[16];
+	bool differ = false;
+
+	for (uint16_t i = 0; i < N_SRC_PORTS; i++) {
+		uint8_t osrc[16];
+
+		want_source(family, first_port + i, prefix, osrc);
+		assert_true(in_prefix(osrc, prefix));
+		carried_from(family, first_port + i, MLV_CP_IPIP, GW_MAC, osrc);
+		for (int syn = 1; syn >= 0; syn--) {
+			struct seg s = check_seg(family, first_port + i, syn);
+			uint8_t in[FRAME_CAP], out[FRAME_CAP];
+			uint32_t len = build_frame(in, &s), out_len;
+			const uint8_t *ip = out + 14;
+
+			assert_int_equal(run(out_prog(), in, len, out, &out_len),
+					 TC_ACT_OK);
+			want_carried++;
+			assert_true(out_len > 14 + hlen);
+			assert_true(in_prefix(ip + soff, prefix));
+			assert_memory_equal(ip + soff, osrc, family == 4 ? 4 : 16);
+			if (family == 4)
+				assert_int_equal(fold(sum_bytes(0, ip, 20)),
+						 0xffff);
+			assert_true(tcp_csum_ok(ip + hlen, out_len - 14 - hlen));
+			if (i == 0)
+				memcpy(first, ip + soff, 16);
+			else if (memcmp(first, ip + soff, family == 4 ? 4 : 16))
+				differ = true;
+		}
+	}
+	assert_true(differ);
+}
+
+static void ipip4_source(void **state)
+{
+	(void)state;
+	ipip_source_case(4, P_SRC4, SRC4);
+}
+
+static void ipip6_source(void **state)
+{
+	(void)state;
+	ipip_source_case(6, P_SRC6, SRC6);
+}
+
+/* A host prefix (/32, /128): the outer source is its address. */
+static void ipip_source_host_prefix(void **state)
+{
+	uint8_t a[16];
+
+	(void)state;
+	addr(a, "10.77.1.9");
+	carried_from(4, P_ONE4, MLV_CP_IPIP, GW_MAC, a);
+	addr(a, "fd00:77::1:9");
+	carried_from(6, P_ONE6, MLV_CP_IPIP, GW_MAC, a);
+}
+
+/* gue keeps the packet's own source, whatever the tunnel's prefix. */
+static void gue_ignores_source(void **state)
+{
+	(void)state;
+	carried(4, P_GUESRC4, MLV_CP_GUE, GW_MAC);
+	carried(6, P_GUESRC6, MLV_CP_GUE, GW_MAC);
+}
+
+/* The records: the prefix in the out record for ipip only; refused of
+ * the other family or longer than the address. */
+static void records_source(void **state)
+{
+	static const struct {
+		const char *backend, *vip, *prefix;
+		enum mlv_forwarding fwd;
+		enum mlv_err err;
+		uint8_t has_src, len;
+	} c[] = {
+		{ BACKEND4, VIP4, SRC4, MLV_FWD_IPIP, MLV_OK, 1, 28 },
+		{ BACKEND6, VIP6, SRC6, MLV_FWD_IPIP, MLV_OK, 1, 120 },
+		{ BACKEND4, VIP4, SRC4_ONE, MLV_FWD_IPIP, MLV_OK, 1, 32 },
+		{ BACKEND4, VIP4, NULL, MLV_FWD_IPIP, MLV_OK, 0, 0 },
+		{ BACKEND4, VIP4, SRC4, MLV_FWD_GUE, MLV_OK, 0, 0 },
+		{ BACKEND6, VIP6, SRC6, MLV_FWD_L2DSR, MLV_OK, 0, 0 },
+		{ BACKEND4, VIP4, SRC6, MLV_FWD_IPIP, MLV_E_INVAL, 0, 0 },
+		{ BACKEND6, VIP6, SRC4, MLV_FWD_IPIP, MLV_E_INVAL, 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct mlv_health_tunnel t;
+		struct mlv_cp_out_key ok;
+		struct mlv_cp_out ov;
+		struct mlv_cp_in_key ik;
+		struct mlv_cp_in iv;
+		uint8_t want[16] = { 0 };
+
+		memset(&t, 0, sizeof(t));
+		t.backend = ip_of(c[i].backend);
+		t.vip = ip_of(c[i].vip);
+		t.port = CHECK_PORT;
+		t.local_port = P_SRC4;
+		t.forwarding = c[i].fwd;
+		t.gue_port = GUE_PORT;
+		if (c[i].prefix)
+			assert_null(mlv_ip_prefix_parse(c[i].prefix,
+							&t.outer_source));
+		assert_int_equal(mlv_check_path_records(&t, &ok, &ov, &ik, &iv),
+				 c[i].err);
+		if (c[i].err != MLV_OK)
+			continue;
+		assert_int_equal(ov.has_src, c[i].has_src);
+		assert_int_equal(ov.src_len, c[i].len);
+		if (c[i].has_src)
+			memcpy(want, t.outer_source.ip.bytes,
+			       t.backend.family == MLV_AF_INET ? 4 : 16);
+		assert_memory_equal(ov.src_prefix, want, 16);
+		assert_int_equal(ov.method, c[i].fwd == MLV_FWD_IPIP ? MLV_CP_IPIP :
+				 c[i].fwd == MLV_FWD_GUE ? MLV_CP_GUE :
+				 MLV_CP_L2DSR);
+	}
+	/* a length past the address's */
+	{
+		struct mlv_health_tunnel t;
+		struct mlv_cp_out_key ok;
+		struct mlv_cp_out ov;
+		struct mlv_cp_in_key ik;
+		struct mlv_cp_in iv;
+
+		memset(&t, 0, sizeof(t));
+		t.backend = ip_of(BACKEND4);
+		t.vip = ip_of(VIP4);
+		t.port = CHECK_PORT;
+		t.local_port = P_SRC4;
+		t.forwarding = MLV_FWD_IPIP;
+		assert_null(mlv_ip_prefix_parse(SRC4_ONE, &t.outer_source));
+		t.outer_source.len = 33;
+		assert_int_equal(mlv_check_path_records(&t, &ok, &ov, &ik, &iv),
+				 MLV_E_INVAL);
+	}
 }
 
 /* TCP to a backend's check port from a port no check has, to another
@@ -783,6 +1024,11 @@ int main(void)
 		cmocka_unit_test(gue6),
 		cmocka_unit_test(l2dsr_mac),
 		cmocka_unit_test(l2dsr_no_mac),
+		cmocka_unit_test(ipip4_source),
+		cmocka_unit_test(ipip6_source),
+		cmocka_unit_test(ipip_source_host_prefix),
+		cmocka_unit_test(gue_ignores_source),
+		cmocka_unit_test(records_source),
 		cmocka_unit_test(other_tcp_untouched),
 		cmocka_unit_test(udp_and_non_ip_untouched),
 		cmocka_unit_test(replies_returned),

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/packet/check.h"
@@ -156,6 +157,7 @@ struct outer {
 	const uint8_t *ip;
 	uint8_t proto;        /* protocol / next header */
 	uint8_t tos;
+	const uint8_t *src;
 	const uint8_t *dst;
 	const uint8_t *payload;
 	uint32_t payload_len;
@@ -167,7 +169,6 @@ static bool parse_outer4(struct check_ctx *c, uint64_t n, const uint8_t *d,
 {
 	const uint8_t *ip = d + 14;
 	uint32_t tot;
-	char a[64], b[64];
 
 	if (len < 14 + 20) {
 		check_fail(c, "output frame %" PRIu64 ": IPv4 outer header cut "
@@ -190,11 +191,8 @@ static bool parse_outer4(struct check_ctx *c, uint64_t n, const uint8_t *d,
 	if (ip[8] != OUTER_TTL)
 		check_fail(c, "output frame %" PRIu64 ": outer TTL %u, want %u",
 			   n, ip[8], OUTER_TTL);
-	if (memcmp(ip + 12, c->sc->port.addr4, 4) != 0)
-		check_fail(c, "output frame %" PRIu64 ": outer source %s, want "
-			   "the port address %s", n, check_addr(4, ip + 12, a, sizeof(a)),
-			   check_addr(4, c->sc->port.addr4, b, sizeof(b)));
 	o->family = 4;
+	o->src = ip + 12;
 	o->ip = ip;
 	o->proto = ip[9];
 	o->tos = ip[1];
@@ -209,7 +207,6 @@ static bool parse_outer6(struct check_ctx *c, uint64_t n, const uint8_t *d,
 {
 	const uint8_t *ip = d + 14;
 	uint32_t plen, w0;
-	char a[64], b[64];
 
 	if (len < 14 + 40) {
 		check_fail(c, "output frame %" PRIu64 ": IPv6 outer header cut "
@@ -226,11 +223,8 @@ static bool parse_outer6(struct check_ctx *c, uint64_t n, const uint8_t *d,
 	if (ip[7] != OUTER_TTL)
 		check_fail(c, "output frame %" PRIu64 ": outer hop limit %u, "
 			   "want %u", n, ip[7], OUTER_TTL);
-	if (memcmp(ip + 8, c->sc->port.addr6, 16) != 0)
-		check_fail(c, "output frame %" PRIu64 ": outer source %s, want "
-			   "the port address %s", n, check_addr(6, ip + 8, a, sizeof(a)),
-			   check_addr(6, c->sc->port.addr6, b, sizeof(b)));
 	o->family = 6;
+	o->src = ip + 8;
 	o->ip = ip;
 	o->proto = ip[6];
 	o->tos = (uint8_t)(w0 >> 20);
@@ -239,6 +233,38 @@ static bool parse_outer6(struct check_ctx *c, uint64_t n, const uint8_t *d,
 	o->payload = ip + 40;
 	o->payload_len = plen;
 	return true;
+}
+
+/* The outer source a frame of vip with flow hash hash must carry
+ * (docs/forwarding.md, "Outer sources"): the port's address, or for an
+ * ipip VIP with a source prefix of the outer family the prefix's address
+ * with its host bits (the last 32 bits at most) from the hash's low bits. */
+static void want_source(const struct scenario *sc, const struct sc_vip *vip,
+			uint8_t family, uint32_t hash, uint8_t out[16])
+{
+	const char *pfx = vip->fwd != SC_FWD_IPIP ? NULL :
+			  family == 4 ? vip->ipip_source : vip->ipip_source6;
+	uint32_t alen = family == 4 ? 4 : 16, host, mask, last;
+	char addr[64];
+	const char *slash;
+	uint8_t *l;
+
+	memset(out, 0, 16);
+	memcpy(out, family == 4 ? sc->port.addr4 : sc->port.addr6, alen);
+	if (!pfx)
+		return;
+	slash = strchr(pfx, '/');
+	snprintf(addr, sizeof(addr), "%.*s", (int)(slash - pfx), pfx);
+	sc_addr(addr, out);
+	host = alen * 8 - (uint32_t)atoi(slash + 1);
+	mask = host >= 32 ? 0xFFFFFFFFu : (1u << host) - 1;
+	l = out + alen - 4;
+	last = ((uint32_t)l[0] << 24 | (uint32_t)l[1] << 16 |
+		(uint32_t)l[2] << 8 | l[3]) | (hash & mask);
+	l[0] = (uint8_t)(last >> 24);
+	l[1] = (uint8_t)(last >> 16);
+	l[2] = (uint8_t)(last >> 8);
+	l[3] = (uint8_t)last;
 }
 
 /* UDP + GUE header checks; on success the inner packet, its length and
@@ -411,6 +437,18 @@ static void check_encap(struct check_ctx *c, uint64_t n, const uint8_t *d,
 			   " inner 0x%02x (must be copied)", n, fr->exp.what,
 			   o.tos, ip_tos(inner));
 	if (fr->exp.outcome == SC_FORWARD || fr->exp.outcome == SC_MAY_LIMIT) {
+		uint8_t src[16];
+		char b[64];
+
+		want_source(c->sc, vip, o.family, hash, src);
+		if (memcmp(o.src, src, o.family == 4 ? 4 : 16) != 0)
+			check_fail(c, "output frame %" PRIu64 " (%s): outer source "
+				   "%s, want %s (%s)", n, fr->exp.what,
+				   check_addr(o.family, o.src, a, sizeof(a)),
+				   check_addr(o.family, src, b, sizeof(b)),
+				   vip->fwd == SC_FWD_IPIP &&
+				   (o.family == 4 ? vip->ipip_source : vip->ipip_source6) ?
+				   "the source prefix and the flow hash" : "the port's address");
 		if (o.family == 6 && o.flow_label != (hash & FLOW_LABEL_MASK))
 			check_fail(c, "output frame %" PRIu64 " (%s): flow label "
 				   "0x%05x, want the flow hash's low 20 bits 0x%05x",

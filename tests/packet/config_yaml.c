@@ -94,6 +94,10 @@ static void write_vip(FILE *f, const struct sc_vip *v)
 		fprintf(f, "    mss_clamp: %s\n", v->mss_clamp);
 	if (v->second_chance)
 		fprintf(f, "    second_chance: {enabled: true}\n");
+	if (v->ipip_source)
+		fprintf(f, "    ipip_source: %s\n", v->ipip_source);
+	if (v->ipip_source6)
+		fprintf(f, "    ipip_source6: \"%s\"\n", v->ipip_source6);
 	write_acl(f, v);
 	fprintf(f, "    backends:\n");
 	for (uint32_t i = 0; i < v->n_backends; i++) {

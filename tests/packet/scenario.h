@@ -69,6 +69,9 @@ struct sc_vip {
 	uint8_t prefix6;         /* source_prefix6; 0 = the default (128) */
 	const char *mss_clamp;   /* YAML value; NULL = not written (auto) */
 	bool second_chance;      /* second_chance: {enabled: true} (gue TCP) */
+	const char *ipip_source; /* ipip: outer IPv4 source prefix, "A/L";
+				    NULL = not written (the port's address) */
+	const char *ipip_source6; /* the same for outer IPv6 */
 	uint32_t n_acl;          /* source ACL: allow / deny prefixes */
 	const struct sc_acl_rule *acl;   /* owned by the scenario file */
 	uint32_t n_backends;

@@ -2,7 +2,8 @@
 /* basic4 / basic6: every forwarding method for IPv4 and IPv6 VIPs, TCP and
  * UDP, with VLAN tags, IPv4 options, IPv6 extension headers, DSCP/ECN
  * values and TTLs varied per packet; IPv4 VIPs with IPv6 backends (4in6)
- * and GUE carrying each family over the other. */
+ * and GUE carrying each family over the other; ipip VIPs whose outer
+ * sources come from prefixes (ipip_source, ipip_source6). */
 #include <stdio.h>
 
 #include "tests/packet/scenario.h"
@@ -127,6 +128,14 @@ void sc_def_basic4(struct scenario *sc)
 	sc_add_backend(v, "mdns-1", "fd00:99:1::31", 100);
 	sc_add_backend(v, "mdns-2", "fd00:99:1::32", 100);
 
+	/* ipip with outer sources from prefixes, 4in4 and 4in6 */
+	v = sc_add_vip(sc, "web4-src", "192.0.2.11", 80, 6, SC_FWD_IPIP);
+	v->ipip_source = "10.77.0.16/28";
+	v->ipip_source6 = "fd00:77::100/120";
+	sc_add_backend(v, "src-1", "10.99.1.71", 100);
+	sc_add_backend(v, "src-2", "10.99.1.72", 100);
+	sc_add_backend(v, "src-3", "fd00:99:1::73", 100);
+
 	v = sc_add_vip(sc, "tls4", "192.0.2.30", 443, 6, SC_FWD_L2DSR);
 	b = sc_add_backend(v, "tls-1", "10.99.1.41", 100);
 	b->has_mac = true;
@@ -159,6 +168,12 @@ void sc_def_basic6(struct scenario *sc)
 	v = sc_add_vip(sc, "dns6-over4", "2001:db8::54", 53, 17, SC_FWD_GUE);
 	sc_add_backend(v, "dns4-1", "10.99.1.61", 100);
 	sc_add_backend(v, "dns4-2", "10.99.1.62", 100);
+
+	/* ipip with outer sources from a /96: the last 32 bits vary */
+	v = sc_add_vip(sc, "web6-src", "2001:db8::11", 80, 6, SC_FWD_IPIP);
+	v->ipip_source6 = "fd00:77:6::/96";
+	sc_add_backend(v, "src-1", "fd00:99:1::71", 100);
+	sc_add_backend(v, "src-2", "fd00:99:1::72", 100);
 
 	v = sc_add_vip(sc, "tls6", "2001:db8::30", 443, 6, SC_FWD_L2DSR);
 	b = sc_add_backend(v, "tls-1", "fd00:99:1::41", 100);

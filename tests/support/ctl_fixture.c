@@ -35,6 +35,7 @@ static const char good_yaml[] =
 "    address: 192.0.2.10\n"
 "    port: 80\n"
 "    protocol: tcp\n"
+"    ipip_source: 10.77.0.16/28\n"
 "    backends:\n"
 "      - {name: web-1, address: 10.99.1.11, weight: 100}\n"
 "      - {name: web-2, address: 10.99.1.12, weight: 100}\n"

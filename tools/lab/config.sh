@@ -68,6 +68,7 @@ defaults:
            interval: $CFG_HEALTH_INTERVAL, timeout: $CFG_HEALTH_TIMEOUT,
            rise: $CFG_HEALTH_RISE, fall: $CFG_HEALTH_FALL$(health_via_key)}
 $(second_chance_section)
+$(ipip_source_section)
 vips:
 YAML
   emit_vip web4 "$LAB_VIP4" "$LAB_HTTP_PORT" tcp 4
@@ -90,6 +91,15 @@ second_chance_section() {
     on) echo "  second_chance: {enabled: true}" ;;
     *) echo "  second_chance: {enabled: true, window: $CFG_SECOND_CHANCE}" ;;
   esac
+}
+
+# --ipip-source on: ipip VIPs' outer sources from the lab's prefixes
+# (docs/forwarding.md, "Outer sources"), which the backends' decapsulator
+# accepts (lab_lb_sources).
+ipip_source_section() {
+  [ "$CFG_IPIP_SOURCE" = on ] || return 0
+  echo "  ipip_source: $LAB_IPIP_SOURCE4"
+  echo "  ipip_source6: \"$LAB_IPIP_SOURCE6\""
 }
 
 # The routed lab: the VIP routes this LB's BIRD exports (tools/lab/bgp.sh).
@@ -163,6 +173,7 @@ config_defaults() {
   CFG_HEALTH_FALL=3
   CFG_SECOND_CHANCE=off
   CFG_HEALTH_VIA=direct
+  CFG_IPIP_SOURCE=off
   local i spec=""
   for i in $(seq "$LAB_BACKENDS"); do spec+="be$i,"; done
   parse_backend_spec "${spec%,}"
@@ -185,6 +196,8 @@ $LAB_STATE/lbN/maglevd.yaml and reload):
   --health-via direct|data_path   where the checks go (docs/health.md)
   --second-chance off|on|WINDOW   on the gue TCP VIPs (docs/second-chance.md);
                                   on: the default window (5m)
+  --ipip-source off|on            on: ipip VIPs' outer sources from
+                                  $LAB_IPIP_SOURCE4 and $LAB_IPIP_SOURCE6
   --conntrack N                   entries per worker
 EOF
 }
@@ -210,6 +223,9 @@ config_parse_args() {
       --health-via)
         case $2 in direct|data_path) ;; *) die "--health-via: direct or data_path" ;; esac
         CFG_HEALTH_VIA=$2; shift 2 ;;
+      --ipip-source)
+        case $2 in off|on) ;; *) die "--ipip-source: off or on" ;; esac
+        CFG_IPIP_SOURCE=$2; shift 2 ;;
       -h|--help) config_usage; exit 0 ;;
       *) die "config: unknown option '$1' (lab config --help)" ;;
     esac

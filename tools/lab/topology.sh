@@ -31,6 +31,10 @@ LAB_GUE_PORT=6080
 LAB_MAX_BACKENDS=9
 LAB_MAX_CLIENTS=9
 LAB_LBS=2
+# ipip outer source prefixes (lab config --ipip-source on): routed nowhere,
+# only in the backends' --from (docs/forwarding.md, "Outer sources")
+LAB_IPIP_SOURCE4=10.99.77.16/28
+LAB_IPIP_SOURCE6=fd00:99:77::100/120
 
 ns_br()      { echo "$LAB_PREFIX-br"; }
 ns_lb()      { echo "$LAB_PREFIX-lb$1"; }
@@ -175,14 +179,14 @@ make_backend() {
 }
 
 # The outer sources of the LBs' tunnels, for maglev-decap --from: each
-# LB's port addresses (its `address` and `address6`); br0 routes the
-# tunnels to the backends without rewriting them.
+# LB's port addresses (its `address` and `address6`) and the ipip source
+# prefixes; br0 routes the tunnels to the backends without rewriting them.
 lab_lb_sources() {
   local i list=""
   for i in $(seq "$LAB_LBS"); do
     list+="$(lb_addr4 "$i"),$(lb_addr6 "$i"),"
   done
-  echo "${list%,}"
+  echo "${list}$LAB_IPIP_SOURCE4,$LAB_IPIP_SOURCE6"
 }
 
 mac_of() { in_ns "$1" cat "/sys/class/net/$2/address"; }

@@ -32,6 +32,13 @@ struct mlv_cp_out {
 	__u8 method;           /* MLV_CP_* */
 	__be16 gue_port;       /* gue: outer UDP destination port */
 	__u8 pad[2];
+	__u8 src_prefix[16];   /* ipip with has_src: the outer source's
+				  prefix, of the packet's family, its host
+				  bits zero */
+	__u8 src_len;          /* its length: the host bits (at most the
+				  last 32) come from the flow hash */
+	__u8 has_src;          /* 0: the outer source is the packet's own */
+	__u8 pad2[2];
 };
 
 /* A reply: from the VIP to the check socket's port. */

@@ -8,7 +8,13 @@
  * re-addressed to the VIP and sent as the data plane sends the VIP's
  * packets (dataplane/packet/encap.c, docs/forwarding.md):
  *   - ipip: behind an outer IPv4 (protocol 4) or IPv6 (next header 41)
- *     header from the packet's own source to the backend, TTL 64;
+ *     header to the backend, TTL 64, from the packet's own source or,
+ *     when the VIP has an ipip_source (ipip_source6) prefix (has_src),
+ *     from that prefix with its host bits (at most the last 32) taken
+ *     from maglevd's flow hash of the re-addressed packet
+ *     (docs/flow-hash.md; its key: the packet's source, the VIP, its
+ *     ports, TCP), so the check's connection gets the outer source the
+ *     data plane would give that flow;
  *   - gue:  behind outer IP, UDP to gue_port from the check's source
  *     port and a bare 4-byte GUE header (variant 0, proto 4 or 41); the
  *     UDP checksum is 0 over IPv4, as the data plane's, and over IPv6
@@ -49,6 +55,8 @@
 #define CP_GUE_HLEN 4
 #define CP_OUTER_TTL 64     /* the data plane's outer TTL / hop limit */
 #define CP_IP4_DF 0x4000
+#define CP_FLOW_HASH_SEED 0x4D474C56u   /* docs/flow-hash.md */
+#define CP_CRC32C_POLY 0x82F63B78u      /* reflected */
 
 /* A TCP packet's addresses and where its parts start. */
 struct cp_tcp {
@@ -139,6 +147,87 @@ static __always_inline int set_addr(struct __sk_buff *skb,
 	return bpf_skb_store_bytes(skb, off, new, 16, 0);
 }
 
+/* len bytes of p into the CRC32C register c, bit by bit: check packets
+ * are few, and no table or instruction is needed. */
+static __always_inline __u32 crc32c(__u32 c, const __u8 *p, int len)
+{
+#pragma unroll
+	for (int i = 0; i < len; i++) {
+		c ^= p[i];
+#pragma unroll
+		for (int b = 0; b < 8; b++) {
+			__u32 low = c & 1;
+
+			/* Hidden from the compiler, which would make
+			 * -(c & 1) & POLY of the product: the verifier
+			 * splits its state on each such 0-or-all-ones
+			 * mask, 2^320 paths. */
+			asm volatile("" : "+r"(low));
+			c = (c >> 1) ^ (low * CP_CRC32C_POLY);
+		}
+	}
+	return c;
+}
+
+/* maglevd's flow key (struct mlv_flow_key, dataplane/packet/flow_key.h):
+ * 40 bytes, no implicit padding. */
+struct cp_flow_key {
+	__u8 src[16];
+	__u8 dst[16];
+	__be16 sport, dport;
+	__u8 proto, family, pad[2];
+};
+
+/* maglevd's flow hash of key (docs/flow-hash.md): its 40 bytes fed in
+ * memory order, then murmur3's fmix32. A global function, so that the
+ * verifier walks its 320 CRC steps once, not once for every path that
+ * reaches it. */
+__attribute__((noinline)) __u32 mlv_cp_flow_hash(const struct cp_flow_key *key)
+{
+	__u32 h;
+
+	if (!key)
+		return 0;
+	h = crc32c(CP_FLOW_HASH_SEED, (const __u8 *)key, sizeof(*key));
+	h ^= h >> 16;
+	h *= 0x85EBCA6Bu;
+	h ^= h >> 13;
+	h *= 0xC2B2AE35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/* The outer source of check packet t (16 bytes, IPv4 in the first 4):
+ * the packet's own, or o's prefix with the flow hash in its host bits,
+ * as the data plane fills them (dataplane/packet/encap.h): the last 32
+ * bits of the address, read big-endian, OR (hash & mask). */
+static __always_inline void outer_source(const struct cp_tcp *t,
+					 const struct mlv_cp_out *o,
+					 __u32 src[4])
+{
+	__u32 bits = t->family == 4 ? 32 : 128, host, mask, w;
+	struct cp_flow_key key = { 0 };
+
+	__builtin_memcpy(src, t->src, 16);
+	if (o->method != MLV_CP_IPIP || !o->has_src || o->src_len > bits)
+		return;
+	__builtin_memcpy(src, o->src_prefix, 16);
+	host = bits - o->src_len;
+	if (!host)
+		return;
+	mask = host >= 32 ? 0xffffffffu : (1u << host) - 1;
+	/* the key of the packet as re-addressed: the data plane's key of a
+	 * client's packet to the VIP */
+	__builtin_memcpy(key.src, t->src, 16);
+	__builtin_memcpy(key.dst, o->vip, 16);
+	key.sport = t->sport;
+	key.dport = t->dport;
+	key.proto = IPPROTO_TCP;
+	key.family = t->family;
+	w = t->family == 4 ? 0 : 3;
+	src[w] = bpf_htonl(bpf_ntohl(src[w]) | (mlv_cp_flow_hash(&key) & mask));
+}
+
 static __always_inline __u32 sum16(const void *p, int len)
 {
 	const __u16 *w = p;
@@ -153,7 +242,8 @@ static __always_inline __u32 sum16(const void *p, int len)
 /* IPv4 outer header (and UDP + GUE for gue) in front of the inner packet
  * of inner_len bytes. */
 static __always_inline int encap4(struct __sk_buff *skb, const struct cp_tcp *t,
-				  const struct mlv_cp_out *o, __u32 inner_len)
+				  const struct mlv_cp_out *o, const __u32 *src,
+				  __u32 inner_len)
 {
 	struct {
 		struct iphdr ip;
@@ -169,7 +259,7 @@ static __always_inline int encap4(struct __sk_buff *skb, const struct cp_tcp *t,
 	h.ip.frag_off = bpf_htons(CP_IP4_DF);
 	h.ip.ttl = CP_OUTER_TTL;
 	h.ip.protocol = gue ? IPPROTO_UDP : IPPROTO_IPIP;
-	h.ip.saddr = t->src[0];
+	h.ip.saddr = src[0];
 	h.ip.daddr = t->dst[0];          /* the backend */
 	h.ip.check = (__sum16)~mlv_csum_fold(sum16(&h.ip, CP_IP4_HLEN));
 	if (bpf_skb_adjust_room(skb, (__s32)room, BPF_ADJ_ROOM_MAC,
@@ -207,7 +297,8 @@ static __always_inline __u16 gue6_csum(const struct ipv6hdr *outer,
 }
 
 static __always_inline int encap6(struct __sk_buff *skb, const struct cp_tcp *t,
-				  const struct mlv_cp_out *o, __u32 inner_len)
+				  const struct mlv_cp_out *o, const __u32 *src,
+				  __u32 inner_len)
 {
 	struct {
 		struct ipv6hdr ip;
@@ -222,7 +313,7 @@ static __always_inline int encap6(struct __sk_buff *skb, const struct cp_tcp *t,
 	h.ip.payload_len = bpf_htons((__u16)(inner_len + room - CP_IP6_HLEN));
 	h.ip.nexthdr = gue ? IPPROTO_UDP : IPPROTO_IPV6;
 	h.ip.hop_limit = CP_OUTER_TTL;
-	__builtin_memcpy(&h.ip.saddr, t->src, 16);
+	__builtin_memcpy(&h.ip.saddr, src, 16);
 	__builtin_memcpy(&h.ip.daddr, t->dst, 16);   /* the backend */
 	if (gue) {
 		/* the inner header as it now is (destination the VIP) */
@@ -253,7 +344,7 @@ int mlv_check_out(struct __sk_buff *skb)
 	const struct mlv_cp_out *found;
 	struct mlv_cp_out o;
 	struct cp_tcp t = { 0 };
-	__u32 inner_len;
+	__u32 inner_len, src[4];
 	int err;
 
 	if (parse_tcp(skb, &t))
@@ -274,9 +365,10 @@ int mlv_check_out(struct __sk_buff *skb)
 		count(MLV_CP_CTR_CARRIED);
 		return TC_ACT_OK;
 	}
+	outer_source(&t, &o, src);
 	inner_len = skb->len - CP_ETH_HLEN;
-	err = t.family == 4 ? encap4(skb, &t, &o, inner_len)
-			    : encap6(skb, &t, &o, inner_len);
+	err = t.family == 4 ? encap4(skb, &t, &o, src, inner_len)
+			    : encap6(skb, &t, &o, src, inner_len);
 	if (err)
 		goto drop;
 	count(MLV_CP_CTR_CARRIED);

@@ -319,6 +319,13 @@ static void test_vips(void **state)
 		/* the fixture: no second chance, health {type: none} */
 		assert_true(json_is_false(json_object_get(o, "second_chance")));
 		assert_string_equal(text_of(o, "health_via"), "none");
+		/* the fixture's web VIP (ipip) takes its outer IPv4
+		 * sources from a prefix; no VIP has an IPv6 one */
+		if (strcmp(v->name, "web") == 0)
+			assert_string_equal(text_of(o, "ipip_source"), "10.77.0.16/28");
+		else
+			assert_true(json_is_null(json_object_get(o, "ipip_source")));
+		assert_true(json_is_null(json_object_get(o, "ipip_source6")));
 		assert_int_equal(int_of(o, "packets"), 43 + i);
 		assert_int_equal(int_of(o, "bytes"), 1000 * (i + 1));
 		assert_int_equal(int_of(o, "new_flows"), 0);

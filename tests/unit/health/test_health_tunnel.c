@@ -6,9 +6,11 @@
  * has a TTL / hop limit of 1, before it connects, with the VIP's address
  * and forwarding; it is forgotten only after the socket is closed; a
  * failed or missing announcement fails the check with its reason; the
- * HTTP Host header names the VIP; a data-path check never shares a probe
- * with a direct one. (The packets themselves: check_path_bpf
- * and the lab's lab-health-data-path-*.) */
+ * HTTP Host header names the VIP; an ipip VIP's ipip_source prefix of
+ * the backend's family reaches the tunnel (and only ipip's); a data-path
+ * check never shares a probe with a direct one, nor with one of another
+ * source prefix. (The packets themselves: check_path_bpf and the lab's
+ * lab-health-data-path-*.) */
 #define _GNU_SOURCE   /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -475,6 +477,118 @@ static void test_probe_identity(void **state)
 	cfg_free(cfg);
 }
 
+static struct mlv_ip_prefix prefix_of(const char *text)
+{
+	struct mlv_ip_prefix p;
+
+	assert_null(mlv_ip_prefix_parse(text, &p));
+	return p;
+}
+
+/* An ipip VIP's ipip_source (IPv4 backend) or ipip_source6 (IPv6) is
+ * the tunnel's outer_source; a gue VIP's tunnel has none, whatever its
+ * model holds. */
+static void test_ipip_outer_source(void **state)
+{
+	static const struct {
+		int family;
+		const char *vip, *backend;
+		enum mlv_forwarding fwd;
+		const char *want;   /* NULL: none */
+	} c[] = {
+		{ AF_INET, "192.0.2.1", "127.0.0.1", MLV_FWD_IPIP, "10.77.0.16/28" },
+		{ AF_INET6, "2001:db8::1", "::1", MLV_FWD_IPIP, "fd00:77::100/120" },
+		{ AF_INET, "192.0.2.1", "127.0.0.1", MLV_FWD_GUE, NULL },
+		{ AF_INET6, "2001:db8::1", "::1", MLV_FWD_GUE, NULL },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint16_t port;
+		int lfd = listen_on(c[i].family, &port);
+		struct mlv_config *cfg = cfg_one(c[i].vip, c[i].backend, port,
+						 MLV_HEALTH_TCP,
+						 MLV_HEALTH_VIA_DATA_PATH);
+		struct tun u = { .answer = MLV_OK };
+		struct mlv_health *h;
+		struct mlv_health_status st;
+
+		cfg->vips[0].forwarding = c[i].fwd;
+		cfg->vips[0].ipip_source = prefix_of("10.77.0.16/28");
+		cfg->vips[0].ipip_source6 = prefix_of("fd00:77::100/120");
+		h = engine(&u);
+		assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+		st = run_checks(h, 2, NULL);
+		assert_true(st.up);
+		assert_true(u.opens >= 2 && u.opens <= MAX_SEEN);
+		for (uint32_t k = 0; k < u.opens; k++) {
+			const struct mlv_ip_prefix *got = &u.open[k].t.outer_source;
+			struct mlv_ip_prefix want = { 0 };
+
+			if (c[i].want)
+				want = prefix_of(c[i].want);
+			assert_int_equal(u.open[k].t.forwarding, c[i].fwd);
+			assert_int_equal(got->ip.family, want.ip.family);
+			assert_true(mlv_ip_equal(&got->ip, &want.ip));
+			assert_int_equal(got->len, want.len);
+		}
+		mlv_health_destroy(h);
+		assert_int_equal(u.closes, u.opens);
+		cfg_free(cfg);
+		close(lfd);
+	}
+}
+
+/* Data-path ipip checks of one backend and VIP address that differ only
+ * in the VIP's ipip_source (address or length) are checks of their own:
+ * the backend may accept one source and not the other. ipip_source6
+ * does not matter to an IPv4 backend. */
+static void test_probe_identity_source(void **state)
+{
+	static const char *const src[] = {
+		NULL,               /* no prefix */
+		"10.77.0.16/28",
+		"10.77.0.16/28",    /* shares with the one above */
+		"10.77.0.32/28",
+		"10.77.0.16/29",
+	};
+	const uint32_t n = sizeof(src) / sizeof(src[0]);
+	struct mlv_config *cfg = cfg_one("192.0.2.1", "127.0.0.1", 9,
+					 MLV_HEALTH_TCP,
+					 MLV_HEALTH_VIA_DATA_PATH);
+	struct tun u = { .answer = MLV_OK };
+	struct mlv_health *h = engine(&u);
+	struct mlv_health_stats hs;
+	(void)state;
+
+	cfg->vips = realloc(cfg->vips, n * sizeof(*cfg->vips));
+	assert_non_null(cfg->vips);
+	cfg->vips[0].forwarding = MLV_FWD_IPIP;
+	cfg->vips[0].gue_port = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		struct mlv_vip_config *v = &cfg->vips[k];
+
+		if (k) {
+			*v = cfg->vips[0];
+			v->backends = calloc(1, sizeof(*v->backends));
+			assert_non_null(v->backends);
+			v->backends[0] = cfg->vips[0].backends[0];
+		}
+		snprintf(v->name, sizeof(v->name), "v%u", k);
+		if (src[k])
+			v->ipip_source = prefix_of(src[k]);
+		if (k == 2)
+			v->ipip_source6 = prefix_of("fd00:77::100/120");
+	}
+	cfg->n_vips = n;
+	assert_int_equal(mlv_health_sync(h, cfg, NULL), MLV_OK);
+	mlv_health_stats(h, &hs);
+	assert_int_equal(hs.n_pairs, n);
+	assert_int_equal(hs.n_probes, n - 1);
+	mlv_health_destroy(h);
+	cfg_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +597,8 @@ int main(void)
 		cmocka_unit_test(test_not_available),
 		cmocka_unit_test(test_http_host),
 		cmocka_unit_test(test_probe_identity),
+		cmocka_unit_test(test_ipip_outer_source),
+		cmocka_unit_test(test_probe_identity_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -663,6 +663,27 @@ static void test_ports(void **state)
 			     "{port=\"ext\",xstat=\"rx_q0_errors\"}") == 1);
 	assert_false(tm_has(page, "maglevd_port_xstat_errors_total"
 			    "{port=\"ext\",xstat=\"rx_good_packets\"}"));
+	/* links: the bond's up, int's down; each member's state and
+	 * counters under its own device name */
+	assert_true(tm_value(page, "maglevd_port_link_up{port=\"ext\"}") == 1);
+	assert_true(tm_value(page, "maglevd_port_link_up{port=\"int\"}") == 0);
+	assert_true(tm_value(page, "maglevd_port_member_link_up"
+			     "{port=\"ext\",member=\"net_af_packet0\"}") == 0);
+	assert_true(tm_value(page, "maglevd_port_member_link_up"
+			     "{port=\"ext\",member=\"net_af_packet1\"}") == 1);
+	assert_true(tm_value(page, "maglevd_port_member_active"
+			     "{port=\"ext\",member=\"net_af_packet0\"}") == 0);
+	assert_true(tm_value(page, "maglevd_port_member_active"
+			     "{port=\"ext\",member=\"net_af_packet1\"}") == 1);
+	assert_true(tm_value(page, "maglevd_port_member_packets_total"
+			     "{port=\"ext\",member=\"net_af_packet0\",direction=\"rx\"}") == 60);
+	assert_true(tm_value(page, "maglevd_port_member_packets_total"
+			     "{port=\"ext\",member=\"net_af_packet1\",direction=\"tx\"}") == 30);
+	assert_true(tm_value(page, "maglevd_port_member_errors_total"
+			     "{port=\"ext\",member=\"net_af_packet0\",direction=\"rx\"}") == 2);
+	assert_true(tm_value(page, "maglevd_port_member_errors_total"
+			     "{port=\"ext\",member=\"net_af_packet1\",direction=\"tx\"}") == 1);
+	assert_false(tm_has(page, "maglevd_port_member_link_up{port=\"int\""));
 	free(page);
 	ctl_fx_free(&fx);
 }

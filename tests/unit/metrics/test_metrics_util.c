@@ -513,10 +513,20 @@ uint32_t tm_fake_ports(void *ctx, const struct mlv_port_stats **out)
 		{ "rx_good_packets", 100 }, { "rx_missed_errors", 7 },
 		{ "rx_q0_errors", 1 },
 	};
+	/* ext: a bond whose primary is down and whose second member
+	 * carries the traffic; int: a link down */
 	static struct mlv_port_stats ps[2] = {
-		{ .name = "ext", .device = "net_pcap0", .ok = true,
-		  .n_xstats = 3, .xstats = x },
-		{ .name = "int", .device = "net_null0", .ok = false },
+		{ .name = "ext", .device = "net_bonding0", .ok = true,
+		  .n_xstats = 3, .xstats = x, .link = MLV_PORT_LINK_UP,
+		  .n_members = 2, .members = {
+			{ .device = "net_af_packet0", .up = false,
+			  .active = false, .rx_packets = 60, .tx_packets = 50,
+			  .rx_errors = 2, .tx_errors = 0 },
+			{ .device = "net_af_packet1", .up = true,
+			  .active = true, .rx_packets = 40, .tx_packets = 30,
+			  .rx_errors = 0, .tx_errors = 1 } } },
+		{ .name = "int", .device = "net_null0", .ok = false,
+		  .link = MLV_PORT_LINK_DOWN },
 	};
 
 	(void)ctx;

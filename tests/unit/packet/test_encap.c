@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dataplane/packet/encap.h"
+#include "dataplane/packet/flow_hash.h"
 #include "tests/support/frames.h"
 
 static const uint8_t PORT_MAC[6] = { 0x02, 0, 0, 0, 0xaa, 0x01 };
@@ -387,6 +388,134 @@ static void test_template_lengths_and_refusals(void **state)
 	}
 }
 
+/* ---- ipip outer sources from a prefix ---------------------------------- */
+
+/* One packet through a template whose outer source is the prefix
+ * pfx/len: the expected headers are those of a template with the source
+ * want (worked out by the caller), byte for byte, checksums valid. */
+static void check_source(uint8_t outer, uint8_t inner, const char *pfx,
+			 uint8_t len, uint32_t hash, const char *want)
+{
+	struct mlv_encap_params p, e;
+	struct mlv_encap_tmpl t;
+	struct frame_spec s;
+	uint8_t pkt[300], exp[MLV_ENCAP_MAX_HDR];
+	uint8_t buf[MLV_ENCAP_MAX_HDR + 8 + sizeof(pkt)];
+
+	frame_spec_init(&s, inner, 6);
+	s.tos = 0xB8;
+	s.payload_len = 100;
+	uint16_t ilen = (uint16_t)frame_build_ip(pkt, sizeof(pkt), &s);
+	params(&p, MLV_ENCAP_IPIP, outer, inner);
+	frame_addr(p.outer_src, pfx);
+	p.outer_src_len = len;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), 0);
+	e = p;
+	memset(e.outer_src, 0, sizeof(e.outer_src));
+	frame_addr(e.outer_src, want);
+
+	memset(buf, 0xA5, sizeof(buf));
+	uint8_t *inner_at = buf + MLV_ENCAP_MAX_HDR + 8;
+	memcpy(inner_at, pkt, ilen);
+	uint8_t *out = inner_at - t.len;
+	mlv_encap_apply(out, &t, ilen, 0xB8, hash);
+	uint32_t elen = expected_headers(exp, &e, pkt, ilen, 0xB8, hash);
+	assert_int_equal(t.len, elen);
+	assert_memory_equal(out, exp, elen);
+	assert_memory_equal(inner_at, pkt, ilen);
+	for (uint8_t *b = buf; b < out; b++)
+		assert_int_equal(*b, 0xA5);
+	assert_true(frame_ip_checksums_ok(out + 14, t.len - 14 + ilen));
+}
+
+/* Hand-worked: the host bits are the flow hash's low bits. */
+static void test_ipip_source_prefix(void **state)
+{
+	(void)state;
+	/* /28: hash 0x12345678 & 0xF = 8 -> .16 + 8 */
+	check_source(4, 4, "10.77.0.16", 28, 0x12345678, "10.77.0.24");
+	check_source(4, 4, "10.77.0.16", 28, 0xFFFFFFFF, "10.77.0.31");
+	check_source(4, 4, "10.77.0.16", 28, 0xFFFFFFF0, "10.77.0.16");
+	/* /16: the whole last word, 0xABCD -> 171.205 */
+	check_source(4, 4, "10.77.0.0", 16, 0x1234ABCD, "10.77.171.205");
+	/* /24 with a source word that needs a carry-free add: .255 */
+	check_source(4, 4, "192.168.7.0", 24, 0x000001FF, "192.168.7.255");
+	/* /32: the prefix's address for every flow */
+	check_source(4, 4, "10.77.0.9", 32, 0x12345678, "10.77.0.9");
+	/* IPv6 outer, 6in6 and 4in6: /120 takes 8 bits, /96 all 32 */
+	check_source(6, 6, "fd00:77::100", 120, 0x123456AB, "fd00:77::1ab");
+	check_source(6, 4, "fd00:77::", 96, 0x89ABCDEF, "fd00:77::89ab:cdef");
+	check_source(6, 4, "fd00:77::5", 128, 0x89ABCDEF, "fd00:77::5");
+	/* no prefix length: the source as is (the port's address) */
+	check_source(4, 4, "10.99.0.1", 0, 0x12345678, "10.99.0.1");
+}
+
+static void test_ipip_source_refusals(void **state)
+{
+	struct mlv_encap_params p;
+	struct mlv_encap_tmpl t;
+	(void)state;
+
+	params(&p, MLV_ENCAP_IPIP, 4, 4);
+	frame_addr(p.outer_src, "10.77.0.17");      /* host bits set */
+	p.outer_src_len = 28;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), -1);
+	frame_addr(p.outer_src, "10.76.0.0");       /* shorter than /16 */
+	p.outer_src_len = 15;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), -1);
+	params(&p, MLV_ENCAP_IPIP, 6, 6);
+	frame_addr(p.outer_src, "fd00:77::");       /* shorter than /96 */
+	p.outer_src_len = 95;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), -1);
+	/* gue keeps the port's source: the prefix is ipip's */
+	params(&p, MLV_ENCAP_GUE, 4, 4);
+	p.outer_src_len = 28;
+	frame_addr(p.outer_src, "10.77.0.16");
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), 0);
+	assert_int_equal(t.src_mask, 0);
+}
+
+/* 10,000 flows of clients at random addresses and ports, hashed as the
+ * data plane hashes them: every address of a /28 carries within 20 % of
+ * an even share. */
+static void test_ipip_source_spread(void **state)
+{
+	struct mlv_encap_params p;
+	struct mlv_encap_tmpl t;
+	uint32_t count[16] = { 0 };
+	uint64_t x = 0x9E3779B97F4A7C15ull;   /* xorshift64 */
+	const uint32_t flows = 10000;
+	(void)state;
+
+	params(&p, MLV_ENCAP_IPIP, 4, 4);
+	frame_addr(p.outer_src, "10.77.0.16");
+	p.outer_src_len = 28;
+	assert_int_equal(mlv_encap_tmpl_init(&t, &p), 0);
+	for (uint32_t i = 0; i < flows; i++) {
+		struct mlv_flow_key k;
+		uint8_t out[64] = { 0 };
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		memset(&k, 0, sizeof(k));
+		memcpy(k.src, &x, 4);
+		frame_addr(k.dst, "192.0.2.10");
+		k.sport = (uint16_t)(x >> 32);
+		k.dport = 0x5000;               /* 80, network order */
+		k.proto = 6;
+		k.family = 4;
+		mlv_encap_apply(out, &t, 40, 0, mlv_flow_hash(&k));
+		assert_int_equal(out[14 + 12], 10);
+		assert_int_equal(out[14 + 13], 77);
+		assert_int_equal(out[14 + 14], 0);
+		assert_in_range(out[14 + 15], 16, 31);
+		count[out[14 + 15] - 16]++;
+	}
+	for (int a = 0; a < 16; a++) {
+		print_message("10.77.0.%d: %u flows\n", 16 + a, count[a]);
+		assert_in_range(count[a], flows / 16 * 8 / 10, flows / 16 * 12 / 10);
+	}
+}
+
 /* ---- ICMP too big ------------------------------------------------------ */
 
 #define TB_CAP 2048
@@ -674,6 +803,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_overhead),
 		cmocka_unit_test(test_l2dsr),
 		cmocka_unit_test(test_template_lengths_and_refusals),
+		cmocka_unit_test(test_ipip_source_prefix),
+		cmocka_unit_test(test_ipip_source_refusals),
+		cmocka_unit_test(test_ipip_source_spread),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_too_big_refusals),
 		cmocka_unit_test(test_echo_reply),

@@ -151,6 +151,7 @@ say() { echo "dp-bench: $*" >&2; }
 # name | description | goal (maglevd/5tswap; 0 none) | flows | frames |
 # family | ip_len (0 smallest) | tcp flags | conntrack entries | forwarding |
 # port MTU (maglevd) | mbuf data room (both forwarders)
+# (forwarding ipip+src: ipip with the VIPs' ipip_source / ipip_source6)
 #
 # Both forwarders get a pool of FRAMES+16384 mbufs of the scenario's data
 # room (2176 = DPDK's default). est1m's million frames take 768-byte mbufs
@@ -171,6 +172,7 @@ SCENARIOS=(
 "est-64B-ipip|$EST, 64-byte IPv4 frames, ipip|0.8|$K|$K|4|0|ack|$BIG|ipip|1600|2176"
 "est-64B-gue|$EST, 64-byte IPv4 frames, gue|0.8|$K|$K|4|0|ack|$BIG|gue|1600|2176"
 "est-64B-l2dsr|$EST, 64-byte IPv4 frames, l2dsr|0.8|$K|$K|4|0|ack|$BIG|l2dsr|1600|2176"
+"est-64B-ipipsrc|$EST, 64-byte IPv4 frames, ipip with outer sources from a /28 (ipip_source)|0.8|$K|$K|4|0|ack|$BIG|ipip+src|1600|2176"
 "est-1500B-ipip|$EST, 1500-byte IPv4 packets (1514-byte frames), ipip|0.8|$K|$K|4|1500|ack|$BIG|ipip|1600|2176"
 "est-mixed-ipip|$EST, IPv4 and IPv6 alternating (60/74-byte frames), ipip|0.8|$K|$K|mixed|0|ack|$BIG|ipip|1600|2176"
 "new-64B-ipip|new flows: every frame a new 5-tuple (SYN), $K tuples through $SMALL entries (miss + insert + eviction), 64-byte IPv4 frames, ipip|0.5|$K|$K|4|0|syn|$SMALL|ipip|1600|2176"
@@ -335,7 +337,11 @@ run_testpmd() {
 # chosen CPUs.
 # write_config CFG PCAP CT_ENTRIES FORWARDING MTU MBUFS MBUF_SIZE
 write_config() {
-	local cfg=$1 pcap=$2 ct=$3 fwd=$4 mtu=$5 mbufs=$6 room=$7 i
+	local cfg=$1 pcap=$2 ct=$3 fwd=${4%+src} mtu=$5 mbufs=$6 room=$7 i src4="" src6=""
+	if [ "$4" = ipip+src ]; then
+		src4=$'\n    ipip_source: 10.99.77.16/28'
+		src6=$'\n    ipip_source6: "fd00:99:77::100/120"'
+	fi
 	cat > "$cfg" <<EOF
 dataplane:
   eal_args: [--in-memory, --no-pci, --no-telemetry,
@@ -360,7 +366,7 @@ vips:
     address: 192.0.2.10
     port: 80
     protocol: tcp
-    forwarding: $fwd
+    forwarding: $fwd$src4
     health: {type: none}
     backends:
 EOF
@@ -372,7 +378,7 @@ EOF
     address: "2001:db8::10"
     port: 80
     protocol: tcp
-    forwarding: $fwd
+    forwarding: $fwd$src6
     health: {type: none}
     backends:
 EOF
@@ -557,7 +563,7 @@ for s in "${SCENARIOS[@]}"; do
 	fi
 	# The floor forwards IPv4 over ipip only (floor_path.h).
 	runs="testpmd-io testpmd-5tswap maglevd"
-	[ "$family" = 4 ] && [ "$fwd" = ipip ] && runs="$runs floor"
+	[ "$family" = 4 ] && [ "${fwd%+src}" = ipip ] && runs="$runs floor"
 	for ((r = 1; r <= REPEAT; r++)); do
 		for run in $runs; do
 			[ -n "${BROKEN[$run]:-}" ] && continue

@@ -359,6 +359,10 @@ static void features_cell(struct table *t, const json_t *v)
 	if (json_is_string(json_object_get(v, "health_via")) &&
 	    strcmp(str(v, "health_via"), "data_path") == 0)
 		ADD("%scheck=data-path", n ? "," : "");
+	if (json_is_string(json_object_get(v, "ipip_source")))
+		ADD("%ssrc=%s", n ? "," : "", str(v, "ipip_source"));
+	if (json_is_string(json_object_get(v, "ipip_source6")))
+		ADD("%ssrc6=%s", n ? "," : "", str(v, "ipip_source6"));
 #undef ADD
 	table_cell(t, "%s", n ? buf : "-");
 }
@@ -528,6 +532,37 @@ static bool port_blocks(const json_t *ports, FILE *out)
 	}
 	ok = table_print(&t, out);
 	table_free(&t);
+	json_array_foreach(ports, i, p) {
+		const json_t *mb = json_object_get(p, "members"), *m;
+		struct table mt;
+		size_t k;
+
+		if (!json_is_array(mb))
+			continue;
+		fprintf(out, "\n");
+		table_init(&mt, 7);
+		table_cell(&mt, "MEMBER (%s, link %s)", str(p, "name"),
+			   json_is_string(json_object_get(p, "link")) ?
+			   str(p, "link") : "?");
+		table_cell(&mt, "LINK");
+		table_cell(&mt, "ACTIVE");
+		table_cell(&mt, "RX_PACKETS");
+		table_cell(&mt, "TX_PACKETS");
+		table_cell(&mt, "RX_ERRORS");
+		table_cell(&mt, "TX_ERRORS");
+		json_array_foreach(mb, k, m) {
+			table_cell(&mt, "%s", str(m, "device"));
+			table_cell(&mt, "%s", str(m, "link"));
+			table_cell(&mt, "%s", json_is_true(json_object_get(m, "active"))
+				   ? "yes" : "no");
+			table_cell(&mt, "%lld", num(m, "rx_packets"));
+			table_cell(&mt, "%lld", num(m, "tx_packets"));
+			table_cell(&mt, "%lld", num(m, "rx_errors"));
+			table_cell(&mt, "%lld", num(m, "tx_errors"));
+		}
+		ok = table_print(&mt, out) && ok;
+		table_free(&mt);
+	}
 	json_array_foreach(ports, i, p) {
 		const json_t *x = json_object_get(p, "xstats");
 		struct table xt;
