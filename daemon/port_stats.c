@@ -59,6 +59,8 @@ static void read_links(struct mlv_nic_stats *s, uint32_t i, uint16_t port_id,
 		  MLV_PORT_LINK_UNKNOWN : link.link_status == RTE_ETH_LINK_UP ?
 		  MLV_PORT_LINK_UP : MLV_PORT_LINK_DOWN;
 	p->n_members = n;
+	if (n)      /* the driver keeps a bond up while it lists any member */
+		p->link = MLV_PORT_LINK_DOWN;
 	for (uint32_t k = 0; k < n; k++) {
 		struct mlv_port_member *pm = &p->members[k];
 		struct rte_eth_stats e;
@@ -69,6 +71,8 @@ static void read_links(struct mlv_nic_stats *s, uint32_t i, uint16_t port_id,
 				 "port%u", m[k].port_id);
 		pm->device = s->member_name[i][k];
 		pm->up = m[k].up;
+		if (pm->up)
+			p->link = MLV_PORT_LINK_UP;
 		pm->active = m[k].active;
 		if (rte_eth_stats_get(m[k].port_id, &e) == 0) {
 			pm->rx_packets = e.ipackets;

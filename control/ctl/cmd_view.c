@@ -37,48 +37,50 @@ static json_t *vip_drops_json(const struct mlv_ctl_state *st,
 
 /* Where the running config's checks of VIP name go: "direct",
  * "data_path", or "none" (no checks, or a VIP the config lacks). */
-static const char *health_via(const struct mlv_ctl_state *st,
-			      const char *name)
+/* The config of the generation's VIP i named name: cfg->vips[i] when the
+ * generation is the config's (the builder keeps the order), else found
+ * by name; NULL when none. */
+static const struct mlv_vip_config *vip_config(const struct mlv_ctl_state *st,
+					       uint32_t i, const char *name)
 {
 	const struct mlv_config *cfg = mlv_ctl_config(st);
 
-	for (uint32_t i = 0; cfg && i < cfg->n_vips; i++) {
-		const struct mlv_health_config *h = &cfg->vips[i].health;
+	if (!cfg)
+		return NULL;
+	if (i < cfg->n_vips && strcmp(cfg->vips[i].name, name) == 0)
+		return &cfg->vips[i];
+	for (uint32_t k = 0; k < cfg->n_vips; k++)
+		if (strcmp(cfg->vips[k].name, name) == 0)
+			return &cfg->vips[k];
+	return NULL;
+}
 
-		if (strcmp(cfg->vips[i].name, name) != 0)
-			continue;
-		if (h->type == MLV_HEALTH_NONE)
-			return "none";
-		return mlv_health_via_name(h->via);
-	}
-	return "none";
+static const char *health_via(const struct mlv_vip_config *vc)
+{
+	if (!vc || vc->health.type == MLV_HEALTH_NONE)
+		return "none";
+	return mlv_health_via_name(vc->health.via);
 }
 
 /* The VIP's ipip_source (six: ipip_source6) as JSON: its prefix, or null
  * when its outer sources are the ports' addresses. */
-static json_t *ipip_source(const struct mlv_ctl_state *st, const char *name,
-			   bool six)
+static json_t *ipip_source(const struct mlv_vip_config *vc, bool six)
 {
-	const struct mlv_config *cfg = mlv_ctl_config(st);
+	const struct mlv_ip_prefix *p = !vc ? NULL :
+					six ? &vc->ipip_source6 : &vc->ipip_source;
 	char buf[MLV_IP_PREFIX_STRLEN];
 
-	for (uint32_t i = 0; cfg && i < cfg->n_vips; i++) {
-		const struct mlv_ip_prefix *p = six ? &cfg->vips[i].ipip_source6 :
-						      &cfg->vips[i].ipip_source;
-
-		if (strcmp(cfg->vips[i].name, name) != 0)
-			continue;
-		if (p->ip.family == MLV_AF_NONE)
-			break;
-		return json_string(mlv_ip_prefix_format(p, buf, sizeof(buf)));
-	}
-	return json_null();
+	if (!p || p->ip.family == MLV_AF_NONE)
+		return json_null();
+	return json_string(mlv_ip_prefix_format(p, buf, sizeof(buf)));
 }
 
 static json_t *vip_json(const struct mlv_ctl_state *st,
 			const struct mlv_generation *gen,
 			const struct mlv_gen_vip *v)
 {
+	const struct mlv_vip_config *vc =
+		vip_config(st, (uint32_t)(v - gen->vips), v->name);
 	char addr[MLV_IP_STRLEN], ports[16];
 	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:I}",
 			      "name", v->name,
@@ -109,11 +111,11 @@ static json_t *vip_json(const struct mlv_ctl_state *st,
 		  json_object_set_new(o, "second_chance",
 				      json_boolean(v->second_chance)) ||
 		  json_object_set_new(o, "health_via",
-				      json_string(health_via(st, v->name))) ||
+				      json_string(health_via(vc))) ||
 		  json_object_set_new(o, "ipip_source",
-				      ipip_source(st, v->name, false)) ||
+				      ipip_source(vc, false)) ||
 		  json_object_set_new(o, "ipip_source6",
-				      ipip_source(st, v->name, true)))) {
+				      ipip_source(vc, true)))) {
 		json_decref(o);
 		return NULL;
 	}

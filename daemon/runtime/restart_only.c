@@ -36,6 +36,23 @@ static bool eal_args_equal(const struct mlv_config *a, const struct mlv_config *
 
 /* Ports compared field by field: the structs carry source positions and
  * padding that differ between two loads of the same text. */
+static bool bond_equal(const struct mlv_bond_config *a,
+		       const struct mlv_bond_config *b)
+{
+	if (a->enabled != b->enabled)
+		return false;
+	if (!a->enabled)
+		return true;
+	if (a->mode != b->mode || a->n_members != b->n_members ||
+	    a->has_mac != b->has_mac || a->link_monitor_ms != b->link_monitor_ms ||
+	    (a->has_mac && memcmp(&a->mac, &b->mac, sizeof(a->mac)) != 0))
+		return false;
+	for (uint32_t i = 0; i < a->n_members; i++)
+		if (strcmp(a->members[i], b->members[i]) != 0)
+			return false;
+	return true;
+}
+
 static bool port_equal(const struct mlv_port_config *a,
 		       const struct mlv_port_config *b)
 {
@@ -54,7 +71,8 @@ static bool port_equal(const struct mlv_port_config *a,
 		memcmp(&a->next_hop6, &b->next_hop6, sizeof(a->next_hop6)) == 0) &&
 	       strcmp(a->tx_port, b->tx_port) == 0 &&
 	       a->mtu == b->mtu &&
-	       a->exception == b->exception;
+	       a->exception == b->exception &&
+	       bond_equal(&a->bond, &b->bond);
 }
 
 uint32_t mlv_restart_only_changes(const struct mlv_config *running,

@@ -193,8 +193,10 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 		if (p->outer_src_len == 0 || p->outer_src_len >= bits)
 			return 0;
 		if (bits - p->outer_src_len > most ||
-		    (p->outer_src[bits / 8 - 4] << 24 | p->outer_src[bits / 8 - 3] << 16 |
-		     p->outer_src[bits / 8 - 2] << 8 | p->outer_src[bits / 8 - 1]) &
+		    ((uint32_t)p->outer_src[bits / 8 - 4] << 24 |
+		     (uint32_t)p->outer_src[bits / 8 - 3] << 16 |
+		     (uint32_t)p->outer_src[bits / 8 - 2] << 8 |
+		     p->outer_src[bits / 8 - 1]) &
 		    (uint32_t)(((uint64_t)1 << (bits - p->outer_src_len)) - 1))
 			return -1;   /* too short, or host bits set */
 		t->src_mask = (uint32_t)(((uint64_t)1 << (bits - p->outer_src_len)) - 1);

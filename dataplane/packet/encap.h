@@ -42,7 +42,7 @@ enum mlv_encap_layout {
 };
 
 /* One cache line for every layout the workers write inline (their
- * headers end by byte 58 of the struct), whatever the template's index:
+ * headers end by byte 60 of the struct), whatever the template's index:
  * the fields first, then the header, 64-byte aligned. */
 struct mlv_encap_tmpl {
 	uint32_t csum_partial;  /* outer IPv4 header sum of constant fields,

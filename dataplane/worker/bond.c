@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Bonded ports: see bond.h. DPDK 22.11's bonding API still calls the
- * members "slaves"; maglevd's config, logs and metrics say members. */
+/* Bonded ports: see bond.h. DPDK 22.11's bonding API calls the members
+ * "slaves"; maglevd's config, logs and metrics say members. */
 #include "dataplane/worker/bond.h"
 
 #include <errno.h>
@@ -15,6 +15,13 @@
 #include <rte_ethdev.h>
 
 #include "control/base/log.h"
+
+/* The bonding API's results: some calls return -errno, others -1 for
+ * any refusal, which is no errno. */
+static const char *why(int ret)
+{
+	return ret < -1 ? rte_strerror(-ret) : "refused by the bonding driver";
+}
 
 static uint8_t driver_mode(enum mlv_bond_mode m)
 {
@@ -43,7 +50,7 @@ enum mlv_err mlv_bond_create(const struct mlv_port_config *pc, unsigned socket,
 				   (uint8_t)socket);
 	if (bond < 0) {
 		mlv_err_log("port %s: cannot create the bonded device '%s': %s",
-			    pc->name, pc->device, rte_strerror(-bond));
+			    pc->name, pc->device, why(bond));
 		return MLV_E_DPDK;
 	}
 	for (uint32_t i = 0; i < b->n_members; i++) {
@@ -53,7 +60,7 @@ enum mlv_err mlv_bond_create(const struct mlv_port_config *pc, unsigned socket,
 				    "bonding driver: %s (a member must be a "
 				    "port of its own, not started, with the "
 				    "queues and offloads of the others)",
-				    pc->name, b->members[i], rte_strerror(-ret));
+				    pc->name, b->members[i], why(ret));
 			err = MLV_E_CONFIG;
 			goto fail;
 		}
@@ -61,25 +68,28 @@ enum mlv_err mlv_bond_create(const struct mlv_port_config *pc, unsigned socket,
 	if (b->mode == MLV_BOND_ACTIVE_BACKUP &&
 	    (ret = rte_eth_bond_primary_set((uint16_t)bond, member[0])) != 0) {
 		mlv_err_log("port %s: bond primary '%s': %s", pc->name,
-			    b->members[0], rte_strerror(-ret));
+			    b->members[0], why(ret));
 		goto fail;
 	}
 	if (b->has_mac &&
 	    (ret = rte_eth_bond_mac_address_set(
 		     (uint16_t)bond,
 		     (struct rte_ether_addr *)(uintptr_t)b->mac.bytes)) != 0) {
-		mlv_err_log("port %s: bond MAC: %s", pc->name, rte_strerror(-ret));
+		mlv_err_log("port %s: bond MAC: %s", pc->name, why(ret));
 		goto fail;
 	}
 	ret = rte_eth_bond_link_monitoring_set((uint16_t)bond, b->link_monitor_ms);
 	if (ret != 0) {
 		mlv_err_log("port %s: bond link monitoring every %u ms: %s",
-			    pc->name, b->link_monitor_ms, rte_strerror(-ret));
+			    pc->name, b->link_monitor_ms, why(ret));
 		goto fail;
 	}
 	*port_id = (uint16_t)bond;
 	return MLV_OK;
 fail:
+	/* the driver frees no bond that still has members */
+	for (uint32_t i = 0; i < b->n_members; i++)
+		(void)rte_eth_bond_slave_remove((uint16_t)bond, member[i]);
 	if (rte_eth_bond_free(pc->device) != 0)
 		mlv_warn("port %s: the half-made bond '%s' could not be freed",
 			 pc->name, pc->device);
@@ -166,6 +176,7 @@ uint32_t mlv_bond_members(uint16_t bond_port, struct mlv_bond_member *out,
 bool mlv_bond_steer(uint16_t bond_port)
 {
 	struct mlv_bond_member m[MLV_BOND_MAX_MEMBERS];
+	struct rte_ether_addr mac;
 	uint32_t n;
 	int current, ret;
 
@@ -184,9 +195,17 @@ bool mlv_bond_steer(uint16_t bond_port)
 		if (ret != 0) {
 			mlv_warn("bond port %u: cannot move the traffic to "
 				 "member port %u: %s", bond_port, m[k].port_id,
-				 rte_strerror(-ret));
+				 why(ret));
 			return false;
 		}
+		/* The new member in use takes the bond's MAC (and the old
+		 * one its own back), as on the driver's own failover: the
+		 * MAC set while started runs the driver's member update. */
+		if (rte_eth_macaddr_get(bond_port, &mac) != 0 ||
+		    (ret = rte_eth_bond_mac_address_set(bond_port, &mac)) != 0)
+			mlv_warn("bond port %u: member port %u carries the "
+				 "traffic but keeps its own MAC", bond_port,
+				 m[k].port_id);
 		return true;
 	}
 	return false;      /* none up: nothing better to move to */

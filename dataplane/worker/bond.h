@@ -24,7 +24,8 @@
  * the primary; the MAC is pc->bond.mac when given; link monitoring every
  * link_monitor ms. Returns MLV_OK and *port_id, or MLV_E_CONFIG (a member
  * is not a DPDK port, or the driver refuses one: logged with the
- * reason) or MLV_E_DPDK (the driver failed; what it created is freed). */
+ * reason) or MLV_E_DPDK (the driver failed; the members it took are
+ * released and the bond freed). */
 enum mlv_err mlv_bond_create(const struct mlv_port_config *pc, unsigned socket,
 			     uint16_t *port_id);
 

@@ -71,6 +71,7 @@ static enum mlv_err find_devices(struct mlv_ports *ps,
 			if (err)
 				return err;
 			ps->port[i].bond = true;
+			ps->port[i].lacp = pc->bond.mode == MLV_BOND_8023AD;
 			/* the config keeps bond names below 64 bytes */
 			snprintf(ps->port[i].device, sizeof(ps->port[i].device),
 				 "%.*s", (int)sizeof(ps->port[i].device) - 1,

@@ -40,6 +40,9 @@ struct mlv_port {
 	bool started;            /* rte_eth_dev_start succeeded: stop it */
 	bool bond;               /* a bonded device maglevd created (`bond:`):
 				    freed after its close */
+	bool lacp;               /* ... in 802.3ad mode: its TX queues must be
+				    called every 100 ms or less, traffic or
+				    not, for LACP's frames to leave */
 	char device[64];         /* its DPDK name (RTE_ETH_NAME_MAX_LEN) */
 };
 

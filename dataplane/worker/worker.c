@@ -57,6 +57,8 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 
 		w->tx[i].port_id = ps->port[i].port_id;
 		w->tx[i].queue_id = (uint16_t)p->id;
+		if (ps->port[i].lacp)
+			w->lacp_tx |= 1u << i;
 		if (p->id >= ps->port[i].n_rxq)
 			continue;
 		w->rxq[w->n_rxq++] = (struct mlv_rxq){
@@ -197,6 +199,24 @@ void mlv_worker_query_serve(struct mlv_worker *w, uint32_t now_ms)
 	__atomic_store_n(&q->resp_seq, seq, __ATOMIC_RELEASE);
 }
 
+/* An 802.3ad bond sends its LACP frames from inside its TX burst, which
+ * must be called every 100 ms or less even without traffic: an empty
+ * burst on each such queue, at every housekeeping round and before every
+ * idle sleep (at most idle_max_sleep_us apart). */
+static void lacp_kick(struct mlv_worker *w)
+{
+	uint32_t ports = w->lacp_tx;
+	struct rte_mbuf *none[1];
+
+	while (ports) {
+		unsigned i = (unsigned)__builtin_ctz(ports);
+
+		ports &= ports - 1;
+		(void)rte_eth_tx_burst(w->tx[i].port_id, w->tx[i].queue_id,
+				       none, 0);
+	}
+}
+
 /* Sleep without holding up grace periods: offline while asleep. */
 static void idle_sleep(struct mlv_worker *w, uint32_t us)
 {
@@ -252,6 +272,8 @@ int mlv_worker_run(void *arg)
 			mlv_forward_sweep(w, now);
 			mlv_worker_query_serve(w, now);
 			mlv_worker_list_serve(w, now);
+			if (unlikely(w->lacp_tx))
+				lacp_kick(w);
 		}
 		/* No generation pointer is held past this point. */
 		mlv_publish_quiescent(w->pub, w->id);
@@ -266,6 +288,8 @@ int mlv_worker_run(void *arg)
 			rte_pause();
 			break;
 		case MLV_IDLE_SLEEP:
+			if (unlikely(w->lacp_tx))
+				lacp_kick(w);
 			idle_sleep(w, sleep_us);
 			if (__atomic_load_n(&w->stop, __ATOMIC_RELAXED))
 				goto out;

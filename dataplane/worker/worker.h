@@ -162,6 +162,7 @@ struct mlv_worker {
 	uint32_t sweep_ms;       /* when the sweep last caught up with
 				    MLV_SWEEP_PERIOD_MS (mlv_forward_sweep) */
 	uint32_t tx_dirty;       /* bit i: tx[i] holds packets */
+	uint32_t lacp_tx;        /* bit i: tx[i] is an 802.3ad bond's queue */
 	struct mlv_vip_memo vip_memo;   /* created empty (zeroed) */
 	struct mlv_tx_buffer tx[MLV_MAX_PORTS];   /* by config port index */
 

@@ -86,6 +86,36 @@ static void test_each_change_reported(void **state)
 	mlv_config_free(b);
 }
 
+/* A bond's members, mode, MAC and link_monitor are restart-only: each
+ * change is reported once (the ports), the same bond none. */
+static void test_bond_changes_reported(void **state)
+{
+	static const char *const bonds[] = {
+		"net_bonding0, bond: {members: [m0, m1]}",
+		"net_bonding0, bond: {members: [m0, m2]}",
+		"net_bonding0, bond: {members: [m1, m0]}",
+		"net_bonding0, bond: {members: [m0, m1], mode: 802.3ad}",
+		"net_bonding0, bond: {members: [m0, m1], mac: \"02:00:00:00:00:09\"}",
+		"net_bonding0, bond: {members: [m0, m1], link_monitor: 200ms}",
+	};
+	struct mlv_config *a = load(1, bonds[0], 4096, 80);
+	struct mlv_config *same = load(1, bonds[0], 4096, 8080);
+
+	(void)state;
+	assert_true(a->ports[0].bond.enabled);
+	assert_int_equal(mlv_restart_only_changes(a, same, NULL, NULL), 0);
+	for (size_t i = 1; i < sizeof(bonds) / sizeof(bonds[0]); i++) {
+		struct mlv_config *b = load(1, bonds[i], 4096, 80);
+		struct seen s = { 0 };
+
+		assert_int_equal(mlv_restart_only_changes(a, b, collect, &s), 1);
+		assert_non_null(strstr(s.last, "port"));
+		mlv_config_free(b);
+	}
+	mlv_config_free(a);
+	mlv_config_free(same);
+}
+
 static void test_keep_running_values(void **state)
 {
 	struct mlv_config *running = load(1, "net_null0", 4096, 80);
@@ -213,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_dataplane_no_changes),
 		cmocka_unit_test(test_each_change_reported),
+		cmocka_unit_test(test_bond_changes_reported),
 		cmocka_unit_test(test_keep_running_values),
 		cmocka_unit_test(test_control_section),
 		cmocka_unit_test(test_groups_state_budget),
