@@ -229,6 +229,10 @@ struct mlv_port_config {
 	 * port it serves; "" on configured ports. */
 	char host_for[MLV_NAME_MAX];
 	struct mlv_bond_config bond;
+	/* 802.1Q: the VLAN the port's frames belong to (1..4094): received
+	 * frames must carry its tag (others are counted drops), frames sent
+	 * carry it; 0: untagged, any frame taken as today */
+	uint16_t vlan;
 	struct mlv_src_pos pos;
 };
 

@@ -200,6 +200,8 @@ static const struct mlv_cfg_key port_keys[] = {
 	  .min = 1, .max = 128, .def = "64" },
 	{ .name = "bond", .type = MLV_CT_MAP, FIELD(PC, bond),
 	  .doc_default = "none", .sub = &bond_map },
+	{ .name = "vlan", .type = MLV_CT_UINT, FIELD(PC, vlan),
+	  .min = 1, .max = 4094, .doc_default = "none (untagged)" },
 };
 #undef PC
 

@@ -181,13 +181,15 @@ static json_t *ports_json(const struct mlv_config *cfg,
 
 	for (uint32_t i = 0; arr && cfg && i < cfg->n_ports; i++) {
 		const struct mlv_port_config *p = &cfg->ports[i];
-		json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:i, s:s?, s:b}",
+		json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:i, s:s?, s:b, s:o}",
 				      "name", p->name, "device", p->device,
 				      "address", ip_or_null(&p->address),
 				      "address6", ip_or_null(&p->address6),
 				      "mtu", (int)p->mtu,
 				      "tx_port", p->tx_port[0] ? p->tx_port : NULL,
-				      "exception", p->exception);
+				      "exception", p->exception,
+				      "vlan", p->vlan ? json_integer(p->vlan) :
+							json_null());
 
 		if (o && gen && i < gen->n_ports &&
 		    (json_object_set_new(o, "mac", mac_json(gen->ports[i].mac)) ||

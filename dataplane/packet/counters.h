@@ -52,7 +52,8 @@
 	X(ICMP_ECHO,        "ICMP echo to a VIP not answered (icmp_echo: drop, no backend, bad request)") \
 	X(NEW_FLOW_LIMIT,   "new flow over its VIP's new_flows_per_second")  \
 	X(ACL_DENIED,       "source address denied by the VIP's ACL")        \
-	X(TX_FULL,          "transmit queue full")
+	X(TX_FULL,          "transmit queue full")                           \
+	X(WRONG_VLAN,       "untagged or another VLAN's frame on a VLAN port")
 
 enum mlv_worker_counter {
 #define MLV_CTR_ENUM(name, help) MLV_CTR_##name,

@@ -132,10 +132,15 @@ static inline void not_for_us(struct mlv_worker *w, struct drops *d,
 			      const struct mlv_rxq *rxq, struct rte_mbuf *m,
 			      enum mlv_drop_reason reason)
 {
-	if (rxq->exception_to != MLV_PORT_NONE)
-		enqueue(w, rxq->exception_to, m, MLV_CTR_EXCEPTION);
-	else
+	if (rxq->exception_to == MLV_PORT_NONE) {
 		drop(w, d, m, reason);
+		return;
+	}
+	/* a VLAN port's frames reach the host untagged: its TAP is the
+	 * VLAN's interface (and its frames get the tag on the way out) */
+	if (unlikely(rxq->vlan) && !(m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED))
+		(void)rte_vlan_strip(m);
+	enqueue(w, rxq->exception_to, m, MLV_CTR_EXCEPTION);
 }
 
 /* Slot's second choice if it can take the flow, else NULL. */
@@ -701,6 +706,36 @@ parse_pass(struct mlv_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
 }
 
+/* A VLAN port's burst: the frames of its VLAN (tag in the frame, or
+ * stripped by the NIC) stay, in order; untagged frames and other VLANs'
+ * are counted WRONG_VLAN drops. Returns how many stay. Out of line: only
+ * VLAN ports call it, once a burst. */
+static __rte_noinline uint16_t
+vlan_filter(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
+	    struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint16_t vid = 0;
+
+		if (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
+			vid = m->vlan_tci & 0x0FFF;
+		else if (m->data_len >= 18 && eth[12] == 0x81 && eth[13] == 0x00)
+			vid = (uint16_t)((eth[14] & 0x0F) << 8 | eth[15]);
+		if (vid == rxq->vlan) {
+			pkts[k++] = m;
+		} else {
+			/* received all the same: parse_pass counts the rest */
+			w->ctr.ctr[MLV_CTR_RX_BYTES] += m->pkt_len;
+			drop(w, d, m, MLV_DROP_WRONG_VLAN);
+		}
+	}
+	return k;
+}
+
 /* Before any generation is published no VIP exists: every frame is the
  * host's or a drop. */
 static __rte_noinline void
@@ -770,6 +805,9 @@ forward_pass(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
 	struct rte_mbuf *fwd[MLV_BURST];
 	uint16_t n_fwd = 0;
 	uint64_t fwd_bytes = 0;
+	/* a VLAN port's frames are tagged: one test a frame, held in a
+	 * register for the burst */
+	const bool tag = w->tx[tx_port].vlan != 0;
 
 	/* Once for the burst rather than per forwarded frame (enqueue). */
 	w->tx_dirty |= 1u << tx_port;
@@ -851,6 +889,16 @@ forward:
 		 * (tracked_backend, icmp_error_backend, quic_backend), so
 		 * v's counts are the sum of its backends' rows
 		 * (control/generation/stats.c). */
+		if (unlikely(tag)) {
+			/* a VLAN port: the tag, in the frame or by the NIC */
+			uint32_t before = m->pkt_len;
+
+			if (mlv_tx_tag(&w->tx[tx_port], &m) != 0) {
+				DROP_FOR_VIP(w, d, m, gen, v, NO_HEADROOM);
+				continue;
+			}
+			fwd_bytes += m->pkt_len - before;
+		}
 		be_ctr[bi].v[MLV_FLOW_PACKETS]++;
 		be_ctr[bi].v[MLV_FLOW_BYTES] += p->l3_len;
 		be_ctr[bi].v[MLV_FLOW_NEW_FLOWS] += outcome;   /* 0 or 1 here */
@@ -890,6 +938,11 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	d.n = 0;
 	probes[0].bucket = NULL;
 	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
+	if (unlikely(rxq->vlan)) {
+		n = vlan_filter(w, &d, rxq, pkts, n);
+		if (n == 0)
+			goto out;
+	}
 
 	parse_pass(w, pkts, n, pkt, verdict);
 	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
@@ -908,6 +961,7 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 				  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] -
 					 flushed));
 	}
+out:
 	if (d.n)
 		rte_pktmbuf_free_bulk(d.m, d.n);
 }

@@ -209,6 +209,17 @@ static enum mlv_err configure_port(struct mlv_ports *ps, uint32_t i,
 				 pc->device, p->n_rxq);
 		}
 	}
+	/* A VLAN port: the NIC inserts and strips the tag when it can
+	 * (the workers tag in the frame and read in-band tags otherwise). */
+	p->vlan = pc->vlan;
+	if (pc->vlan && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT)) {
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
+		p->vlan_tx_hw = true;
+	}
+	if (pc->vlan && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP)) {
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+		p->vlan_rx_hw = true;
+	}
 	if (pc->mtu >= info.min_mtu && pc->mtu <= info.max_mtu)
 		conf.rxmode.mtu = pc->mtu;
 	else
@@ -335,6 +346,11 @@ enum mlv_err mlv_ports_open(struct mlv_ports *ps, const struct mlv_config *cfg,
 		fill_info(ps, i, cfg);
 		rte_ether_format_addr(mac, sizeof(mac),
 				      (const struct rte_ether_addr *)ps->info[i].mac);
+		if (pc->vlan)
+			mlv_info("port %s: VLAN %u, tags inserted by the %s, "
+				 "read from the %s", pc->name, pc->vlan,
+				 ps->port[i].vlan_tx_hw ? "NIC" : "workers",
+				 ps->port[i].vlan_rx_hw ? "NIC" : "frames");
 		mlv_info("port %s: device %s (DPDK port %u), MAC %s, %u RX / %u "
 			 "TX queues, MTU %u%s%s", pc->name, pc->device,
 			 ps->port[i].port_id, mac, ps->port[i].n_rxq,

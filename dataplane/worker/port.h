@@ -44,6 +44,9 @@ struct mlv_port {
 				    called every 100 ms or less, traffic or
 				    not, for LACP's frames to leave */
 	char device[64];         /* its DPDK name (RTE_ETH_NAME_MAX_LEN) */
+	uint16_t vlan;           /* the config's vlan (0: untagged) */
+	bool vlan_tx_hw;         /* the NIC inserts the tag on transmit */
+	bool vlan_rx_hw;         /* the NIC strips it on receive */
 };
 
 struct mlv_ports {

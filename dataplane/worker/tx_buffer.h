@@ -20,6 +20,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 
 #include "dataplane/packet/counters.h"
@@ -30,6 +31,9 @@ struct mlv_tx_buffer {
 	uint16_t port_id;
 	uint16_t queue_id;
 	uint16_t n;
+	uint16_t vlan;          /* a VLAN port's ID: frames leave tagged
+				   (mlv_tx_tag); 0: untagged */
+	uint8_t vlan_hw;        /* the NIC inserts the tag (TX VLAN offload) */
 	/* what each buffered frame was sent for, by bit (frame i: bit i):
 	 * ICMP_SENT or EXCEPTION; a frame in neither mask is FORWARDED, the
 	 * common case, which so stores nothing but the frame (and the
@@ -85,14 +89,40 @@ static inline void mlv_tx_flush(struct mlv_tx_buffer *b,
 	b->fwd_bytes = 0;
 }
 
+/* A frame leaving a VLAN port (b->vlan set): tagged with the port's VLAN
+ * (priority 0) unless it carries a tag already (an ICMP reply keeps its
+ * request's), by the NIC when it inserts tags, else in the frame (4
+ * bytes of headroom). Returns 0, or -1 when the frame has no room for
+ * the tag (the caller drops it: it must not leave untagged). */
+static inline int mlv_tx_tag(const struct mlv_tx_buffer *b, struct rte_mbuf **m)
+{
+	const uint8_t *eth = rte_pktmbuf_mtod(*m, const uint8_t *);
+
+	if (eth[12] == 0x81 && eth[13] == 0x00)
+		return 0;
+	(*m)->vlan_tci = b->vlan;
+	if (b->vlan_hw) {
+		(*m)->ol_flags |= RTE_MBUF_F_TX_VLAN;
+		return 0;
+	}
+	return rte_vlan_insert(m) == 0 ? 0 : -1;
+}
+
 /* Buffer m for sending as outcome (MLV_CTR_FORWARDED, MLV_CTR_ICMP_SENT or
- * MLV_CTR_EXCEPTION); sends at once when the buffer fills up. */
+ * MLV_CTR_EXCEPTION); sends at once when the buffer fills up. On a VLAN
+ * port m is tagged first (a frame without room for the tag is a
+ * NO_HEADROOM drop). */
 static inline void mlv_tx_enqueue(struct mlv_tx_buffer *b,
 				  struct mlv_worker_counters *c,
 				  struct rte_mbuf *m, enum mlv_worker_counter outcome)
 {
 	uint16_t i = b->n;
 
+	if (unlikely(b->vlan) && mlv_tx_tag(b, &m) != 0) {
+		c->drop[MLV_DROP_NO_HEADROOM]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
 	b->pkts[i] = m;
 	b->n = (uint16_t)(i + 1);
 	if (likely(outcome == MLV_CTR_FORWARDED))

@@ -57,6 +57,8 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 
 		w->tx[i].port_id = ps->port[i].port_id;
 		w->tx[i].queue_id = (uint16_t)p->id;
+		w->tx[i].vlan = ps->port[i].vlan;
+		w->tx[i].vlan_hw = ps->port[i].vlan_tx_hw;
 		if (ps->port[i].lacp)
 			w->lacp_tx |= 1u << i;
 		if (p->id >= ps->port[i].n_rxq)
@@ -65,6 +67,7 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 			.port_id = ps->port[i].port_id,
 			.queue_id = (uint16_t)p->id,
 			.cfg_idx = (uint16_t)i,
+			.vlan = ps->port[i].vlan,
 			.exception_to = plan->exception == MLV_PORT_NONE ?
 						MLV_PORT_NONE :
 					plan->exception == i ? plan->exception_out :

@@ -50,6 +50,8 @@ struct mlv_rxq {
 	 * exception port, or for frames from the exception port itself the
 	 * port toward the wire), or MLV_PORT_NONE to drop them */
 	uint16_t exception_to;
+	uint16_t vlan;           /* the port's VLAN: only its frames are
+				    taken (vlan_filter); 0: any */
 };
 
 /* The control thread's question to one worker: does your conntrack

@@ -350,6 +350,107 @@ def case_next_hop_families(maglevd, src, work):
         check(rc == 0, f"exit status {rc}")
 
 
+# Runs in the peer namespace: ARP requests for the port's address, on
+# VLAN vid (0: untagged), from mlv1; prints the VID, sender MAC and
+# sender IP of the first ARP reply (tagged in the frame, or by the
+# kernel's VLAN metadata: PACKET_AUXDATA), or exits 1 at the deadline.
+PEER_ARP = r"""
+import socket, struct, sys, time
+target, vid, deadline = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("mlv1", 0))
+s.setsockopt(263, 8, 1)                       # SOL_PACKET, PACKET_AUXDATA
+s.settimeout(0.1)
+mac = s.getsockname()[4]
+spa, tpa = socket.inet_aton("10.77.0.2"), socket.inet_aton(target)
+arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1, mac, spa, b"\0" * 6, tpa)
+tag = struct.pack("!HH", 0x8100, vid) if vid else b""
+req = b"\xff" * 6 + mac + tag + b"\x08\x06" + arp
+while time.time() < deadline:
+    s.send(req)
+    end = time.time() + 0.3
+    while time.time() < end:
+        try:
+            fr, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(20))
+        except socket.timeout:
+            break
+        got = None
+        for lvl, typ, data in anc:
+            if lvl == 263 and typ == 8 and len(data) >= 20:
+                status, _, _, _, _, tci = struct.unpack("IIIHHH", data[:18])
+                if status & 0x10:                 # TP_STATUS_VLAN_VALID
+                    got = tci & 0xfff
+        if fr[12:14] == b"\x81\x00":
+            got, fr = struct.unpack("!H", fr[14:16])[0] & 0xfff, fr[:12] + fr[16:]
+        if fr[12:14] != b"\x08\x06" or fr[20:22] != b"\x00\x02":
+            continue
+        print(got or 0, ":".join("%02x" % b for b in fr[22:28]),
+              socket.inet_ntoa(fr[28:32]))
+        sys.exit(0)
+sys.exit(1)
+"""
+
+
+def peer_arp(net, target, vid, seconds):
+    """The first ARP reply for target to a request on VLAN vid (0:
+    untagged): (vid, MAC, IP), or None when none came."""
+    r = subprocess.run(["ip", "netns", "exec", net.peer, "python3", "-c",
+                        PEER_ARP, target, str(vid), str(seconds)],
+                       capture_output=True, text=True, timeout=DEADLINE_S)
+    if r.returncode != 0:
+        return None
+    vid_s, mac, ip = r.stdout.split()
+    return int(vid_s), mac, ip
+
+
+def case_host_tap_vlan(maglevd, src, work):
+    """A VLAN port (vlan: 100) with host_tap: the TAP is the VLAN's
+    interface. An ARP request for the port's address tagged 100 reaches
+    the kernel behind the TAP untagged, and its reply leaves the port
+    tagged 100 with the port's MAC; an untagged request and one on VLAN
+    200 get no reply and count as wrong_vlan drops."""
+    tag = f"mlvhv{os.getpid()}"
+    net = Netns(tag)
+    with net:
+        # mlv0 keeps no address and its kernel answers ARP only for its
+        # own (none): every reply must come through maglevd and the TAP
+        net.sh(f"ip -n {net.lb} addr flush dev mlv0",
+               f"ip netns exec {net.lb} sysctl -qw "
+               "net.ipv4.conf.mlv0.arp_ignore=1")
+        cfg = os.path.join(work, "maglevd.yaml")
+        with open(cfg, "w") as f:
+            f.write(config_text(
+                "    - {name: ext, device: net_af_packet0, address: 10.77.0.1, "
+                "next_hop: \"02:00:00:00:00:01\", host_tap: true, vlan: 100}\n",
+                ["--in-memory", "--no-pci", "--vdev=net_af_packet0,iface=mlv0"],
+                udp_vip()))
+        d = NsDaemon(maglevd, work, cfg, net.lb)
+        try:
+            wait_ctl(d)
+            st = ctl_ok("status")
+            port_mac = st["ports"][0]["mac"].lower()
+            check(st["ports"][0].get("vlan") == 100,
+                  f"status shows the port's VLAN as {st['ports'][0]!r}")
+            got = peer_arp(net, "10.77.0.1", 100, 10)
+            check(got is not None, "no ARP reply on VLAN 100")
+            check(got == (100, port_mac, "10.77.0.1"),
+                  f"ARP reply {got!r}, want VLAN 100 from {port_mac}")
+            before = ctl_ok("stats")["drops"]["wrong_vlan"]
+            for vid in (0, 200):
+                check(peer_arp(net, "10.77.0.1", vid, 1.5) is None,
+                      f"an ARP request on VLAN {vid or 'none'} was answered")
+            after = ctl_ok("stats")["drops"]["wrong_vlan"]
+            check(after - before >= 2, f"wrong_vlan drops {before} -> {after}")
+            doc = d.wait_stats(
+                lambda s: s["totals"]["counters"]["exception"] > 0,
+                "frames through the exception path")
+            check(accounted(doc), "a frame not accounted for")
+            rc = d.stop()
+        finally:
+            d.kill()
+        check(rc == 0, f"exit status {rc}")
+
+
 def case_host_tap(maglevd, src, work):
     """A port without a kernel address, as a PCI NIC is (here an
     af_packet port on a veth the kernel has no address on): with
@@ -608,5 +709,6 @@ CASES = {
     "next-hop-auto": case_next_hop_auto,
     "next-hop-families": case_next_hop_families,
     "host-tap": case_host_tap,
+    "host-tap-vlan": case_host_tap_vlan,
     "xdp-steer": case_xdp_steer,
 }

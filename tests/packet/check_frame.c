@@ -524,15 +524,54 @@ static bool is_backend_mac(const struct check_ctx *c, const uint8_t *mac)
 	return false;
 }
 
+/* A VLAN port's output frame: its tag (802.1Q, priority 0, the port's
+ * VLAN) checked, then the frame without it in buf for the checks of
+ * untagged frames. Returns its length, or 0 after a failure. */
+static uint32_t untag(struct check_ctx *c, uint64_t out_no, const uint8_t *d,
+		      uint32_t len, uint8_t *buf, uint32_t cap)
+{
+	uint16_t want = c->sc->port.vlan;
+
+	if (len < 18 || pkt_get16(d + 12) != 0x8100) {
+		check_fail(c, "output frame %" PRIu64 ": left the VLAN %u port "
+			   "untagged (ethertype 0x%04x)", out_no, want,
+			   len >= 14 ? pkt_get16(d + 12) : 0);
+		return 0;
+	}
+	if (pkt_get16(d + 14) != want) {
+		check_fail(c, "output frame %" PRIu64 ": tag 0x%04x, want VLAN "
+			   "%u priority 0 (0x%04x)", out_no, pkt_get16(d + 14),
+			   want, want);
+		return 0;
+	}
+	if (len - 4 > cap)
+		return 0;
+	memcpy(buf, d, 12);
+	memcpy(buf + 12, d + 16, len - 16);
+	return len - 4;
+}
+
 void check_output_frame(struct check_ctx *c, uint64_t out_no,
 			const uint8_t *data, uint32_t len)
 {
+	static uint8_t untagged[PKT_FRAME_MAX];
 	char m[20];
 
 	c->n_out++;
 	if (len < 14) {
 		check_fail(c, "output frame %" PRIu64 ": only %u bytes", out_no, len);
 		return;
+	}
+	if (c->sc->port.vlan && (memcmp(data, c->sc->port.next_hop, 6) == 0 ||
+				 is_backend_mac(c, data))) {
+		/* encapsulated or MAC-rewritten: the port's tag, then the
+		 * same bytes as on an untagged port */
+		uint32_t n = untag(c, out_no, data, len, untagged, sizeof(untagged));
+
+		if (n == 0)
+			return;
+		data = untagged;
+		len = n;
 	}
 	if (memcmp(data, c->sc->port.next_hop, 6) == 0)
 		check_encap(c, out_no, data, len);

@@ -156,6 +156,8 @@ int sc_write_config(const struct scenario *sc, bool alt,
 	fprintf(f, "      address6: \"%s\"\n", a6);
 	fprintf(f, "      next_hop: \"%s\"\n", nh);
 	fprintf(f, "      mtu: %u\n", sc->port.mtu);
+	if (sc->port.vlan)
+		fprintf(f, "      vlan: %u\n", sc->port.vlan);
 	fprintf(f, "  conntrack:\n");
 	fprintf(f, "    entries_per_worker: %u\n", sc->ct_entries);
 	fprintf(f, "control:\n");

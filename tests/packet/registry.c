@@ -27,6 +27,7 @@ static const struct sc_entry registry[] = {
 	{"ratelimit", sc_def_ratelimit},
 	{"acl",       sc_def_acl},
 	{"second_chance", sc_def_second_chance},
+	{"vlan",      sc_def_vlan},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

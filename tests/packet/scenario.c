@@ -213,7 +213,7 @@ static void fill_l2l3(const struct scenario *sc, const struct sc_flow *f,
 	memcpy(l2->dst, sc->port.mac, 6);
 	sc_mac("02:00:00:c1:00:01", l2->src);
 	l2->vlan = o->vlan;
-	l2->vlan_tci = 0x0064;   /* VLAN 100, priority 0 */
+	l2->vlan_tci = o->vlan_tci ? o->vlan_tci : 0x0064;   /* VLAN 100 */
 
 	memset(l3, 0, sizeof(*l3));
 	l3->family = f->family;

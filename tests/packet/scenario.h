@@ -85,6 +85,7 @@ struct sc_port {
 	uint8_t addr4[4];
 	uint8_t addr6[16];
 	uint16_t mtu;
+	uint16_t vlan;           /* the port's `vlan`; 0 = not written */
 };
 
 enum sc_outcome {
@@ -182,6 +183,7 @@ struct sc_flow {
 /* Per-packet knobs on top of a flow. */
 struct sc_opts {
 	bool vlan;
+	uint16_t vlan_tci;       /* with vlan: the tag; 0 = VLAN 100, priority 0 */
 	uint8_t tos;
 	uint8_t ttl;             /* 0 = 64 */
 	bool df;
@@ -298,5 +300,6 @@ void sc_def_mss(struct scenario *sc);
 void sc_def_ratelimit(struct scenario *sc);
 void sc_def_acl(struct scenario *sc);
 void sc_def_second_chance(struct scenario *sc);
+void sc_def_vlan(struct scenario *sc);
 
 #endif

@@ -118,9 +118,10 @@ static void ports_table(const json_t *ports, struct table *t)
 	size_t i;
 	json_t *p;
 
-	table_init(t, 8);
+	table_init(t, 9);
 	table_cell(t, "PORT");
 	table_cell(t, "DEVICE");
+	table_cell(t, "VLAN");
 	table_cell(t, "ADDRESS");
 	table_cell(t, "ADDRESS6");
 	table_cell(t, "MTU");
@@ -130,6 +131,10 @@ static void ports_table(const json_t *ports, struct table *t)
 	json_array_foreach(ports, i, p) {
 		table_cell(t, "%s", str(p, "name"));
 		table_cell(t, "%s", str(p, "device"));
+		if (json_is_integer(json_object_get(p, "vlan")))
+			table_cell(t, "%lld", num(p, "vlan"));
+		else
+			table_cell(t, "-");
 		table_cell(t, "%s", str(p, "address"));
 		table_cell(t, "%s", str(p, "address6"));
 		table_cell(t, "%lld", num(p, "mtu"));
