@@ -24,6 +24,7 @@
 #include "control/base/log.h"
 #include "daemon/notify.h"
 #include "daemon/netlink/host_tap.h"
+#include "daemon/netlink/vlan.h"
 
 /* How long start-up waits for next_hop: auto to resolve before
  * generation 1 (the kernel answers in milliseconds when the neighbour is
@@ -310,6 +311,48 @@ static enum mlv_err launch(struct mlv_daemon *d)
 	return MLV_OK;
 }
 
+/* A VLAN port on a kernel interface: its kernel side is the VLAN's
+ * interface on that one (daemon/netlink/vlan.h), where the VLAN's
+ * addresses and neighbours are; without one, the trunk itself, said
+ * once in the log. */
+static void vlan_interfaces(struct mlv_daemon *d)
+{
+	struct mlv_rtnl nl = { 0 };
+	bool open = false;
+
+	for (uint32_t i = 0; i < d->ports.n; i++) {
+		const struct mlv_port_config *pc = &d->cfg->ports[i];
+		int child = 0;
+		char name[IF_NAMESIZE] = "?";
+
+		if (!pc->vlan || d->port_ifindex[i] <= 0)
+			continue;
+		if (!open && mlv_rtnl_open_requests(&nl) != MLV_OK) {
+			mlv_warn("port %s: cannot look for its VLAN %u "
+				 "interface: %s", pc->name, pc->vlan,
+				 strerror(errno));
+			return;
+		}
+		open = true;
+		(void)if_indextoname((unsigned)d->port_ifindex[i], name);
+		if (mlv_rtnl_vlan_child(&nl, d->port_ifindex[i], pc->vlan,
+					&child) == MLV_OK) {
+			char vname[IF_NAMESIZE] = "?";
+
+			(void)if_indextoname((unsigned)child, vname);
+			mlv_info("port %s: VLAN %u's interface is %s on %s",
+				 pc->name, pc->vlan, vname, name);
+			d->port_ifindex[i] = child;
+		} else {
+			mlv_warn("port %s: %s has no VLAN %u interface; "
+				 "next_hop: auto resolves on %s itself",
+				 pc->name, name, pc->vlan, name);
+		}
+	}
+	if (open)
+		mlv_rtnl_close(&nl);
+}
+
 /* The kernel interface behind each port, from the driver (net_af_xdp,
  * net_af_packet and net_tap report it; PCI, pcap files, null, ring do
  * not; a bond: its primary member's), for next_hop: auto. */
@@ -332,6 +375,7 @@ static void find_ifindexes(struct mlv_daemon *d)
 				d->port_ifindex[i] = (int)info.if_index;
 		}
 	}
+	vlan_interfaces(d);
 	/* host_tap: the served port's kernel side is its TAP */
 	int served, h = host_port(d->cfg, &served);
 

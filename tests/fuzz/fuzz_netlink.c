@@ -42,6 +42,7 @@
 
 #include "daemon/netlink/announce.h"
 #include "daemon/netlink/rtnl.h"
+#include "daemon/netlink/vlan.h"
 #include "tests/fuzz/fuzz_check.h"
 
 #define HEADER 19
@@ -247,6 +248,17 @@ static void neigh(struct mlv_rtnl *nl, const uint8_t *h)
 		CHECK(!valid);
 }
 
+/* A VLAN port's VLAN interface: a link dump, every message read. */
+static void vlan(struct mlv_rtnl *nl, const uint8_t *h)
+{
+	int child = -1;
+	enum mlv_err rc = mlv_rtnl_vlan_child(nl, 1 + (h[2] & 3),
+					      (uint16_t)(1 + h[1]), &child);
+
+	unpoison();
+	CHECK(rc != MLV_OK || child > 0);
+}
+
 static bool wanted(int ifindex, void *ctx)
 {
 	return ifindex == *(const int *)ctx;
@@ -319,7 +331,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		route(&nl, data);
 		break;
 	case 1:
-		neigh(&nl, data);
+		if ((data[0] & 0x40) && (data[1] & 0x80))
+			vlan(&nl, data);
+		else
+			neigh(&nl, data);
 		break;
 	case 2:
 		monitor(&nl, data);

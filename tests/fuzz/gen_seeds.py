@@ -183,6 +183,9 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEIGH = 24, 25, 28
 RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_TABLE, RTA_VIA = 1, 4, 5, 15, 18
 NDA_LLADDR = 2
+RTM_NEWLINK = 16
+IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO = 3, 5, 18
+IFLA_INFO_KIND, IFLA_INFO_DATA, IFLA_VLAN_ID = 1, 2, 1
 FIX_UP = 0x80
 
 
@@ -248,6 +251,18 @@ NETLINK = {
         ACK,                                   # the stale one deleted
         ACK, err(17), ACK,                     # set: add, add refused, ...
         ACK, ACK, ACK, ACK, ACK, ACK),         # reassert, withdraw
+    # a VLAN port's VLAN interface: a link dump with eth0.228 on
+    # interface 3 (op 1 with 0x40, and 0x80 in the second byte: the VID
+    # is 1 + that byte, the parent 1 + the third byte's low bits)
+    "vlan-link.bin": bytes([1 | FIX_UP | 0x40, 0x80 | 99, 2]) + bytes(16) +
+    replies(
+        msg(RTM_NEWLINK, struct.pack("<BBHiII", 0, 0, 1, 9, 0, 0) +
+            attr(IFLA_IFNAME, b"eth0.228\0") +
+            attr(IFLA_LINK, struct.pack("<I", 3)) +
+            attr(IFLA_LINKINFO, attr(IFLA_INFO_KIND, b"vlan\0") +
+                 attr(IFLA_INFO_DATA, attr(IFLA_VLAN_ID,
+                                           struct.pack("<H", 228))))) +
+        msg(NLMSG_DONE, struct.pack("<i", 0))),
     # regression: a header claiming 2 GiB or more, which libmnl 1.0.4
     # takes as fitting (mlv_nl_cb_run)
     "regress-nlmsg-len-2gib.bin": header(0 | FIX_UP, False, 0, V4) + replies(
