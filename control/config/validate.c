@@ -277,12 +277,23 @@ void mlv_cfg_finish_dataplane(struct mlv_cfg_ctx *ctx, void *obj,
 			}
 		}
 		for (j = 0; j < i && p->device[0]; j++) {
-			if (strcmp(cfg->ports[j].device, p->device) == 0) {
+			const struct mlv_port_config *q = &cfg->ports[j];
+
+			if (strcmp(q->device, p->device) != 0)
+				continue;
+			/* one device, several VLANs of it: a port each */
+			if (p->vlan && q->vlan && p->vlan != q->vlan &&
+			    !p->bond.enabled && !q->bond.enabled)
+				continue;
+			if (p->vlan && p->vlan == q->vlan)
+				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "vlan"),
+					      "ports '%s' and '%s' are both VLAN %u of device '%s'",
+					      q->name, p->name, p->vlan, p->device);
+			else
 				mlv_cfg_error(ctx, mlv_cfg_item_pos(items[i], "device"),
-					      "device '%s' is already used by port '%s'",
-					      p->device, cfg->ports[j].name);
-				break;
-			}
+					      "device '%s' is already used by port '%s' (ports share a device only as different VLANs of it, each with vlan:, and not a bond)",
+					      p->device, q->name);
+			break;
 		}
 		if (p->tx_port[0] != '\0') {
 			if (strcmp(p->tx_port, p->name) == 0) {

@@ -706,36 +706,6 @@ parse_pass(struct mlv_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	w->ctr.ctr[MLV_CTR_RX_BYTES] += rx_bytes;
 }
 
-/* A VLAN port's burst: the frames of its VLAN (tag in the frame, or
- * stripped by the NIC) stay, in order; untagged frames and other VLANs'
- * are counted WRONG_VLAN drops. Returns how many stay. Out of line: only
- * VLAN ports call it, once a burst. */
-static __rte_noinline uint16_t
-vlan_filter(struct mlv_worker *w, struct drops *d, const struct mlv_rxq *rxq,
-	    struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t k = 0;
-
-	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint16_t vid = 0;
-
-		if (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
-			vid = m->vlan_tci & 0x0FFF;
-		else if (m->data_len >= 18 && eth[12] == 0x81 && eth[13] == 0x00)
-			vid = (uint16_t)((eth[14] & 0x0F) << 8 | eth[15]);
-		if (vid == rxq->vlan) {
-			pkts[k++] = m;
-		} else {
-			/* received all the same: parse_pass counts the rest */
-			w->ctr.ctr[MLV_CTR_RX_BYTES] += m->pkt_len;
-			drop(w, d, m, MLV_DROP_WRONG_VLAN);
-		}
-	}
-	return k;
-}
-
 /* Before any generation is published no VIP exists: every frame is the
  * host's or a drop. */
 static __rte_noinline void
@@ -908,9 +878,12 @@ forward:
 	mlv_tx_enqueue_forwarded(&w->tx[tx_port], &w->ctr, fwd, n_fwd, fwd_bytes);
 }
 
-void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
-		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
-		       uint16_t n, uint32_t now_ms)
+/* One port's frames of a burst (a VLAN port's: those of its VLAN) through
+ * the three passes. */
+static __rte_always_inline void
+burst(struct mlv_worker *w, const struct mlv_generation *gen,
+      const struct mlv_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
+      uint32_t now_ms)
 {
 	struct mlv_pkt pkt[MLV_BURST];
 	const struct mlv_gen_vip *vip[MLV_BURST + 1];   /* vip[n]: NULL */
@@ -937,12 +910,6 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 	}
 	d.n = 0;
 	probes[0].bucket = NULL;
-	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
-	if (unlikely(rxq->vlan)) {
-		n = vlan_filter(w, &d, rxq, pkts, n);
-		if (n == 0)
-			goto out;
-	}
 
 	parse_pass(w, pkts, n, pkt, verdict);
 	tsc = pass_mark(w, MLV_PASS_PARSE, tsc);
@@ -961,7 +928,65 @@ void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
 				  tsc + (w->ctr.pass.cycles[MLV_PASS_FLUSH] -
 					 flushed));
 	}
-out:
 	if (d.n)
 		rte_pktmbuf_free_bulk(d.m, d.n);
+}
+
+/* A VLAN port's burst: each frame to the port of its VLAN (the queue's
+ * own, or another VLAN port of the same device: rxq->vrxq), in order,
+ * each port's frames as one burst of that port; untagged frames and
+ * VLANs of no port are counted WRONG_VLAN drops. Out of line: only VLAN
+ * ports come here, once a burst. */
+static __rte_noinline void
+vlan_burst(struct mlv_worker *w, const struct mlv_generation *gen,
+	   const struct mlv_rxq *rxq, struct rte_mbuf **pkts, uint16_t n,
+	   uint32_t now_ms)
+{
+	struct rte_mbuf *grp[MLV_MAX_PORTS][MLV_BURST];
+	uint16_t cnt[MLV_MAX_PORTS] = { 0 };
+	const struct mlv_rxq *port[MLV_MAX_PORTS];
+	uint32_t n_port = 1u + rxq->n_vrxq;
+	struct drops d;
+
+	d.n = 0;
+	port[0] = rxq;
+	for (uint32_t k = 1; k < n_port; k++)
+		port[k] = &w->vrxq[rxq->vrxq[k - 1]];
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint16_t vid = 0;
+		uint32_t k = 0;
+
+		if (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
+			vid = m->vlan_tci & 0x0FFF;
+		else if (m->data_len >= 18 && eth[12] == 0x81 && eth[13] == 0x00)
+			vid = (uint16_t)((eth[14] & 0x0F) << 8 | eth[15]);
+		while (k < n_port && port[k]->vlan != vid)
+			k++;
+		if (k < n_port && vid != 0) {
+			grp[k][cnt[k]++] = m;
+		} else {
+			/* received all the same: burst() counts the rest */
+			w->ctr.ctr[MLV_CTR_RX_BYTES] += m->pkt_len;
+			drop(w, &d, m, MLV_DROP_WRONG_VLAN);
+		}
+	}
+	for (uint32_t k = 0; k < n_port; k++)
+		if (cnt[k])
+			burst(w, gen, port[k], grp[k], cnt[k], now_ms);
+	if (d.n)
+		rte_pktmbuf_free_bulk(d.m, d.n);
+}
+
+void mlv_forward_burst(struct mlv_worker *w, const struct mlv_generation *gen,
+		       const struct mlv_rxq *rxq, struct rte_mbuf **pkts,
+		       uint16_t n, uint32_t now_ms)
+{
+	w->ctr.ctr[MLV_CTR_RX_PACKETS] += n;
+	if (unlikely(rxq->vlan)) {
+		vlan_burst(w, gen, rxq, pkts, n, now_ms);
+		return;
+	}
+	burst(w, gen, rxq, pkts, n, now_ms);
 }

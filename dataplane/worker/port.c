@@ -91,12 +91,21 @@ static enum mlv_err find_devices(struct mlv_ports *ps,
 			return MLV_E_CONFIG;
 		}
 		for (uint32_t j = 0; j < i; j++) {
-			if (ps->port[j].port_id == pid) {
-				mlv_err_log("ports %s and %s name the same device "
-					    "'%s'", cfg->ports[j].name, pc->name,
-					    pc->device);
-				return MLV_E_CONFIG;
+			if (ps->port[j].port_id != pid)
+				continue;
+			/* VLANs of one device (the config allows only
+			 * different ones): the first port owns it */
+			if (pc->vlan && cfg->ports[j].vlan &&
+			    pc->vlan != cfg->ports[j].vlan && !pc->bond.enabled) {
+				ps->port[i].shared = true;
+				ps->port[i].owner = (uint8_t)(ps->port[j].shared ?
+							      ps->port[j].owner : j);
+				break;
 			}
+			mlv_err_log("ports %s and %s name the same device "
+				    "'%s'", cfg->ports[j].name, pc->name,
+				    pc->device);
+			return MLV_E_CONFIG;
 		}
 		ps->port[i].port_id = pid;
 	}
@@ -328,14 +337,29 @@ enum mlv_err mlv_ports_open(struct mlv_ports *ps, const struct mlv_config *cfg,
 		goto fail;
 	if ((err = create_pools(ps, cfg, worker_lcores, n_workers)))
 		goto fail;
-	for (uint32_t i = 0; i < ps->n; i++)
+	for (uint32_t i = 0; i < ps->n; i++) {
+		struct mlv_port *p = &ps->port[i];
+
+		if (p->shared) {
+			/* its owner's queues and offloads, its own VLAN */
+			const struct mlv_port *o = &ps->port[p->owner];
+
+			p->n_rxq = o->n_rxq;
+			p->n_txq = o->n_txq;
+			p->vlan = cfg->ports[i].vlan;
+			p->vlan_tx_hw = o->vlan_tx_hw;
+			p->vlan_rx_hw = o->vlan_rx_hw;
+			continue;
+		}
 		if ((err = configure_port(ps, i, cfg, worker_lcores, n_workers)))
 			goto fail;
+	}
 	for (uint32_t i = 0; i < ps->n; i++) {
 		const struct mlv_port_config *pc = &cfg->ports[i];
 		char mac[RTE_ETHER_ADDR_FMT_SIZE];
 
-		ret = rte_eth_dev_start(ps->port[i].port_id);
+		ret = ps->port[i].shared ? 0 :
+		      rte_eth_dev_start(ps->port[i].port_id);
 		if (ret != 0) {
 			mlv_err_log("port %s: cannot start '%s': %s", pc->name,
 				    pc->device, rte_strerror(-ret));
@@ -347,8 +371,11 @@ enum mlv_err mlv_ports_open(struct mlv_ports *ps, const struct mlv_config *cfg,
 		rte_ether_format_addr(mac, sizeof(mac),
 				      (const struct rte_ether_addr *)ps->info[i].mac);
 		if (pc->vlan)
-			mlv_info("port %s: VLAN %u, tags inserted by the %s, "
+			mlv_info("port %s: VLAN %u%s%s, tags inserted by the %s, "
 				 "read from the %s", pc->name, pc->vlan,
+				 ps->port[i].shared ? " of the device of port " : "",
+				 ps->port[i].shared ?
+					cfg->ports[ps->port[i].owner].name : "",
 				 ps->port[i].vlan_tx_hw ? "NIC" : "workers",
 				 ps->port[i].vlan_rx_hw ? "NIC" : "frames");
 		mlv_info("port %s: device %s (DPDK port %u), MAC %s, %u RX / %u "
@@ -371,7 +398,7 @@ void mlv_ports_close(struct mlv_ports *ps)
 		struct mlv_port *p = &ps->port[i];
 		int ret;
 
-		if (p->started) {
+		if (p->started && !p->shared) {
 			ret = rte_eth_dev_stop(p->port_id);
 			if (ret != 0)
 				mlv_warn("DPDK port %u: stop failed: %s",

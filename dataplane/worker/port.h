@@ -45,6 +45,11 @@ struct mlv_port {
 				    not, for LACP's frames to leave */
 	char device[64];         /* its DPDK name (RTE_ETH_NAME_MAX_LEN) */
 	uint16_t vlan;           /* the config's vlan (0: untagged) */
+	bool shared;             /* another VLAN of port `owner`'s device: that
+				    port configures, starts, polls and closes
+				    it; this one has its own VLAN, TX buffers
+				    and tx_port */
+	uint8_t owner;
 	bool vlan_tx_hw;         /* the NIC inserts the tag on transmit */
 	bool vlan_rx_hw;         /* the NIC strips it on receive */
 };

@@ -63,6 +63,29 @@ enum mlv_err mlv_worker_create(const struct mlv_worker_params *p,
 			w->lacp_tx |= 1u << i;
 		if (p->id >= ps->port[i].n_rxq)
 			continue;
+		if (ps->port[i].shared) {
+			/* another VLAN of an earlier port's device: its
+			 * frames come through that port's queue */
+			struct mlv_rxq *owner = NULL;
+
+			for (uint16_t q = 0; q < w->n_rxq; q++)
+				if (w->rxq[q].cfg_idx == ps->port[i].owner)
+					owner = &w->rxq[q];
+			if (!owner)
+				continue;
+			owner->vrxq[owner->n_vrxq++] = (uint8_t)w->n_vrxq;
+			w->vrxq[w->n_vrxq++] = (struct mlv_rxq){
+				.port_id = ps->port[i].port_id,
+				.queue_id = (uint16_t)p->id,
+				.cfg_idx = (uint16_t)i,
+				.exception_to = plan->exception == MLV_PORT_NONE ?
+							MLV_PORT_NONE :
+						plan->exception == i ? plan->exception_out :
+								       plan->exception,
+				.vlan = ps->port[i].vlan,
+			};
+			continue;
+		}
 		w->rxq[w->n_rxq++] = (struct mlv_rxq){
 			.port_id = ps->port[i].port_id,
 			.queue_id = (uint16_t)p->id,

@@ -51,7 +51,12 @@ struct mlv_rxq {
 	 * port toward the wire), or MLV_PORT_NONE to drop them */
 	uint16_t exception_to;
 	uint16_t vlan;           /* the port's VLAN: only its frames are
-				    taken (vlan_filter); 0: any */
+				    taken (vlan_burst); 0: any */
+	/* the other VLAN ports of this queue's device (struct mlv_port
+	 * shared): their frames arrive here and go on as theirs, through
+	 * w->vrxq[vrxq[k]] */
+	uint8_t n_vrxq;
+	uint8_t vrxq[MLV_MAX_PORTS - 1];
 };
 
 /* The control thread's question to one worker: does your conntrack
@@ -152,6 +157,9 @@ struct mlv_worker {
 	unsigned lcore;
 	uint16_t n_rxq;
 	struct mlv_rxq rxq[MLV_MAX_PORTS];
+	/* VLAN ports sharing a polled queue's device: not polled */
+	uint16_t n_vrxq;
+	struct mlv_rxq vrxq[MLV_MAX_PORTS];
 	uint64_t tsc_start;      /* the millisecond clock counts from here */
 	struct rte_reciprocal_u64 tsc_per_ms;
 

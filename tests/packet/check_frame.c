@@ -530,7 +530,9 @@ static bool is_backend_mac(const struct check_ctx *c, const uint8_t *mac)
 static uint32_t untag(struct check_ctx *c, uint64_t out_no, const uint8_t *d,
 		      uint32_t len, uint8_t *buf, uint32_t cap)
 {
-	uint16_t want = c->sc->port.vlan;
+	/* forwarded frames leave by the tx_port: the trunk's backend VLAN */
+	uint16_t want = c->sc->port.tx_vlan ? c->sc->port.tx_vlan :
+					      c->sc->port.vlan;
 
 	if (len < 18 || pkt_get16(d + 12) != 0x8100) {
 		check_fail(c, "output frame %" PRIu64 ": left the VLAN %u port "

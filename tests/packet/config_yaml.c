@@ -158,6 +158,17 @@ int sc_write_config(const struct scenario *sc, bool alt,
 	fprintf(f, "      mtu: %u\n", sc->port.mtu);
 	if (sc->port.vlan)
 		fprintf(f, "      vlan: %u\n", sc->port.vlan);
+	if (sc->port.tx_vlan) {
+		/* the backends' VLAN of the same device, and p0's tx_port */
+		fprintf(f, "      tx_port: p1\n");
+		fprintf(f, "    - name: p1\n");
+		fprintf(f, "      device: net_pcap0\n");
+		fprintf(f, "      address: \"%s\"\n", a4);
+		fprintf(f, "      address6: \"%s\"\n", a6);
+		fprintf(f, "      next_hop: \"%s\"\n", nh);
+		fprintf(f, "      mtu: %u\n", sc->port.mtu);
+		fprintf(f, "      vlan: %u\n", sc->port.tx_vlan);
+	}
 	fprintf(f, "  conntrack:\n");
 	fprintf(f, "    entries_per_worker: %u\n", sc->ct_entries);
 	fprintf(f, "control:\n");

@@ -28,6 +28,7 @@ static const struct sc_entry registry[] = {
 	{"acl",       sc_def_acl},
 	{"second_chance", sc_def_second_chance},
 	{"vlan",      sc_def_vlan},
+	{"vlan_trunk", sc_def_vlan_trunk},
 };
 
 #define N_SCENARIOS (sizeof(registry) / sizeof(registry[0]))

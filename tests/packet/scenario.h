@@ -86,6 +86,9 @@ struct sc_port {
 	uint8_t addr6[16];
 	uint16_t mtu;
 	uint16_t vlan;           /* the port's `vlan`; 0 = not written */
+	uint16_t tx_vlan;        /* nonzero: a second port "p1", VLAN tx_vlan of
+				    the same device, is p0's tx_port (a trunk:
+				    clients on vlan, backends on tx_vlan) */
 };
 
 enum sc_outcome {
@@ -301,5 +304,6 @@ void sc_def_ratelimit(struct scenario *sc);
 void sc_def_acl(struct scenario *sc);
 void sc_def_second_chance(struct scenario *sc);
 void sc_def_vlan(struct scenario *sc);
+void sc_def_vlan_trunk(struct scenario *sc);
 
 #endif

@@ -5,7 +5,13 @@
  * IPv4 and IPv6, l2dsr, TCP and UDP, IPv4 options and IPv6 extension
  * headers behind the tag. Untagged frames and VLAN 200's, to the same
  * VIPs, are counted wrong_vlan drops, as is a tagged frame to no VIP of
- * another VLAN; VLAN 100 with a non-zero priority is VLAN 100. */
+ * another VLAN; VLAN 100 with a non-zero priority is VLAN 100.
+ *
+ * vlan_trunk: the same traffic on a trunk: the port "p0" is VLAN 100 of
+ * the device (the clients' side), "p1" VLAN 200 of the same device (the
+ * backends' side) and p0's tx_port: frames tagged 100 leave tagged 200,
+ * and so do p1's own (tagged 200, through the queue p0 polls); untagged
+ * frames and VLAN 300's are counted wrong_vlan drops. */
 #include <stdio.h>
 
 #include "tests/packet/scenario.h"
@@ -13,7 +19,8 @@
 #define FLOWS_PER_VIP 12
 #define PKTS_PER_FLOW 3
 
-static void emit_vip(struct scenario *sc, uint16_t v, uint32_t client)
+static void emit_vip(struct scenario *sc, uint16_t v, uint32_t client,
+		     uint16_t vid)
 {
 	const struct sc_vip *vip = &sc->vips[v];
 
@@ -27,7 +34,7 @@ static void emit_vip(struct scenario *sc, uint16_t v, uint32_t client)
 			struct sc_opts o = {
 				.vlan = true,
 				/* priority bits are not the VID */
-				.vlan_tci = (uint16_t)(p == 2 ? 0xA064 : 0x0064),
+				.vlan_tci = (uint16_t)(vid | (p == 2 ? 0xA000 : 0)),
 				.tos = (uint8_t)(p * 0x28),
 				.payload_len = 16 + sc_rand(sc, 400),
 				.tcp_flags = vip->proto == 6 ?
@@ -38,15 +45,15 @@ static void emit_vip(struct scenario *sc, uint16_t v, uint32_t client)
 			};
 			char what[64];
 
-			snprintf(what, sizeof(what), "%s flow %u pkt %u, VLAN 100",
-				 vip->name, f, p);
+			snprintf(what, sizeof(what), "%s flow %u pkt %u, VLAN %u",
+				 vip->name, f, p, vid);
 			sc_expect_forward(sc_emit(sc, &fl, &o), v, &key, group, what);
 		}
 	}
 }
 
-/* Frames of other VLANs, or none, to the VIPs: wrong_vlan. */
-static void emit_wrong(struct scenario *sc, uint32_t client)
+/* Frames of other VLANs (other_vid), or none, to the VIPs: wrong_vlan. */
+static void emit_wrong(struct scenario *sc, uint32_t client, uint16_t other_vid)
 {
 	for (uint16_t v = 0; v < sc->n_vips; v++) {
 		const struct sc_vip *vip = &sc->vips[v];
@@ -59,10 +66,10 @@ static void emit_wrong(struct scenario *sc, uint32_t client)
 		char what[64];
 
 		other.vlan = true;
-		other.vlan_tci = 200;
+		other.vlan_tci = other_vid;
 		snprintf(what, sizeof(what), "%s, untagged", vip->name);
 		sc_expect_drop(sc_emit(sc, &fl, &untagged), MLV_DROP_WRONG_VLAN, what);
-		snprintf(what, sizeof(what), "%s, VLAN 200", vip->name);
+		snprintf(what, sizeof(what), "%s, VLAN %u", vip->name, other_vid);
 		sc_expect_drop(sc_emit(sc, &fl, &other), MLV_DROP_WRONG_VLAN, what);
 	}
 	/* not to a VIP, on another VLAN: its VLAN decides first */
@@ -77,15 +84,11 @@ static void emit_wrong(struct scenario *sc, uint32_t client)
 	}
 }
 
-void sc_def_vlan(struct scenario *sc)
+static void vips(struct scenario *sc)
 {
 	struct sc_vip *v;
 	struct sc_backend *b;
 
-	sc->check_coverage = true;
-	sc->port.vlan = 100;
-	sc->summary = "a VLAN port (vlan: 100): tagged in, tagged out for ipip, "
-		      "gue and l2dsr; untagged and other VLANs dropped";
 	v = sc_add_vip(sc, "web4", "192.0.2.10", 80, 6, SC_FWD_IPIP);
 	sc_add_backend(v, "web-1", "10.99.1.11", 100);
 	sc_add_backend(v, "web-2", "fd00:99:1::12", 100);    /* 4in6 */
@@ -103,7 +106,33 @@ void sc_def_vlan(struct scenario *sc)
 	b->has_mac = true;
 	sc_mac("02:00:00:01:00:42", b->mac);
 
+}
+
+void sc_def_vlan(struct scenario *sc)
+{
+	sc->check_coverage = true;
+	sc->port.vlan = 100;
+	sc->summary = "a VLAN port (vlan: 100): tagged in, tagged out for ipip, "
+		      "gue and l2dsr; untagged and other VLANs dropped";
+	vips(sc);
 	for (uint16_t i = 0; i < sc->n_vips; i++)
-		emit_vip(sc, i, 100u * i);
-	emit_wrong(sc, 900);
+		emit_vip(sc, i, 100u * i, 100);
+	emit_wrong(sc, 900, 200);
+}
+
+void sc_def_vlan_trunk(struct scenario *sc)
+{
+	sc->check_coverage = true;
+	sc->port.vlan = 100;
+	sc->port.tx_vlan = 200;
+	sc->summary = "a trunk: clients on VLAN 100 (p0), backends on VLAN 200 "
+		      "(p1, p0's tx_port) of one device; untagged and VLAN 300 "
+		      "dropped";
+	vips(sc);
+	for (uint16_t i = 0; i < sc->n_vips; i++)
+		emit_vip(sc, i, 100u * i, 100);
+	/* p1's own frames (VLAN 200) are p1's: balanced, out by p1 */
+	emit_vip(sc, 0, 600, 200);
+	emit_vip(sc, 2, 700, 200);
+	emit_wrong(sc, 900, 300);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A port's 802.1Q VLAN (`vlan:`): unset by default, 1..4094 taken, the
  * errors at their line:col for IDs out of range and values that are no
- * integer, and two ports on one device refused whatever their VLANs. */
+ * integer, and several ports on one device as its VLANs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,23 +74,63 @@ static void test_errors(void **state)
 	expect_vlan_error("[100]", "'vlan' must be");
 }
 
-/* One device, two ports: refused even with two VLANs (a port is one
- * VLAN of its device). */
-static void test_one_device_two_ports(void **state)
+/* One device, several ports: taken as different VLANs of it (a trunk:
+ * clients on one, backends on another); refused with one VLAN twice, with
+ * a port of it untagged, or on a bond. */
+static void test_one_device_several_vlans(void **state)
 {
-	static const char y[] =
+	static const char ok[] =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: a, device: d0, address: 10.0.0.1, vlan: 10, tx_port: b}\n"
+		"    - {name: b, device: d0, address: 10.1.0.1, vlan: 20}\n"
+		"    - {name: c, device: d0, address: 10.2.0.1, vlan: 30}\n"
+		TAIL;
+	static const char same[] =
 		"dataplane:\n"
 		"  ports:\n"
 		"    - {name: a, device: d0, address: 10.0.0.1, vlan: 10}\n"
-		"    - {name: b, device: d0, address: 10.1.0.1, vlan: 20}\n"
+		"    - {name: b, device: d0, address: 10.1.0.1, vlan: 10}\n"
+		TAIL;
+	static const char untagged[] =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: a, device: d0, address: 10.0.0.1, vlan: 10}\n"
+		"    - {name: b, device: d0, address: 10.1.0.1}\n"
+		TAIL;
+	static const char bond[] =
+		"dataplane:\n"
+		"  ports:\n"
+		"    - {name: a, device: net_bonding0, address: 10.0.0.1, vlan: 10,\n"
+		"       bond: {members: [m0, m1]}}\n"
+		"    - {name: b, device: net_bonding0, address: 10.1.0.1, vlan: 20,\n"
+		"       bond: {members: [m2, m3]}}\n"
 		TAIL;
 	struct load l;
 	(void)state;
 
-	load(&l, y);
+	load(&l, ok);
+	expect_ok(&l);
+	assert_int_equal(mlv_config_port(l.cfg, "a")->vlan, 10);
+	assert_int_equal(mlv_config_port(l.cfg, "c")->vlan, 30);
+	unload(&l);
+
+	load(&l, same);
 	expect_rejected(&l);
-	expect_diag(&l, MLV_DIAG_ERROR, y, "d0", 1,
-		    "device 'd0' is already used by port 'a'");
+	expect_diag(&l, MLV_DIAG_ERROR, same, "10}", 1,
+		    "ports 'a' and 'b' are both VLAN 10 of device 'd0'");
+	unload(&l);
+
+	load(&l, untagged);
+	expect_rejected(&l);
+	expect_diag(&l, MLV_DIAG_ERROR, untagged, "d0", 1,
+		    "device 'd0' is already used by port 'a' (ports share a device only as different VLANs of it");
+	unload(&l);
+
+	load(&l, bond);
+	expect_rejected(&l);
+	expect_diag(&l, MLV_DIAG_ERROR, bond, "net_bonding0", 1,
+		    "device 'net_bonding0' is already used by port 'a'");
 	unload(&l);
 }
 
@@ -99,7 +139,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_one_device_two_ports),
+		cmocka_unit_test(test_one_device_several_vlans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
