@@ -475,14 +475,16 @@ static void page_port_links(struct mlv_metrics_page *p,
 			"maglevd_port_member_packets_total",
 			"maglevd_port_member_errors_total",
 		};
+		/* parenthesised: one string each (clang's
+		 * -Wstring-concatenation) */
 		static const char *const help[4] = {
 			"a bonded port's member: 1 while its link is up",
-			"a bonded port's member: 1 while it carries traffic "
-			"(active-backup: the member in use; 802.3ad: in the "
-			"aggregate)",
+			("a bonded port's member: 1 while it carries traffic "
+			 "(active-backup: the member in use; 802.3ad: in the "
+			 "aggregate)"),
 			"frames a bonded port's member received (rx) and sent (tx)",
-			"a bonded port's member: frames received in error or "
-			"missed (rx), failed to send (tx)",
+			("a bonded port's member: frames received in error or "
+			 "missed (rx), failed to send (tx)"),
 		};
 
 		mlv_expo_family(p->f, fam[f], f < 2 ? MLV_EXPO_GAUGE :
