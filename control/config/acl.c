@@ -36,27 +36,39 @@ static const char *canonical_text(const char *text, char *buf, size_t len)
 	return mlv_ip_prefix_format(&p, buf, len);
 }
 
+/* n's text as a prefix into *out, or false with an error at n naming key
+ * k: `how` is "in" for an entry of a list, "for" for a key's value. */
+static bool parse_prefix(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
+			 const struct mlv_ynode *n, const char *how,
+			 struct mlv_ip_prefix *out)
+{
+	char canon[MLV_IP_PREFIX_STRLEN];
+	const char *why = mlv_ip_prefix_parse(n->text, out);
+
+	if (why == mlv_ip_prefix_host_bits) {
+		mlv_cfg_error(ctx, n->pos,
+			      "'%s' %s '%s' has address bits set past its "
+			      "length: write %s (or a longer length)", n->text,
+			      how, k->name, canonical_text(n->text, canon,
+							   sizeof(canon)));
+		return false;
+	}
+	if (why != NULL) {
+		mlv_cfg_error(ctx, n->pos, "'%s' %s '%s' is not a CIDR prefix: %s",
+			      n->text, how, k->name, why);
+		return false;
+	}
+	return true;
+}
+
 enum mlv_cfg_item mlv_cfg_prefix_item(struct mlv_cfg_ctx *ctx,
 				      const struct mlv_cfg_key *k,
 				      const struct mlv_ynode *it, void *elem)
 {
 	struct mlv_acl_prefix_config *e = elem;
-	char canon[MLV_IP_PREFIX_STRLEN];
-	const char *why = mlv_ip_prefix_parse(it->text, &e->prefix);
 
-	if (why == mlv_ip_prefix_host_bits) {
-		mlv_cfg_error(ctx, it->pos,
-			      "'%s' in '%s' has address bits set past its "
-			      "length: write %s (or a longer length)", it->text,
-			      k->name, canonical_text(it->text, canon,
-						      sizeof(canon)));
+	if (!parse_prefix(ctx, k, it, "in", &e->prefix))
 		return MLV_CFG_ITEM_BAD;
-	}
-	if (why != NULL) {
-		mlv_cfg_error(ctx, it->pos, "'%s' in '%s' is not a CIDR prefix: %s",
-			      it->text, k->name, why);
-		return MLV_CFG_ITEM_BAD;
-	}
 	e->pos = it->pos;
 	return MLV_CFG_ITEM_OK;
 }
@@ -64,24 +76,11 @@ enum mlv_cfg_item mlv_cfg_prefix_item(struct mlv_cfg_ctx *ctx,
 bool mlv_cfg_convert_prefix(struct mlv_cfg_ctx *ctx, const struct mlv_cfg_key *k,
 			    const struct mlv_ynode *n, struct mlv_ip_prefix *dst)
 {
-	char canon[MLV_IP_PREFIX_STRLEN];
 	struct mlv_ip_prefix p;
-	const char *why = mlv_ip_prefix_parse(n->text, &p);
 	int fam = k->min == MLV_AF_INET6 ? 6 : 4;
 
-	if (why == mlv_ip_prefix_host_bits) {
-		mlv_cfg_error(ctx, n->pos,
-			      "'%s' for '%s' has address bits set past its "
-			      "length: write %s (or a longer length)", n->text,
-			      k->name, canonical_text(n->text, canon,
-						      sizeof(canon)));
+	if (!parse_prefix(ctx, k, n, "for", &p))
 		return false;
-	}
-	if (why != NULL) {
-		mlv_cfg_error(ctx, n->pos, "'%s' for '%s' is not a CIDR prefix: %s",
-			      n->text, k->name, why);
-		return false;
-	}
 	if (p.ip.family != k->min) {
 		mlv_cfg_error(ctx, n->pos, "'%s' must be an IPv%d prefix, got %s",
 			      k->name, fam, n->text);

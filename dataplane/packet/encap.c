@@ -187,19 +187,21 @@ int mlv_encap_tmpl_init(struct mlv_encap_tmpl *t,
 	if (!gue) {
 		uint32_t bits = p->outer_family == 4 ? 32 : 128;
 		uint32_t most = p->outer_family == 4 ? 16 : 32;   /* host bits */
+		uint32_t host, mask;
 
 		if (p->outer_family == 4)
 			t->layout = MLV_ENCAP_LAYOUT_IPIP4;
 		if (p->outer_src_len == 0 || p->outer_src_len >= bits)
 			return 0;
-		if (bits - p->outer_src_len > most ||
+		host = bits - p->outer_src_len;
+		mask = (uint32_t)(((uint64_t)1 << host) - 1);
+		if (host > most ||
 		    ((uint32_t)p->outer_src[bits / 8 - 4] << 24 |
 		     (uint32_t)p->outer_src[bits / 8 - 3] << 16 |
 		     (uint32_t)p->outer_src[bits / 8 - 2] << 8 |
-		     p->outer_src[bits / 8 - 1]) &
-		    (uint32_t)(((uint64_t)1 << (bits - p->outer_src_len)) - 1))
+		     p->outer_src[bits / 8 - 1]) & mask)
 			return -1;   /* too short, or host bits set */
-		t->src_mask = (uint32_t)(((uint64_t)1 << (bits - p->outer_src_len)) - 1);
+		t->src_mask = mask;
 		if (p->outer_family == 4)
 			t->layout = MLV_ENCAP_LAYOUT_IPIP4_SRC;
 		return 0;
